@@ -1,0 +1,30 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "purgefs",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "purgefs", targets: ["purgefs"]),
+    ],
+    targets: [
+        // libfuse3 through pkg-config, with a shim that pins FUSE_USE_VERSION.
+        .systemLibrary(
+            name: "CFuse",
+            pkgConfig: "fuse3",
+            providers: [.apt(["libfuse3-dev"])]
+        ),
+        // Linux calls and constants that Swift's Glibc module does not expose.
+        .systemLibrary(name: "CLinux"),
+        // The policy: FUSE-free, I/O-free, tested in-process.
+        .target(name: "PurgeCore"),
+        // Typed wrappers over the syscalls purgefs uses; the only code that calls libc.
+        .target(name: "PurgeSys", dependencies: ["CLinux"]),
+        // The FUSE adapter.
+        .target(name: "PurgeFS", dependencies: ["CFuse", "PurgeCore", "PurgeSys"]),
+        .executableTarget(name: "purgefs", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
+        .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore"]),
+        .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "CLinux"]),
+    ]
+)

@@ -1,0 +1,49 @@
+/// Everything `-o` can say, typed and validated before anything is mounted.
+///
+/// Parsing lives in `MountOptions+Parsing.swift`; this file is the model that
+/// the adapter and the command share.
+public struct MountOptions: Equatable, Sendable {
+    /// Simulated device size in bytes; `nil` means the backing filesystem is the device.
+    public var capacity: UInt64?
+    /// Simulated bytes used outside the container (other apps).
+    public var external: UInt64 = 0
+    /// Purge when available space drops below this.
+    public var low: SpaceThreshold = .percent(10)
+    /// Purge until available space is at least this.
+    public var high: SpaceThreshold = .percent(20)
+    /// Purgeable zones, relative to the container.
+    public var purgeableZones: [String] = ["Library/Caches", "caches", "tmp"]
+    /// Remote store for ubiquitous zones; `nil` means no cloud tier.
+    public var cloud: String?
+    /// Ubiquitous zones, relative to the container.
+    public var ubiquitousZones: [String] = ["Documents"]
+    /// Where purgefs keeps its state; `nil` means `CONTAINER/.purgefs`.
+    public var stateDirectory: String?
+    /// The part of the container counted as the app itself.
+    public var bundle: String?
+    /// How often totals are sampled, in seconds.
+    public var metricsIntervalSeconds: UInt64 = 3600
+    /// Under pressure, also evict uploaded ubiquitous files.
+    public var optimizeStorage = false
+    /// Standard FUSE and mount options (`allow_other`, `ro`, ...), passed to libfuse as given.
+    public var fuseOptions: [String] = []
+
+    public init() {}
+
+    /// The name of the default state directory inside the container.
+    public static let defaultStateDirectoryName = ".purgefs"
+}
+
+/// A space mark: an absolute byte count, or a share of the capacity.
+public enum SpaceThreshold: Equatable, Sendable {
+    case bytes(UInt64)
+    case percent(Double)
+
+    /// The mark in bytes for a device of `capacity` bytes.
+    public func bytes(ofCapacity capacity: UInt64) -> UInt64 {
+        switch self {
+        case .bytes(let value): return value
+        case .percent(let share): return UInt64((Double(capacity) * share / 100).rounded(.down))
+        }
+    }
+}
