@@ -42,7 +42,7 @@ static inline ssize_t cfuse_write_bufvec_to_fd(struct fuse_bufvec *in, int fd, o
     out.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     out.buf[0].fd = fd;
     out.buf[0].pos = offset;
-    return fuse_buf_copy(&out, in, splice ? FUSE_BUF_SPLICE_NONBLOCK : FUSE_BUF_NO_SPLICE);
+    return fuse_buf_copy(&out, in, splice ? (enum fuse_buf_copy_flags)0 : FUSE_BUF_NO_SPLICE);
 }
 
 static inline struct fuse_args cfuse_args(int argc, char **argv) {
