@@ -15,7 +15,7 @@ let package = Package(
             providers: [.apt(["libfuse3-dev"])]
         ),
         // Linux calls and constants that Swift's Glibc module does not expose.
-        .systemLibrary(name: "CLinux"),
+        .target(name: "CLinux"),
         // The policy: FUSE-free, I/O-free, tested in-process.
         .target(name: "PurgeCore"),
         // Typed wrappers over the syscalls purgefs uses; the only code that calls libc.

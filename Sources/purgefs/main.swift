@@ -1,0 +1,1 @@
+print("purgefs: the command is being built")
