@@ -399,8 +399,8 @@ final class ParityRecorder {
 
     @discardableResult
     func setxattr(_ path: String, _ name: String, _ value: [UInt8], flags: Int32 = 0) -> Bool {
-        let flagName = flags == 0 ? "" : flags == Int32(XATTR_CREATE) ? " CREATE" : flags == Int32(XATTR_REPLACE) ? " REPLACE" : " flags=\(flags)"
-        let r = value.withUnsafeBytes { lsetxattr(absolute(path), name, $0.baseAddress, $0.count, flags) }
+        let flagName = flags == 0 ? "" : flags == clinux_XATTR_CREATE ? " CREATE" : flags == clinux_XATTR_REPLACE ? " REPLACE" : " flags=\(flags)"
+        let r = value.withUnsafeBytes { clinux_lsetxattr(absolute(path), name, $0.baseAddress, $0.count, flags) }
         return check("setxattr \(path) \(name) \(value.count) bytes\(flagName)", r)
     }
 
@@ -412,7 +412,7 @@ final class ParityRecorder {
     /// getxattr with a buffer of `size` bytes (0 = size probe).
     func getxattr(_ path: String, _ name: String, size: Int = 65536) {
         var buffer = [UInt8](repeating: 0, count: max(size, 1))
-        let n = buffer.withUnsafeMutableBytes { lgetxattr(absolute(path), name, size == 0 ? nil : $0.baseAddress, size) }
+        let n = buffer.withUnsafeMutableBytes { clinux_lgetxattr(absolute(path), name, size == 0 ? nil : $0.baseAddress, size) }
         let label = "getxattr \(path) \(name) size=\(size)"
         if n < 0 { record(label, .failure(errno)); return }
         record(label, .success(size == 0 ? "\(n)" : showBytes(buffer[..<n])))
@@ -421,7 +421,7 @@ final class ParityRecorder {
     /// listxattr with a buffer of `size` bytes (0 = size probe); names sorted.
     func listxattr(_ path: String, size: Int = 65536) {
         var buffer = [CChar](repeating: 0, count: max(size, 1))
-        let n = buffer.withUnsafeMutableBufferPointer { llistxattr(absolute(path), size == 0 ? nil : $0.baseAddress, size) }
+        let n = buffer.withUnsafeMutableBufferPointer { clinux_llistxattr(absolute(path), size == 0 ? nil : $0.baseAddress, size) }
         let label = "listxattr \(path) size=\(size)"
         if n < 0 { record(label, .failure(errno)); return }
         if size == 0 { record(label, .success("\(n)")); return }
@@ -431,7 +431,7 @@ final class ParityRecorder {
 
     @discardableResult
     func removexattr(_ path: String, _ name: String) -> Bool {
-        check("removexattr \(path) \(name)", lremovexattr(absolute(path), name))
+        check("removexattr \(path) \(name)", clinux_lremovexattr(absolute(path), name))
     }
 
     // MARK: Filesystem

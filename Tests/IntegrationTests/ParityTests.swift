@@ -576,11 +576,11 @@ final class ParityTests: ParityTestCase {
                 r.listxattr(path)
                 r.listxattr(path, size: 0)
                 r.listxattr(path, size: 5) // ERANGE
-                r.setxattr(path, "user.one", "again", flags: Int32(XATTR_CREATE)) // EEXIST
-                r.setxattr(path, "user.new", "x", flags: Int32(XATTR_REPLACE)) // ENODATA
-                r.setxattr(path, "user.one", "replaced", flags: Int32(XATTR_REPLACE))
+                r.setxattr(path, "user.one", "again", flags: clinux_XATTR_CREATE) // EEXIST
+                r.setxattr(path, "user.new", "x", flags: clinux_XATTR_REPLACE) // ENODATA
+                r.setxattr(path, "user.one", "replaced", flags: clinux_XATTR_REPLACE)
                 r.getxattr(path, "user.one")
-                r.setxattr(path, "user.new", "created", flags: Int32(XATTR_CREATE))
+                r.setxattr(path, "user.new", "created", flags: clinux_XATTR_CREATE)
                 r.setxattr(path, "user.large", pattern(3000, seed: 1))
                 r.getxattr(path, "user.large")
                 r.getxattr(path, "user.large", size: 0)

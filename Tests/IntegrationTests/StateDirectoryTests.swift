@@ -49,7 +49,7 @@ final class StateDirectoryTests: MountedTestCase {
         XCTAssertEqual(errnoOf(unlink(m + "/marker")), ENOENT, "unlink marker")
         XCTAssertEqual(errnoOf(rename(m, fixture.mountpoint + "/stolen")), ENOENT, "rename away")
         var buffer = [UInt8](repeating: 0, count: 64)
-        XCTAssertEqual(lgetxattr(m, "user.x", &buffer, 64), -1)
+        XCTAssertEqual(clinux_lgetxattr(m, "user.x", &buffer, 64), -1)
         XCTAssertEqual(errno, ENOENT, "getxattr")
         XCTAssertEqual(errnoOf(Int32(truncatingIfNeeded: readlink(m, &buffer, 64))), ENOENT, "readlink")
         XCTAssertEqual(errnoOf(mkdir(m + "/x", 0o755)), ENOENT, "mkdir inside")

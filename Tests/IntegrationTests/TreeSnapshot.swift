@@ -80,12 +80,13 @@ enum TreeSnapshot {
     /// ` xattrs=name=fnv,...` for user.* and trusted.* attributes, or "".
     private static func xattrs(_ fd: Int32) -> String {
         var list = [CChar](repeating: 0, count: 65536)
-        let n = flistxattr(fd, &list, list.count)
+        let proc = "/proc/self/fd/\(fd)"
+        let n = clinux_listxattr(proc, &list, list.count)
         guard n > 0 else { return "" }
         let names = list[..<n].split(separator: 0).map { String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self) }.sorted()
         let parts = names.map { name -> String in
             var value = [UInt8](repeating: 0, count: 65536)
-            let size = value.withUnsafeMutableBytes { fgetxattr(fd, name, $0.baseAddress, $0.count) }
+            let size = value.withUnsafeMutableBytes { clinux_getxattr(proc, name, $0.baseAddress, $0.count) }
             return "\(name)=\(size < 0 ? "?" : String(fnv1a(value[..<size]), radix: 16))"
         }
         return " xattrs=" + parts.joined(separator: ",")
