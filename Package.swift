@@ -17,7 +17,9 @@ let package = Package(
         // Linux calls and constants that Swift's Glibc module does not expose.
         .target(name: "CLinux"),
         // The policy: FUSE-free, I/O-free, tested in-process.
-        .target(name: "PurgeCore"),
+        // libm: Double rounding calls floor/trunc, and nothing else links libm
+        // into a binary that uses PurgeCore without Glibc (its tests).
+        .target(name: "PurgeCore", linkerSettings: [.linkedLibrary("m")]),
         // Typed wrappers over the syscalls purgefs uses; the only code that calls libc.
         .target(name: "PurgeSys", dependencies: ["CLinux"]),
         // The FUSE adapter.
