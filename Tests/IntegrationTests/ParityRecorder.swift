@@ -449,7 +449,7 @@ final class ParityRecorder {
             .init(name: "size", value: bytes, tolerance: 0),
             .init(name: "avail", value: avail, tolerance: slack),
             .init(name: "free", value: free, tolerance: slack),
-            .init(name: "ffree", value: Int64(sv.f_ffree), tolerance: 10_000),
+            .init(name: "ffree", value: Int64(sv.f_ffree), tolerance: max(Int64(sv.f_files) / 100, 10_000)),
         ]))
     }
 }
