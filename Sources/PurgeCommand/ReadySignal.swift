@@ -89,9 +89,7 @@ struct DaemonLog: Sendable {
     /// until end of file would otherwise wait for the daemon to exit.
     func redirectStandardStreams() {
         let null = (try? FileSystemCalls.open("/dev/null", flags: O_RDWR)) ?? -1
-        let log = try? FileSystemCalls.open(relativeStatePath + "/daemon.log",
-                                            flags: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
-                                            mode: 0o600, relativeTo: base)
+        let log = openLog()
         if null >= 0 {
             dup2(null, STDIN_FILENO)
             dup2(null, STDOUT_FILENO)
@@ -104,5 +102,13 @@ struct DaemonLog: Sendable {
         }
         if null > STDERR_FILENO { close(null) }
         if base >= 0 { close(base) }
+    }
+
+    /// `STATE/daemon.log` opened for appending (created 0600), or `nil` if
+    /// the state directory is missing.
+    func openLog() -> Int32? {
+        try? FileSystemCalls.open(relativeStatePath + "/daemon.log",
+                                  flags: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
+                                  mode: 0o600, relativeTo: base)
     }
 }
