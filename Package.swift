@@ -15,7 +15,7 @@ let package = Package(
             providers: [.apt(["libfuse3-dev"])]
         ),
         // Linux calls and constants that Swift's Glibc module does not expose.
-        .systemLibrary(name: "CLinux"),
+        .target(name: "CLinux"),
         // The policy: FUSE-free, I/O-free, tested in-process.
         // libm: Double rounding calls floor/trunc, and nothing else links libm
         // into a binary that uses PurgeCore without Glibc (its tests).
@@ -25,7 +25,7 @@ let package = Package(
         // The FUSE adapter.
         .target(name: "PurgeFS", dependencies: ["CFuse", "PurgeCore", "PurgeSys"]),
         // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
-        .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore"]),
+        .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
         // A tiny main that hands over to PurgeCommand.
         .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"]),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore"]),

@@ -1,5 +1,6 @@
 import PurgeCore
 import PurgeFS
+import PurgeSys
 
 /// `purgefs mount CONTAINER [MOUNTPOINT] [-f] [-o OPT[,OPT...]]`, and the
 /// mount.fuse3 form `purgefs CONTAINER MOUNTPOINT -o OPTS`.
@@ -111,15 +112,12 @@ struct MountCommand: Subcommand {
     }
 
     /// Serves until unmounted. As a daemon child, reports ready through the
-    /// pipe and then lets go of the caller's terminal (see `DaemonLog`).
+    /// pipe and then lets go of the caller's terminal (see `StandardStreams`).
     private func serve(readySignal: ReadySignal?) throws(CommandExit) {
         let request = MountRequest(container: container, mountpoint: mountpoint, options: options)
-        let log = readySignal.map { _ in
-            DaemonLog(stateDirectory: options.stateDirectoryPath(containerPath: container), mountpoint: mountpoint)
-        }
         do throws(MountError) {
-            try FileSystemServer.serve(request, whenReady: {
-                if let readySignal, readySignal.sendReady() { log?.redirectStandardStreams() }
+            try FileSystemServer.serve(request, whenReady: { (log: FileDescriptor) in
+                if let readySignal, readySignal.sendReady() { StandardStreams.detach(stderrTo: log.rawValue) }
             })
         } catch {
             throw .failure(Self.withoutProgramPrefix(error.description))

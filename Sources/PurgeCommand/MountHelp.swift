@@ -47,8 +47,8 @@ enum MountHelp {
                 + " (relatime is the kernel's default for a new mount)"))
         sections.append("Any other option is an error.")
         sections.append(TextLayout.paragraph(
-            "As a daemon, purgefs writes its messages to STATE/daemon.log once the mount is ready "
-            + "(if the state directory exists), where STATE is the state option's directory."))
+            "As a daemon, purgefs writes its messages to STATE/daemon.log once the mount is ready, "
+            + "where STATE is the state directory (created if missing)."))
         sections.append("""
             fstab:
               /srv/app  /srv/app-view  fuse.purgefs  capacity=1G  0 0

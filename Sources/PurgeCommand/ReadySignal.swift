@@ -1,5 +1,4 @@
 import Glibc
-import PurgeCore
 import Synchronization
 
 /// The daemon's half of the ready pipe.
@@ -61,54 +60,25 @@ final class ReadySignal: Sendable {
     }
 }
 
-/// Where the daemon's stderr goes once it is detached: `STATE/daemon.log`,
-/// opened so that it lands in the backing directory even when the state
-/// directory is under the mountpoint (an in-place mount hides it; through
-/// the mount it does not exist at all).
-struct DaemonLog: Sendable {
-    /// A directory descriptor opened before mounting (it keeps pointing at
-    /// the directory underneath), and the state directory relative to it.
-    private let base: Int32
-    private let relativeStatePath: String
-
-    /// Call before mounting. `stateDirectory` and `mountpoint` are absolute.
-    init(stateDirectory: String, mountpoint: String) {
-        if let inside = AbsolutePath.relative(stateDirectory, to: mountpoint),
-           let fd = try? FileSystemCalls.open(mountpoint, flags: O_RDONLY | O_DIRECTORY) {
-            base = fd
-            relativeStatePath = inside.isEmpty ? "." : inside
-        } else {
-            base = AT_FDCWD
-            relativeStatePath = stateDirectory
-        }
-    }
-
-    /// Points stdin and stdout at /dev/null and stderr at the log (or
-    /// /dev/null if the state directory is missing), so the daemon holds no
-    /// terminal or pipe of whoever started it: a caller reading our output
-    /// until end of file would otherwise wait for the daemon to exit.
-    func redirectStandardStreams() {
+/// Lets go of whoever started the daemon, once the mount is ready: stdin and
+/// stdout to /dev/null, stderr to the daemon log. A caller reading our output
+/// until end of file (a script, a test harness) would otherwise wait for as
+/// long as the daemon lives.
+enum StandardStreams {
+    /// `log` is the daemon log the server opened in the state directory
+    /// before mounting (an in-place mount hides that path from the daemon);
+    /// it stays open and owned by the server.
+    static func detach(stderrTo log: Int32) {
         let null = (try? FileSystemCalls.open("/dev/null", flags: O_RDWR)) ?? -1
-        let log = openLog()
         if null >= 0 {
             dup2(null, STDIN_FILENO)
             dup2(null, STDOUT_FILENO)
         }
-        if let log {
+        if log >= 0 {
             dup2(log, STDERR_FILENO)
-            close(log)
         } else if null >= 0 {
             dup2(null, STDERR_FILENO)
         }
         if null > STDERR_FILENO { close(null) }
-        if base >= 0 { close(base) }
-    }
-
-    /// `STATE/daemon.log` opened for appending (created 0600), or `nil` if
-    /// the state directory is missing.
-    func openLog() -> Int32? {
-        try? FileSystemCalls.open(relativeStatePath + "/daemon.log",
-                                  flags: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
-                                  mode: 0o600, relativeTo: base)
     }
 }
