@@ -24,9 +24,13 @@ let package = Package(
         .target(name: "PurgeSys", dependencies: ["CLinux"]),
         // The FUSE adapter.
         .target(name: "PurgeFS", dependencies: ["CFuse", "PurgeCore", "PurgeSys"]),
-        .executableTarget(name: "purgefs", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
+        // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
+        .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
+        // A tiny main that hands over to PurgeCommand.
+        .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"]),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore"]),
         .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys"]),
+        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "CLinux"]),
     ]
 )

@@ -21,7 +21,7 @@ public enum OptionError: Error, Equatable, Sendable, CustomStringConvertible {
     case zonesOverlap(purgeable: String, ubiquitous: String)
     /// Two options that cannot both hold.
     case conflictingOptions(String, String)
-    /// A zone, bundle or `cloud` would cover purgefs's own state directory.
+    /// A purgeable or ubiquitous zone would hold purgefs's own state directory.
     case coversStateDirectory(option: String, path: String)
     /// `state=` names the container itself.
     case stateDirectoryIsContainer(String)
@@ -53,7 +53,7 @@ public enum OptionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .conflictingOptions(let first, let second):
             return "mount options '\(first)' and '\(second)' contradict each other"
         case .coversStateDirectory(let option, let path):
-            return "\(option): '\(path)' would cover purgefs's own state directory"
+            return "\(option) zone '\(path)' would hold purgefs's own state directory; choose another zone or state="
         case .stateDirectoryIsContainer(let path):
             return "state=\(path): the state directory cannot be the container itself"
         case .cloudInsideContainer(let path):

@@ -1,1 +1,5 @@
-print("purgefs: the command is being built")
+import Glibc
+import PurgeCommand
+
+// Everything happens in PurgeCommand, where it can be tested.
+exit(Purgefs.main(CommandLine.arguments))

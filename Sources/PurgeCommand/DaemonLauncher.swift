@@ -1,0 +1,61 @@
+import Glibc
+
+/// The parent's half of the ready pipe (see `ReadySignal`): starts the
+/// daemon and waits for its one line.
+///
+/// Daemonizing re-executes `/proc/self/exe` with `posix_spawn` instead of
+/// forking: a fork of a multithreaded Swift process is unsafe.
+enum DaemonLauncher {
+    /// Starts `arguments` (argv, from argv[0]) as a daemon and returns once
+    /// it reports ready; throws `.failure` with its reason otherwise.
+    static func launch(arguments: [String]) throws(CommandExit) {
+        let readEnd: Int32, writeEnd: Int32
+        do throws(SystemError) {
+            (readEnd, writeEnd) = try FileSystemCalls.pipe()
+        } catch {
+            throw .failure("cannot create the daemon's ready pipe: \(error)")
+        }
+        defer { close(readEnd) }
+
+        ChildProcess.markDescriptorsCloseOnExec(from: 3)
+        let environment = ChildProcess.currentEnvironment.filter { !$0.hasPrefix(ReadySignal.environmentName + "=") }
+            + ["\(ReadySignal.environmentName)=\(ReadySignal.descriptor)"]
+        let pid: pid_t
+        do throws(SystemError) {
+            pid = try ChildProcess.spawn(
+                "/proc/self/exe", arguments: arguments, environment: environment,
+                fileActions: [
+                    .duplicate(writeEnd, to: ReadySignal.descriptor),
+                    .open("/dev/null", as: STDIN_FILENO, flags: O_RDONLY),
+                ])
+        } catch {
+            close(writeEnd)
+            throw .failure("cannot start the daemon: \(error)")
+        }
+        close(writeEnd)
+
+        let reply: [UInt8]
+        do throws(SystemError) {
+            reply = try FileSystemCalls.readLine(readEnd)
+        } catch {
+            throw .failure("cannot read from the daemon (pid \(pid)): \(error)")
+        }
+        let line = String(decoding: reply, as: UTF8.self)
+        if line == "ok" { return }
+        if line.hasPrefix("error: ") { throw .failure(String(line.dropFirst("error: ".count))) }
+        throw .failure("the daemon (pid \(pid)) \(describeEnd(of: pid)) before the mount was ready")
+    }
+
+    /// Why the pipe closed without a line: the daemon's exit status if it has
+    /// ended (waiting up to about two seconds for it), else that it is still running.
+    private static func describeEnd(of pid: pid_t) -> String {
+        for _ in 0..<200 {
+            switch Result(catching: { () throws(SystemError) in try ChildProcess.poll(pid) }) {
+            case .success(let status?): return status.description
+            case .success(nil): usleep(10_000)
+            case .failure(let error): return "ended (\(error))"
+            }
+        }
+        return "closed its ready pipe without reporting (it is still running)"
+    }
+}
