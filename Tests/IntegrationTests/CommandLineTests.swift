@@ -147,12 +147,14 @@ final class CommandLineTests: MountedTestCase {
         try assertUnmounts(fixture.mountpoint)
     }
 
-    /// `mount -t fuse.purgefs` and an fstab line, through mount.fuse3.
+    /// `mount -t fuse` and an fstab line, through mount.fuse3. mount(8)
+    /// runs its helpers without our PATH, so the `fuse.purgefs` type (which
+    /// needs `purgefs` installed in the system PATH) is reached here through
+    /// mount.fuse3's `PROGRAM#SOURCE` form with the built binary's full path:
+    /// the same hand-off, `purgefs CONTAINER MOUNTPOINT -o OPTS`.
     func testMountCommandAndFstabLine() throws {
-        var environment = ProcessInfo.processInfo.environment
-        environment["PATH"] = (bin as NSString).deletingLastPathComponent + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
-        let viaType = try Subprocess.run(["mount", "-t", "fuse.purgefs", "-o", "capacity=1G", fixture.container, fixture.mountpoint],
-                                         timeout: 30, environment: environment)
+        let source = "\(bin)#\(fixture.container)"
+        let viaType = try Subprocess.run(["mount", "-t", "fuse", "-o", "capacity=1G", source, fixture.mountpoint], timeout: 30)
         XCTAssertEqual(viaType.status, 0, "\(viaType)")
         if viaType.status == 0 {
             assertUsableAtOnce(fixture.mountpoint)
@@ -160,12 +162,14 @@ final class CommandLineTests: MountedTestCase {
         }
 
         let fstab = fixture.base + "/fstab"
-        try "\(fixture.container) \(fixture.mountpoint) fuse.purgefs capacity=1G,low=5%,high=10% 0 0\n"
+        try "\(source) \(fixture.mountpoint) fuse capacity=1G,low=5%,high=10%,allow_other 0 0\n"
             .write(toFile: fstab, atomically: false, encoding: .utf8)
-        let viaFstab = try Subprocess.run(["mount", "-T", fstab, fixture.mountpoint], timeout: 30, environment: environment)
+        let viaFstab = try Subprocess.run(["mount", "-T", fstab, fixture.mountpoint], timeout: 30)
         XCTAssertEqual(viaFstab.status, 0, "\(viaFstab)")
         if viaFstab.status == 0 {
             assertUsableAtOnce(fixture.mountpoint)
+            XCTAssertTrue(MountTable.mounts(at: fixture.mountpoint).last?.superOptions.contains("allow_other") == true,
+                          "allow_other from the fstab line reached the mount")
             try assertUnmounts(fixture.mountpoint)
         }
     }

@@ -6,6 +6,8 @@ struct MountEntry: Equatable {
     var fstype: String
     var source: String
     var options: String
+    /// The superblock's options (FUSE shows `allow_other`, `default_permissions` here).
+    var superOptions: String
 }
 
 /// Reads the kernel's mount table of this process's mount namespace.
@@ -16,7 +18,8 @@ enum MountTable {
             let fields = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
             guard let dash = fields.firstIndex(of: "-"), fields.count > dash + 2, fields.count > 5 else { return nil }
             return MountEntry(mountpoint: unescape(fields[4]), fstype: fields[dash + 1],
-                              source: unescape(fields[dash + 2]), options: fields[5])
+                              source: unescape(fields[dash + 2]), options: fields[5],
+                              superOptions: fields.count > dash + 3 ? fields[dash + 3] : "")
         }
     }
 
