@@ -19,12 +19,13 @@ final class CommandLineTests: MountedTestCase {
     // MARK: Help
 
     func testHelpForEverySubcommand() throws {
-        for arguments in [["--help"], ["-h"], ["mount", "--help"], ["unmount", "--help"]] {
+        for arguments in [["--help"], ["-h"], ["help"], ["mount", "--help"], ["unmount", "--help"], ["help", "mount"], ["help", "unmount"]] {
             let result = try Subprocess.run([bin] + arguments, timeout: 20)
             XCTAssertEqual(result.status, 0, "\(result)")
             XCTAssertFalse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "help text on stdout: \(result)")
             if arguments.count == 2 {
-                XCTAssertTrue(result.stdout.contains(arguments[0]), "help of \(arguments[0]) names it: \(result)")
+                let subcommand = arguments[0] == "help" ? arguments[1] : arguments[0]
+                XCTAssertTrue(result.stdout.contains(subcommand), "help of \(subcommand) names it: \(result)")
             }
         }
         let top = try Subprocess.run([bin, "--help"], timeout: 20)
@@ -38,7 +39,10 @@ final class CommandLineTests: MountedTestCase {
 
     /// A bad command: non-zero exit, exactly one line on stderr naming
     /// `mentioning`, no crash dump, nothing mounted, the container unchanged.
-    func assertRejected(_ arguments: [String], mentioning tokens: [String], mountsBefore: Int = 0,
+    /// Exit statuses (STYLE.md): 1 for a failure, 64 for a usage error.
+    static let failure: Int32 = 1, usage: Int32 = 64
+
+    func assertRejected(_ arguments: [String], mentioning tokens: [String], status expected: Int32, mountsBefore: Int = 0,
                         file: StaticString = #filePath, line: UInt = #line) throws {
         // A daemon already serving may write its own state; the rejected command may not write anything.
         let skipping: Set<String> = mountsBefore > 0 ? [".purgefs"] : []
@@ -46,7 +50,7 @@ final class CommandLineTests: MountedTestCase {
         let result = try Subprocess.run([bin] + arguments, timeout: 15)
         let shown = "`purgefs \(arguments.joined(separator: " "))`"
         XCTAssertFalse(result.timedOut, "\(shown) did not return: it accepted the input and kept serving", file: file, line: line)
-        XCTAssertNotEqual(result.status, 0, "\(shown) must fail: \(result)", file: file, line: line)
+        XCTAssertEqual(result.status, expected, "\(shown) must fail with status \(expected): \(result)", file: file, line: line)
         XCTAssertLessThan(result.status, 128, "\(shown) died of a signal: \(result)", file: file, line: line)
         XCTAssertEqual(result.stderrLines.count, 1, "\(shown) must print exactly one line on stderr: \(result)", file: file, line: line)
         for marker in ["Fatal error", "Stack dump", "Backtrace", "💣"] {
@@ -67,28 +71,28 @@ final class CommandLineTests: MountedTestCase {
         try "not a directory\n".write(toFile: file, atomically: false, encoding: .utf8)
         let missing = fixture.base + "/does-not-exist"
         for foreground in [["-f"], []] {
-            try assertRejected(["mount", missing, m] + foreground, mentioning: [missing, "does-not-exist"])
-            try assertRejected(["mount", file, m] + foreground, mentioning: [file, "plain-file"])
-            try assertRejected(["mount", c, missing] + foreground, mentioning: [missing, "does-not-exist"])
-            try assertRejected(["mount", c, file] + foreground, mentioning: [file, "plain-file"])
-            try assertRejected(["mount", c, m] + foreground + ["-o", "bogus"], mentioning: ["bogus"])
-            try assertRejected(["mount", c, m] + foreground + ["-o", "capacity=12X"], mentioning: ["12X", "capacity"])
-            try assertRejected(["mount", c, m] + foreground + ["-o", "low=30%,high=20%"], mentioning: ["low", "high"])
-            try assertRejected(["mount", c, m] + foreground + ["-o", "low=150%"], mentioning: ["150%", "low"])
-            try assertRejected(["mount", c, m] + foreground + ["-o", "capacity="], mentioning: ["capacity"])
+            try assertRejected(["mount", missing, m] + foreground, mentioning: [missing, "does-not-exist"], status: Self.failure)
+            try assertRejected(["mount", file, m] + foreground, mentioning: [file, "plain-file"], status: Self.failure)
+            try assertRejected(["mount", c, missing] + foreground, mentioning: [missing, "does-not-exist"], status: Self.failure)
+            try assertRejected(["mount", c, file] + foreground, mentioning: [file, "plain-file"], status: Self.failure)
+            try assertRejected(["mount", c, m] + foreground + ["-o", "bogus"], mentioning: ["bogus"], status: Self.usage)
+            try assertRejected(["mount", c, m] + foreground + ["-o", "capacity=12X"], mentioning: ["12X", "capacity"], status: Self.usage)
+            try assertRejected(["mount", c, m] + foreground + ["-o", "low=30%,high=20%"], mentioning: ["low", "high"], status: Self.usage)
+            try assertRejected(["mount", c, m] + foreground + ["-o", "low=150%"], mentioning: ["150%", "low"], status: Self.usage)
+            try assertRejected(["mount", c, m] + foreground + ["-o", "capacity="], mentioning: ["capacity"], status: Self.usage)
         }
-        try assertRejected(["mount"], mentioning: ["container", "usage", "missing", "argument"])
-        try assertRejected(["frobnicate"], mentioning: ["frobnicate"])
-        try assertRejected(["mount", c, m, "extra"], mentioning: ["extra"])
-        try assertRejected([missing, m, "-o", "allow_other"], mentioning: [missing, "does-not-exist"])
+        try assertRejected(["mount"], mentioning: ["container", "usage", "missing", "argument"], status: Self.usage)
+        try assertRejected(["frobnicate"], mentioning: ["frobnicate"], status: Self.usage)
+        try assertRejected(["mount", c, m, "extra"], mentioning: ["extra"], status: Self.usage)
+        try assertRejected([missing, m, "-o", "allow_other"], mentioning: [missing, "does-not-exist"], status: Self.failure)
     }
 
     func testMountpointAlreadyMountedIsBusy() throws {
         try fixture.mount()
         let other = fixture.base + "/other"
         XCTAssertEqual(mkdir(other, 0o755), 0)
-        try assertRejected(["mount", other, fixture.mountpoint, "-f"], mentioning: [fixture.mountpoint, "busy", "mounted"], mountsBefore: 1)
-        try assertRejected(["mount", other, fixture.mountpoint], mentioning: [fixture.mountpoint, "busy", "mounted"], mountsBefore: 1)
+        try assertRejected(["mount", other, fixture.mountpoint, "-f"], mentioning: [fixture.mountpoint, "busy", "mounted"], status: Self.failure, mountsBefore: 1)
+        try assertRejected(["mount", other, fixture.mountpoint], mentioning: [fixture.mountpoint, "busy", "mounted"], status: Self.failure, mountsBefore: 1)
         // The first mount still serves.
         XCTAssertEqual(try String(contentsOfFile: fixture.mountpoint + "/Documents/report.txt", encoding: .utf8), "report\n")
     }
