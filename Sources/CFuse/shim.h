@@ -5,6 +5,8 @@
 
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <string.h>
 
@@ -48,6 +50,27 @@ static inline ssize_t cfuse_write_bufvec_to_fd(struct fuse_bufvec *in, int fd, o
 static inline struct fuse_args cfuse_args(int argc, char **argv) {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     return args;
+}
+
+/// The last line libfuse logged while capturing (see cfuse_capture_log).
+static inline char *cfuse_captured_log(void) {
+    static char line[512];
+    return line;
+}
+
+static void cfuse_capture_log_line(enum fuse_log_level level, const char *format, va_list ap) {
+    (void)level;
+    char *line = cfuse_captured_log();
+    vsnprintf(line, 512, format, ap);
+    size_t length = strlen(line);
+    while (length > 0 && line[length - 1] == '\n') line[--length] = 0;
+}
+
+/// While mounting, libfuse's messages are kept (not printed) so that a
+/// failure is reported as one line; afterwards they go to stderr again.
+static inline void cfuse_capture_log(int capture) {
+    cfuse_captured_log()[0] = 0;
+    fuse_set_log_func(capture ? cfuse_capture_log_line : NULL);
 }
 
 #endif

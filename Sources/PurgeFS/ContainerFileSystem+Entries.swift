@@ -40,7 +40,7 @@ extension ContainerFileSystem {
                 : fields & FUSE_SET_ATTR_MTIME != 0 ? new.st_mtim : TimeSpec.omit
             try file.setTimes(access: access, modification: modification)
         }
-        return try file.status()
+        return visible(try file.status())
     }
 
     func readSymbolicLink(_ id: NodeID) throws(Errno) -> [CChar] {

@@ -53,14 +53,25 @@ final class ContainerFileSystem: Sendable {
         let inode = inodes.remember(descriptor: descriptor, status: status)
         var entry = fuse_entry_param()
         entry.ino = inode.id.rawValue
-        entry.attr = status
+        entry.attr = visible(status)
         entry.attr_timeout = timeouts.attributes
         entry.entry_timeout = timeouts.entries
         return entry
     }
 
     func attributes(of id: NodeID) throws(Errno) -> stat {
-        try inodes.inode(id).descriptor.status()
+        visible(try inodes.inode(id).descriptor.status())
+    }
+
+    /// Attributes as seen through the mount: the directory holding the hidden
+    /// state directory has one subdirectory, and so one link, fewer.
+    func visible(_ status: stat) -> stat {
+        guard let hidden, status.st_mode & S_IFMT == S_IFDIR,
+              hidden.parent == InodeKey(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        else { return status }
+        var adjusted = status
+        adjusted.st_nlink -= 1
+        return adjusted
     }
 }
 

@@ -25,7 +25,7 @@ public enum FileSystemServer {
         do {
             filesystem = try ContainerFileSystem(root: prepared.root, hidden: prepared.hidden) { whenReady(log) }
         } catch {
-            throw MountError("purgefs: cannot read container \(request.container): \(error)")
+            throw MountError("cannot read container \(request.container): \(error)")
         }
         try Session(filesystem: filesystem, request: request).run()
     }

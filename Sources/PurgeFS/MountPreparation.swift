@@ -21,7 +21,7 @@ struct MountPreparation {
         let mountpoint = try Self.openDirectory(request.mountpoint, role: "mountpoint")
         mountpoint.closeQuietly()
         if let type = MountTable.fuseType(mountedAt: request.mountpoint) {
-            throw MountError("purgefs: mountpoint \(request.mountpoint) is busy: \(type) is mounted there")
+            throw MountError("mountpoint \(request.mountpoint) is busy: \(type) is mounted there")
         }
 
         let statePath = request.options.stateDirectory ?? container + "/" + MountOptions.defaultStateDirectoryName
@@ -34,7 +34,7 @@ struct MountPreparation {
         } catch where error == .exists {
             // Kept from an earlier mount.
         } catch {
-            throw MountError("purgefs: cannot create state directory \(statePath): \(error)")
+            throw MountError("cannot create state directory \(statePath): \(error)")
         }
         do {
             state = try FileDescriptor.open(stateName, in: parent, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
@@ -44,7 +44,7 @@ struct MountPreparation {
                 parent: InodeKey(device: UInt64(parentStatus.st_dev), inode: UInt64(parentStatus.st_ino)),
                 name: Array(stateName.utf8CString))
         } catch {
-            throw MountError("purgefs: cannot open state directory \(statePath): \(error)")
+            throw MountError("cannot open state directory \(statePath): \(error)")
         }
     }
 
@@ -52,11 +52,11 @@ struct MountPreparation {
         do {
             return try FileDescriptor.open(path: path, flags: OpenFlags.path | O_DIRECTORY)
         } catch where error == .noEntry {
-            throw MountError("purgefs: \(role) \(path) does not exist")
+            throw MountError("\(role) \(path) does not exist")
         } catch where error == .notDirectory {
-            throw MountError("purgefs: \(role) \(path) is not a directory")
+            throw MountError("\(role) \(path) is not a directory")
         } catch {
-            throw MountError("purgefs: cannot open \(role) \(path): \(error)")
+            throw MountError("cannot open \(role) \(path): \(error)")
         }
     }
 

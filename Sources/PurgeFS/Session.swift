@@ -10,7 +10,7 @@ struct Session {
 
     func run() throws(MountError) {
         var ops = Operations.table()
-        let arguments = ["purgefs", "-o", fuseOptions.joined(separator: ",")]
+        let arguments = ["purgefs", "-o", fuseOptions]
         var cArguments = arguments.map { strdup($0) }
         defer { cArguments.forEach { free($0) } }
         var args = cfuse_args(Int32(cArguments.count), &cArguments)
@@ -18,43 +18,43 @@ struct Session {
 
         let userdata = Unmanaged.passRetained(filesystem)
         defer { userdata.release() }
+        cfuse_capture_log(1)
         guard let session = fuse_session_new(&args, &ops, MemoryLayout<fuse_lowlevel_ops>.size, userdata.toOpaque()) else {
-            throw MountError("purgefs: libfuse refused the options \(arguments[2])")
+            throw MountError("libfuse refused the options \(arguments[2])\(Self.capturedLog())")
         }
         defer { fuse_session_destroy(session) }
         guard fuse_set_signal_handlers(session) == 0 else {
-            throw MountError("purgefs: cannot install signal handlers")
+            throw MountError("cannot install signal handlers")
         }
         defer { fuse_remove_signal_handlers(session) }
         guard fuse_session_mount(session, request.mountpoint) == 0 else {
-            throw MountError("purgefs: cannot mount on \(request.mountpoint) (see the line above)")
+            throw MountError("cannot mount on \(request.mountpoint)\(Self.capturedLog())")
         }
+        cfuse_capture_log(0)
         defer { fuse_session_unmount(session) }
         let status = cfuse_session_loop_mt(session, FileSystemServer.workerThreads, 0)
         if status < 0 {
-            throw MountError("purgefs: the session ended with an error: \(Errno(-status))")
+            throw MountError("the session ended with an error: \(Errno(-status))")
         }
     }
 
-    /// The options libfuse and the kernel see: ours first, then the user's.
-    private var fuseOptions: [String] {
-        var options = ["fsname=\(escaped(request.container))", "subtype=purgefs"]
+    /// What libfuse said about a failure, as the end of our one line.
+    private static func capturedLog() -> String {
+        let line = String(cString: cfuse_captured_log())
+        cfuse_capture_log(0)
+        return line.isEmpty ? "" : ": " + line
+    }
+
+    /// The options libfuse and the kernel see: ours first, then the user's
+    /// (each escaped as libfuse's option splitter expects).
+    private var fuseOptions: String {
+        var ours = ["fsname=" + request.container, "subtype=purgefs"]
         let user = request.options.fuseOptions
         // Other users may only see what the kernel lets them: purgefs serves
         // every request as root, so the kernel must check permissions.
         if user.contains("allow_other") && !user.contains("default_permissions") {
-            options.append("default_permissions")
+            ours.append("default_permissions")
         }
-        return options + user
-    }
-
-    /// libfuse splits options at commas; a backslash keeps one in a value.
-    private func escaped(_ value: String) -> String {
-        var result = ""
-        for character in value {
-            if character == "\\" || character == "," { result.append("\\") }
-            result.append(character)
-        }
-        return result
+        return OptionList.joined(ours + user)
     }
 }
