@@ -46,9 +46,10 @@ public enum Purgefs {
         }
     }
 
-    /// Chooses the subcommand. `pathExists` decides the mount.fuse3 form
-    /// (`purgefs CONTAINER MOUNTPOINT -o OPTS`): a first word that is not a
-    /// command but an existing path.
+    /// Chooses the subcommand. The mount.fuse3 form (`purgefs CONTAINER
+    /// MOUNTPOINT -o OPTS`) is a first word that is not a command but an
+    /// existing path, or that is written as a path (has a `/`): a missing
+    /// container in an fstab line is a failure to report, not a usage error.
     static func route(_ arguments: [String], pathExists: (String) -> Bool) throws(CommandExit) -> Route {
         guard let first = arguments.first else {
             throw .usage("a command is missing (see purgefs --help)")
@@ -69,7 +70,7 @@ public enum Purgefs {
             if plannedCommands.contains(first) {
                 throw .usage("'\(first)' is not built yet (see purgefs --help)")
             }
-            if !first.hasPrefix("-"), pathExists(first) {
+            if !first.hasPrefix("-"), first.contains("/") || pathExists(first) {
                 return .run(try MountCommand(parsing: arguments, requireMountpoint: true))
             }
             if first.hasPrefix("-") { throw .usage("unknown option '\(first)' (see purgefs --help)") }
