@@ -160,12 +160,15 @@ def cmd_table(args):
             order.append(row["fs"])
     rounds = {}
     medians = {}
+    spreads = {}
     for fs in order:
         mine = [row for row in rows if row["fs"] == fs]
         rounds[fs] = len(mine)
         for key, _, _ in PHASES:
             values = [row[key] for row in mine if row.get(key) is not None]
             medians[(fs, key)] = statistics.median(values) if values else None
+            # (max - min) / median: how much to trust a difference.
+            spreads[(fs, key)] = (max(values) - min(values)) / statistics.median(values) if len(values) > 1 and statistics.median(values) > 0 else None
     files = rows[0]["files"]
     size = rows[0]["size"]
 
@@ -184,6 +187,7 @@ def cmd_table(args):
     header = ["phase"] + order
     seconds = [[label(k, t)] + [fmt_seconds(medians[(fs, k)]) for fs in order] for k, t, _ in PHASES]
     ratios = [[label(k, t)] + [ratio(fs, k) for fs in order] for k, t, _ in PHASES]
+    spread = [[label(k, t)] + ["-" if spreads[(fs, k)] is None else "%.0f%%" % (100 * spreads[(fs, k)]) for fs in order] for k, t, _ in PHASES]
     counts = "rounds per filesystem: " + ", ".join("%s %d" % (fs, rounds[fs]) for fs in order)
 
     if args.markdown:
@@ -191,6 +195,8 @@ def cmd_table(args):
         print_markdown(header, seconds)
         print("\nRatio to native = native time / filesystem time (higher is better; 1.00 = native speed):\n")
         print_markdown(header, ratios)
+        print("\nSpread across rounds, (max - min) / median (how far to trust a difference):\n")
+        print_markdown(header, spread)
         print("\n" + counts)
     else:
         print("Median seconds per phase (lower is better)")
@@ -198,6 +204,9 @@ def cmd_table(args):
         print()
         print("Ratio to native = native time / filesystem time (higher is better; 1.00 = native speed)")
         print_plain(header, ratios)
+        print()
+        print("Spread across rounds, (max - min) / median (how far to trust a difference)")
+        print_plain(header, spread)
         print()
         print(counts)
 
