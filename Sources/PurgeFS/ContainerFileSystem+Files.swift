@@ -2,16 +2,17 @@ import CFuse
 import Glibc
 import PurgeSys
 
-/// Operations on open files. A file handle (`fh`) is the backing descriptor itself.
+/// Operations on open files.
 extension ContainerFileSystem {
     /// Opens the backing file for I/O with the caller's flags. `O_DIRECT` is
     /// honoured by the kernel's direct I/O mode instead, so the backing file
     /// needs no aligned buffers.
-    func open(_ id: NodeID, flags: Int32) throws(Errno) -> FileDescriptor {
-        try inodes.inode(id).descriptor.reopen(flags: Self.backingFlags(flags))
+    func open(_ id: NodeID, flags: Int32) throws(Errno) -> OpenFile {
+        let inode = inodes.inode(id)
+        return OpenFile(descriptor: try inode.descriptor.reopen(flags: Self.backingFlags(flags)), inode: inode)
     }
 
-    func create(parent: NodeID, name: CName, mode: mode_t, flags: Int32, caller: CallerIdentity) throws(Errno) -> (fuse_entry_param, FileDescriptor) {
+    func create(parent: NodeID, name: CName, mode: mode_t, flags: Int32, caller: CallerIdentity) throws(Errno) -> (fuse_entry_param, OpenFile) {
         let directory = try creatableDirectory(parent, name)
         let file = try caller.perform { () throws(Errno) in
             try FileDescriptor.open(
@@ -19,7 +20,7 @@ extension ContainerFileSystem {
         }
         do {
             let entry = try entry(for: try file.reopen(flags: OpenFlags.path))
-            return (entry, file)
+            return (entry, OpenFile(descriptor: file, inode: inodes.inode(NodeID(entry.ino))))
         } catch {
             file.closeQuietly()
             throw error
@@ -30,10 +31,6 @@ extension ContainerFileSystem {
     /// close-time errors (NFS, quotas) happen here, not at release.
     func flush(_ handle: FileDescriptor) throws(Errno) {
         try handle.duplicate().close()
-    }
-
-    func release(_ handle: FileDescriptor) {
-        handle.closeQuietly()
     }
 
     func sync(_ handle: FileDescriptor, dataOnly: Bool) throws(Errno) {

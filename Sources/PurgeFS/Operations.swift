@@ -38,7 +38,7 @@ enum Operations {
         ops.setattr = { request, id, attributes, fields, info in
             Operations.replying(request) { fs throws(Errno) in
                 var status = try fs.setAttributes(
-                    of: NodeID(id), to: attributes!.pointee, changing: fields, handle: info.map(Operations.handle))
+                    of: NodeID(id), to: attributes!.pointee, changing: fields, handle: info.map(FileOperations.handle))
                 fuse_reply_attr(request, &status, fs.timeouts.attributes)
             }
         }
@@ -117,8 +117,4 @@ enum Operations {
         }
     }
 
-    /// The backing descriptor stored as a file handle.
-    static func handle(_ info: UnsafeMutablePointer<fuse_file_info>) -> FileDescriptor {
-        FileDescriptor(rawValue: Int32(truncatingIfNeeded: info.pointee.fh))
-    }
 }
