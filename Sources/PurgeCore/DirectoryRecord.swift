@@ -20,6 +20,10 @@ struct DirectoryRecord {
     /// For a group root: the stamp of its most recently used file (including
     /// files since deleted or moved out: the group's last use).
     var lastUsed: UInt64 = 0
+    /// For a group root: members (files whose first name is in the group)
+    /// with purge work. Not `totals.purgeableFiles`, which also counts a
+    /// file whose other name lies in the group but whose first is elsewhere.
+    var membersWithWork: UInt32 = 0
     /// Visit mark for walking the union of several ancestor chains once.
     var mark: UInt64 = 0
     /// The group root this directory belongs to (outermost group inside a

@@ -110,6 +110,7 @@ extension Ledger {
     mutating func changeFile(_ f: UInt32, relinks: Bool = false, _ change: (inout Ledger) -> Void) {
         let old = contribution(f)
         let oldGroup = groupOf(f)
+        let oldWork = hasPurgeWork(f)
         let wasLinked = files[Int(f)].isLinked
         let oldAllocated = files[Int(f)].allocated
         if relinks { propagate(f, removing: old, adding: .zero) }
@@ -120,7 +121,7 @@ extension Ledger {
         if !wasLinked { unlinkedOpenAllocated -= oldAllocated }
         if !isLinked { unlinkedOpenAllocated += files[Int(f)].allocated }
         if wasLinked != isLinked { linkedFileCount += isLinked ? 1 : -1 }
-        syncIndex(f, oldGroup: oldGroup)
+        syncIndex(f, oldGroup: oldGroup, oldWork: oldWork)
     }
 
     /// Runs a change that can alter the zone, pin, tombstone or group of a
@@ -130,28 +131,32 @@ extension Ledger {
     /// the subtree × depth); such changes are rare.
     mutating func changeSubtree(_ d: UInt32, _ change: (inout Ledger) -> Void) {
         let members = filesTouching(d)
-        var oldGroups: [UInt32] = []
-        oldGroups.reserveCapacity(members.count)
+        var old: [(group: UInt32, work: Bool)] = []
+        old.reserveCapacity(members.count)
         for f in members {
-            oldGroups.append(groupOf(f))
+            old.append((groupOf(f), hasPurgeWork(f)))
             propagate(f, removing: contribution(f), adding: .zero)
         }
         change(&self)
         refreshInherited(d)
-        for (f, oldGroup) in zip(members, oldGroups) {
+        for (f, old) in zip(members, old) {
             propagate(f, removing: .zero, adding: contribution(f))
-            syncIndex(f, oldGroup: oldGroup)
+            syncIndex(f, oldGroup: old.group, oldWork: old.work)
         }
     }
 
     // MARK: The purge order
 
     /// Puts the file, or its group, in the recency index or takes it out,
-    /// as its purge state now says.
-    mutating func syncIndex(_ f: UInt32, oldGroup: UInt32) {
+    /// as its purge state now says; `oldGroup` and `oldWork` are its group
+    /// and whether it had purge work before the change.
+    mutating func syncIndex(_ f: UInt32, oldGroup: UInt32, oldWork: Bool) {
         let group = groupOf(f)
+        let work = hasPurgeWork(f)
+        if oldGroup != noSlot && oldWork { directories[Int(oldGroup)].membersWithWork -= 1 }
+        if group != noSlot && work { directories[Int(group)].membersWithWork += 1 }
         let item = RecencyIndex.Item.file(f)
-        let wanted = group == noSlot && hasPurgeWork(f)
+        let wanted = group == noSlot && work
         if wanted != index.contains(item) {
             if wanted { index.insert(item, stamp: files[Int(f)].lastUsed) } else { index.remove(item) }
         }
@@ -162,11 +167,11 @@ extension Ledger {
         if oldGroup != noSlot && oldGroup != group { syncGroup(oldGroup) }
     }
 
-    /// A group is in the index while it is a group root with a file to purge.
+    /// A group is in the index while it is a group root with a member to purge.
     mutating func syncGroup(_ g: UInt32) {
         let directory = directories[Int(g)]
         let item = RecencyIndex.Item.group(g)
-        let wanted = directory.flags.contains(.live) && directory.group == g && directory.totals.purgeableFiles > 0
+        let wanted = directory.flags.contains(.live) && directory.group == g && directory.membersWithWork > 0
         if wanted != index.contains(item) {
             if wanted { index.insert(item, stamp: directory.lastUsed) } else { index.remove(item) }
         }

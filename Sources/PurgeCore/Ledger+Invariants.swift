@@ -23,7 +23,8 @@ extension Ledger {
 
         // Tree shape: child lists, file lists, name counts.
         var names = [UInt32](repeating: 0, count: directories.count)
-        var listed = Set<UInt32>()
+        var listed = [Bool](repeating: false, count: files.count)
+        var listedCount = 0
         var linked = 0, unlinkedAllocated: UInt64 = 0
         for (f, record) in files.enumerated() where record.flags.contains(.live) {
             guard record.isLinked else {
@@ -47,7 +48,9 @@ extension Ledger {
             while f != noSlot {
                 if files[Int(f)].parent != UInt32(x) { fail("directory \(record.id): lists a file whose first name is elsewhere") }
                 if files[Int(f)].previous != previous { fail("directory \(record.id): broken file list") }
-                if !listed.insert(f).inserted { fail("file \(files[Int(f)].id) listed twice") }
+                if listed[Int(f)] { fail("file \(files[Int(f)].id) listed twice") }
+                listed[Int(f)] = true
+                listedCount += 1
                 previous = f
                 f = files[Int(f)].next
             }
@@ -58,7 +61,7 @@ extension Ledger {
             }
             if record.parent == noSlot && UInt32(x) != rootSlot { fail("directory \(record.id): detached") }
         }
-        if listed.count != linked { fail("\(linked) named files, \(listed.count) listed") }
+        if listedCount != linked { fail("\(linked) named files, \(listedCount) listed") }
 
         // Inherited settings, from the directories' own flags up the chain.
         for (x, record) in directories.enumerated() where record.flags.contains(.live) {
@@ -80,12 +83,13 @@ extension Ledger {
 
         // Totals: each file once per directory above any of its names.
         var expected = [Totals](repeating: .zero, count: directories.count)
+        var seen = [Int](repeating: -1, count: directories.count)
         for f in files.indices where files[f].flags.contains(.live) && files[f].isLinked {
             let contribution = contribution(UInt32(f))
-            var seen = Set<UInt32>()
             for start in [files[f].parent] + (extraLinks[UInt32(f)] ?? []) {
                 var d = start
-                while d != noSlot && seen.insert(d).inserted {
+                while d != noSlot && seen[Int(d)] != f {
+                    seen[Int(d)] = f
                     expected[Int(d)] = expected[Int(d)] + contribution
                     d = directories[Int(d)].parent
                 }
@@ -98,9 +102,11 @@ extension Ledger {
         // The purge order: exactly the wanted items, at their stamps.
         if !index.isConsistent() { fail("recency index: heap broken") }
         var wanted = 0
+        var members = [UInt32](repeating: 0, count: directories.count)
         for f in files.indices where files[f].flags.contains(.live) {
             let slot = UInt32(f)
             let group = groupOf(slot)
+            if group != noSlot && hasPurgeWork(slot) { members[Int(group)] += 1 }
             if group != noSlot && files[f].lastUsed > directories[Int(group)].lastUsed {
                 fail("file \(files[f].id): used after its group's age")
             }
@@ -115,7 +121,8 @@ extension Ledger {
         }
         for (x, record) in directories.enumerated() where record.flags.contains(.live) {
             let item = RecencyIndex.Item.group(UInt32(x))
-            if record.group == UInt32(x) && record.totals.purgeableFiles > 0 {
+            if record.membersWithWork != members[x] { fail("group \(record.id): \(record.membersWithWork) members to purge, counted \(members[x])") }
+            if record.group == UInt32(x) && members[x] > 0 {
                 wanted += 1
                 if index.stamp(of: item) != record.lastUsed { fail("group \(record.id): missing or stale in the purge order") }
             } else if index.contains(item) {
