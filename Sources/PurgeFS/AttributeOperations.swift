@@ -22,7 +22,8 @@ enum AttributeOperations {
         ops.setxattr = { request, id, name, value, size, flags in
             Operations.replying(request) { fs throws(Errno) in
                 try fs.setExtendedAttribute(
-                    of: NodeID(id), name: name!, value: UnsafeRawBufferPointer(start: value, count: size), flags: flags)
+                    of: NodeID(id), name: name!, value: UnsafeRawBufferPointer(start: value, count: size), flags: flags,
+                    caller: fuse_req_ctx(request)!.pointee.uid)
                 fuse_reply_err(request, 0)
             }
         }

@@ -9,22 +9,41 @@ extension ContainerFileSystem {
     /// needs no aligned buffers.
     func open(_ id: NodeID, flags: Int32) throws(Errno) -> OpenFile {
         let inode = inodes.inode(id)
-        return OpenFile(descriptor: try inode.descriptor.reopen(flags: Self.backingFlags(flags)), inode: inode)
+        let file = OpenFile(descriptor: try inode.descriptor.reopen(flags: Self.backingFlags(flags)), inode: inode)
+        if inode.isRegularFile {
+            state.noteOpened(inode.key)
+            if flags & O_TRUNC != 0 { noteFigures(of: file) }
+        }
+        return file
     }
 
     func create(parent: NodeID, name: CName, mode: mode_t, flags: Int32, caller: CallerIdentity) throws(Errno) -> (fuse_entry_param, OpenFile) {
         let directory = try creatableDirectory(parent, name)
-        let file = try caller.perform { () throws(Errno) in
-            try FileDescriptor.open(
-                name, in: directory.descriptor, flags: Self.backingFlags(flags) | O_CREAT | O_NOFOLLOW, mode: mode)
+        let (entry, file) = try locks.withLocks(directory.key) { () throws(Errno) -> (fuse_entry_param, FileDescriptor) in
+            let file = try caller.perform { () throws(Errno) in
+                try FileDescriptor.open(
+                    name, in: directory.descriptor, flags: Self.backingFlags(flags) | O_CREAT | O_NOFOLLOW, mode: mode)
+            }
+            do throws(Errno) {
+                let created = try self.entry(for: try file.reopen(flags: OpenFlags.path))
+                state.noteCreated(created.attr, name: name, in: directory.key)
+                return (created, file)
+            } catch {
+                file.closeQuietly()
+                throw error
+            }
         }
-        do {
-            let entry = try entry(for: try file.reopen(flags: OpenFlags.path))
-            return (entry, OpenFile(descriptor: file, inode: inodes.inode(NodeID(entry.ino))))
-        } catch {
-            file.closeQuietly()
-            throw error
-        }
+        let inode = inodes.inode(NodeID(entry.ino))
+        state.noteOpened(inode.key)
+        return (entry, OpenFile(descriptor: file, inode: inode))
+    }
+
+    func release(_ file: OpenFile) {
+        if file.inode.isRegularFile { state.noteClosed(file.inode.key) }
+    }
+
+    func read(_ file: OpenFile) {
+        state.noteUsed(file.inode.key)
     }
 
     /// Emulates close(2) on the caller's descriptor: POSIX locks and
@@ -37,8 +56,12 @@ extension ContainerFileSystem {
         try handle.sync(dataOnly: dataOnly)
     }
 
-    func allocate(_ handle: FileDescriptor, mode: Int32, offset: Int64, length: Int64) throws(Errno) {
-        try handle.allocate(mode: mode, offset: offset, length: length)
+    func allocate(_ file: OpenFile, mode: Int32, offset: Int64, length: Int64) throws(Errno) {
+        // Only a plain allocation grows the file; KEEP_SIZE and punching do not change its size.
+        let end = mode == 0 ? UInt64(offset + length) : 0
+        try growing(file, upTo: end) { () throws(Errno) in
+            try file.descriptor.allocate(mode: mode, offset: offset, length: length)
+        }
     }
 
     func seek(_ handle: FileDescriptor, offset: Int64, whence: Int32) throws(Errno) -> Int64 {
@@ -46,10 +69,16 @@ extension ContainerFileSystem {
     }
 
     func copyRange(
-        from source: FileDescriptor, at sourceOffset: Int64, to destination: FileDescriptor, at offset: Int64,
+        from source: OpenFile, at sourceOffset: Int64, to destination: OpenFile, at offset: Int64,
         length: Int, flags: UInt32
     ) throws(Errno) -> Int {
-        try destination.copyRange(from: source, sourceOffset: sourceOffset, offset: offset, length: length, flags: flags)
+        let copied = try growing(destination, upTo: UInt64(offset) + UInt64(length)) { () throws(Errno) -> Int in
+            try destination.descriptor.copyRange(
+                from: source.descriptor, sourceOffset: sourceOffset, offset: offset, length: length, flags: flags)
+        }
+        state.noteUsed(source.inode.key)
+        state.noteUsed(destination.inode.key)
+        return copied
     }
 
     private static func backingFlags(_ flags: Int32) -> Int32 {

@@ -19,13 +19,32 @@ final class ContainerFileSystem: Sendable {
     /// Called once, when the kernel's INIT has been answered.
     let whenReady: @Sendable () -> Void
 
-    init(root: FileDescriptor, hidden: HiddenEntry?, timeouts: CacheTimeouts = .init(),
+    /// The ledger, the device and the purge counters.
+    let state: ContainerState
+    let stateDirectory: StateDirectory
+    let locks = NamespaceLocks()
+    let notifier = KernelNotifier()
+    let purger: Purger
+    let monitor: SpaceMonitor
+    let recency: RecencyStore
+
+    init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, stateDirectory: StateDirectory,
+         log: PurgeLog, recency: RecencyStore, timeouts: CacheTimeouts = .init(),
          whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
         self.hidden = hidden
+        self.state = state
+        self.stateDirectory = stateDirectory
+        self.recency = recency
         self.timeouts = timeouts
         self.whenReady = whenReady
-        self.inodes = InodeTable(root: root, status: try root.status())
+        let inodes = InodeTable(root: root, status: try root.status())
+        self.inodes = inodes
+        let purger = Purger(
+            state: state, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
+            stateDirectory: stateDirectory)
+        self.purger = purger
+        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency)
     }
 
     /// Whether `name` in `directory` is the hidden state directory.
@@ -67,7 +86,7 @@ final class ContainerFileSystem: Sendable {
     /// state directory has one subdirectory, and so one link, fewer.
     func visible(_ status: stat) -> stat {
         guard let hidden, status.st_mode & S_IFMT == S_IFDIR,
-              hidden.parent == InodeKey(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+              hidden.parent == EntryID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
         else { return status }
         var adjusted = status
         adjusted.st_nlink -= 1

@@ -23,12 +23,16 @@ enum FileOperations {
         }
         ops.read = { request, _, size, offset, info in
             // Spliced from the backing file to the kernel where possible: no copy through userspace.
-            var data = cfuse_bufvec_fd(OpenFile.from(info!).descriptor.rawValue, size, offset)
+            let file = OpenFile.from(info!)
+            Operations.filesystem(request).read(file)
+            var data = cfuse_bufvec_fd(file.descriptor.rawValue, size, offset)
             fuse_reply_data(request, &data, FUSE_BUF_SPLICE_MOVE)
         }
         ops.write_buf = { request, _, data, offset, info in
-            let written = cfuse_write_bufvec_to_fd(data, OpenFile.from(info!).descriptor.rawValue, offset, 1)
-            if written < 0 { fuse_reply_err(request, Int32(-written)) } else { fuse_reply_write(request, written) }
+            Operations.replying(request) { fs throws(Errno) in
+                let written = try fs.write(OpenFile.from(info!), data!, at: offset)
+                fuse_reply_write(request, written)
+            }
         }
         ops.flush = { request, _, info in
             Operations.replying(request) { fs throws(Errno) in
@@ -37,6 +41,7 @@ enum FileOperations {
             }
         }
         ops.release = { request, _, info in
+            Operations.filesystem(request).release(OpenFile.from(info!))
             OpenFile.detach(from: info!)
             fuse_reply_err(request, 0)
         }
@@ -48,7 +53,7 @@ enum FileOperations {
         }
         ops.fallocate = { request, _, mode, offset, length, info in
             Operations.replying(request) { fs throws(Errno) in
-                try fs.allocate(FileOperations.handle(info!), mode: mode, offset: Int64(offset), length: Int64(length))
+                try fs.allocate(OpenFile.from(info!), mode: mode, offset: Int64(offset), length: Int64(length))
                 fuse_reply_err(request, 0)
             }
         }
@@ -61,7 +66,7 @@ enum FileOperations {
         ops.copy_file_range = { request, _, sourceOffset, sourceInfo, _, offset, info, length, flags in
             Operations.replying(request) { fs throws(Errno) in
                 let copied = try fs.copyRange(
-                    from: FileOperations.handle(sourceInfo!), at: Int64(sourceOffset), to: FileOperations.handle(info!),
+                    from: OpenFile.from(sourceInfo!), at: Int64(sourceOffset), to: OpenFile.from(info!),
                     at: Int64(offset), length: length, flags: UInt32(flags))
                 fuse_reply_write(request, copied)
             }

@@ -1,3 +1,4 @@
+import PurgeCore
 import Glibc
 import PurgeSys
 
@@ -9,11 +10,11 @@ final class Inode: Sendable {
     let id: NodeID
     /// `O_PATH | O_NOFOLLOW` descriptor of the backing file.
     let descriptor: FileDescriptor
-    let key: InodeKey
+    let key: EntryID
     /// `S_IFMT` bits: the file type never changes for an inode.
     let fileType: mode_t
 
-    init(id: NodeID, descriptor: FileDescriptor, key: InodeKey, fileType: mode_t) {
+    init(id: NodeID, descriptor: FileDescriptor, key: EntryID, fileType: mode_t) {
         self.id = id
         self.descriptor = descriptor
         self.key = key

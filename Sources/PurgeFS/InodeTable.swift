@@ -1,3 +1,4 @@
+import PurgeCore
 import Glibc
 import PurgeSys
 import Synchronization
@@ -18,7 +19,7 @@ final class InodeTable: Sendable {
 
     private struct Storage {
         var byID: [NodeID: Entry] = [:]
-        var byKey: [InodeKey: NodeID] = [:]
+        var byKey: [EntryID: NodeID] = [:]
         var nextID: UInt64 = NodeID.root.rawValue + 1
     }
 
@@ -26,7 +27,7 @@ final class InodeTable: Sendable {
 
     /// Installs the root; its count never reaches zero during the session.
     init(root descriptor: FileDescriptor, status: stat) {
-        let key = InodeKey(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        let key = EntryID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
         let root = Inode(id: .root, descriptor: descriptor, key: key, fileType: status.st_mode & S_IFMT)
         storage.withLock { table in
             table.byID[.root] = Entry(inode: root, lookups: 1 << 62)
@@ -47,7 +48,7 @@ final class InodeTable: Sendable {
     /// with attributes `status`. If the file is known already, the new
     /// descriptor is closed and the known inode returned.
     func remember(descriptor: FileDescriptor, status: stat) -> Inode {
-        let key = InodeKey(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        let key = EntryID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
         let (inode, duplicate) = storage.withLock { table -> (Inode, Bool) in
             if let id = table.byKey[key] {
                 table.byID[id]!.lookups += 1
@@ -82,6 +83,11 @@ final class InodeTable: Sendable {
             return entry.inode
         }
         _ = erased  // released outside the lock: closing a descriptor can block
+    }
+
+    /// The node the kernel knows the backing file `id` by, if it knows it.
+    func node(for id: EntryID) -> NodeID? {
+        storage.withLock { $0.byKey[id] }
     }
 
     /// How many inodes the table holds (the root included).

@@ -41,7 +41,7 @@ struct MountPreparation {
             log = try FileDescriptor.open(Self.logName, in: state, flags: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, mode: 0o600)
             let parentStatus = try parent.status()
             hidden = HiddenEntry(
-                parent: InodeKey(device: UInt64(parentStatus.st_dev), inode: UInt64(parentStatus.st_ino)),
+                parent: EntryID(device: UInt64(parentStatus.st_dev), inode: UInt64(parentStatus.st_ino)),
                 name: Array(stateName.utf8CString))
         } catch {
             throw MountError("cannot open state directory \(statePath): \(error)")

@@ -1,3 +1,4 @@
+import PurgeCore
 import PurgeSys
 
 /// Serializes changes to directory entries between the FUSE handlers and the
@@ -16,7 +17,7 @@ final class NamespaceLocks: Sendable {
     }
 
     /// Runs `body` holding the locks of `directories` (one or two).
-    func withLocks<T>(_ directories: InodeKey..., body: () throws(Errno) -> T) throws(Errno) -> T {
+    func withLocks<T>(_ directories: EntryID..., body: () throws(Errno) -> T) throws(Errno) -> T {
         var indices = directories.map(stripe)
         indices.sort()
         return try hold(indices[...], body)
@@ -28,7 +29,7 @@ final class NamespaceLocks: Sendable {
         return try stripes[first].withLock { () throws(Errno) -> T in try hold(rest, body) }
     }
 
-    private func stripe(_ key: InodeKey) -> Int {
+    private func stripe(_ key: EntryID) -> Int {
         var hasher = Hasher()
         hasher.combine(key)
         return Int(UInt(bitPattern: hasher.finalize()) % UInt(stripes.count))

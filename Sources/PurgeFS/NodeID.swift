@@ -9,9 +9,3 @@ public struct NodeID: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "node \(rawValue)" }
 }
-
-/// Identity of a backing file: its device and inode number.
-struct InodeKey: Hashable, Sendable {
-    let device: UInt64
-    let inode: UInt64
-}

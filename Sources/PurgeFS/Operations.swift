@@ -38,7 +38,7 @@ enum Operations {
         ops.setattr = { request, id, attributes, fields, info in
             Operations.replying(request) { fs throws(Errno) in
                 var status = try fs.setAttributes(
-                    of: NodeID(id), to: attributes!.pointee, changing: fields, handle: info.map(FileOperations.handle))
+                    of: NodeID(id), to: attributes!.pointee, changing: fields, handle: info.map(OpenFile.from))
                 fuse_reply_attr(request, &status, fs.timeouts.attributes)
             }
         }

@@ -23,6 +23,8 @@ struct Session {
             throw MountError("libfuse refused the options \(arguments[2])\(Self.capturedLog())")
         }
         defer { fuse_session_destroy(session) }
+        filesystem.notifier.attach(session)
+        defer { filesystem.notifier.detach() }
         guard fuse_set_signal_handlers(session) == 0 else {
             throw MountError("cannot install signal handlers")
         }
