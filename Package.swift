@@ -30,7 +30,7 @@ let package = Package(
         .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"]),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore"]),
         .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys"]),
-        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore"]),
+        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "CLinux"]),
     ]
 )

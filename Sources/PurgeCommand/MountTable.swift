@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeSys
 
 /// The kernel's mount table as `/proc/self/mountinfo` shows it: how the
 /// command tells a purgefs mount from anything else, and waits for one to go.
@@ -28,8 +29,8 @@ struct MountTable: Sendable {
     }
 
     /// Reads `/proc/self/mountinfo`.
-    static func current() throws(SystemError) -> MountTable {
-        MountTable(parsing: String(decoding: try FileSystemCalls.readFile("/proc/self/mountinfo"), as: UTF8.self))
+    static func current() throws(Errno) -> MountTable {
+        MountTable(parsing: String(decoding: try FileDescriptor.readFile("/proc/self/mountinfo"), as: UTF8.self))
     }
 
     /// The topmost mount at exactly `path` (the last one listed), if any.
