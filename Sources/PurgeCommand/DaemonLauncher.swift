@@ -9,34 +9,25 @@ enum DaemonLauncher {
     /// Starts `arguments` (argv, from argv[0]) as a daemon and returns once
     /// it reports ready; throws `.failure` with its reason otherwise.
     static func launch(arguments: [String]) throws(CommandExit) {
-        let readEnd: FileDescriptor, writeEnd: FileDescriptor
-        do throws(Errno) {
-            (readEnd, writeEnd) = try FileDescriptor.pipe()
-        } catch {
-            throw .failure("cannot create the daemon's ready pipe: \(error)")
-        }
-        defer { readEnd.closeQuietly() }
-
         CurrentProcess.markDescriptorsCloseOnExec(from: 3)
         let environment = CurrentProcess.environment.filter { !$0.hasPrefix(ReadySignal.environmentName + "=") }
             + ["\(ReadySignal.environmentName)=\(ReadySignal.descriptor.rawValue)"]
-        let pid: ProcessID
-        do throws(Errno) {
-            pid = try ChildProcess.spawn(
-                "/proc/self/exe", arguments: arguments, environment: environment,
-                fileActions: [
-                    .duplicate(writeEnd, to: ReadySignal.descriptor),
-                    .open("/dev/null", as: .standardInput, flags: OpenFlags.readOnly),
-                ])
+        let child: PipedChild
+        do throws(PipedChild.Failure) {
+            child = try PipedChild.start("/proc/self/exe", arguments: arguments, environment: environment,
+                                         pipeAs: ReadySignal.descriptor)
         } catch {
-            writeEnd.closeQuietly()
-            throw .failure("cannot start the daemon: \(error)")
+            switch error {
+            case .pipe(let error): throw .failure("cannot create the daemon's ready pipe: \(error)")
+            case .spawn(let error): throw .failure("cannot start the daemon: \(error)")
+            }
         }
-        writeEnd.closeQuietly()
+        defer { child.output.closeQuietly() }
 
+        let pid = child.pid
         let reply: [UInt8]
         do throws(Errno) {
-            reply = try readEnd.readLine()
+            reply = try child.output.readLine()
         } catch {
             throw .failure("cannot read from the daemon (pid \(pid)): \(error)")
         }

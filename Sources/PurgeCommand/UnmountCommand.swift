@@ -83,30 +83,21 @@ struct UnmountCommand: Subcommand {
 
     /// Runs `fusermount3 -u -- MOUNTPOINT`; its complaint, if any, becomes our one line.
     private static func fusermountUnmount(_ mountpoint: String) throws(CommandExit) {
-        let readEnd: FileDescriptor, writeEnd: FileDescriptor
-        do throws(Errno) {
-            (readEnd, writeEnd) = try FileDescriptor.pipe()
+        let child: PipedChild
+        do throws(PipedChild.Failure) {
+            child = try PipedChild.start("fusermount3", arguments: ["fusermount3", "-u", "--", mountpoint],
+                                         environment: CurrentProcess.environment, pipeAs: .standardError, searchPath: true)
         } catch {
-            throw .failure("cannot create a pipe: \(error)")
+            switch error {
+            case .pipe(let error): throw .failure("cannot create a pipe: \(error)")
+            case .spawn(let error): throw .failure("cannot run fusermount3: \(error)")
+            }
         }
-        defer { readEnd.closeQuietly() }
-        let pid: ProcessID
-        do throws(Errno) {
-            pid = try ChildProcess.spawn(
-                "fusermount3", arguments: ["fusermount3", "-u", "--", mountpoint],
-                environment: CurrentProcess.environment,
-                fileActions: [.duplicate(writeEnd, to: .standardError),
-                              .open("/dev/null", as: .standardInput, flags: OpenFlags.readOnly)],
-                searchPath: true)
-        } catch {
-            writeEnd.closeQuietly()
-            throw .failure("cannot run fusermount3: \(error)")
-        }
-        writeEnd.closeQuietly()
-        let output = (try? readEnd.readAll(limit: 65536)) ?? []
+        defer { child.output.closeQuietly() }
+        let output = (try? child.output.readAll(limit: 65536)) ?? []
         let status: WaitStatus
         do throws(Errno) {
-            status = try ChildProcess.wait(pid)
+            status = try ChildProcess.wait(child.pid)
         } catch {
             throw .failure("cannot wait for fusermount3: \(error)")
         }

@@ -3,6 +3,14 @@ import PurgeSys
 import XCTest
 
 final class FileDescriptorStreamTests: XCTestCase {
+    /// The read end of a pipe that holds `text` and whose write end is closed.
+    private func pipe(holding text: String) throws -> FileDescriptor {
+        let pipe = try FileDescriptor.pipe()
+        try pipe.write.writeAll(text)
+        try pipe.write.close()
+        return pipe.read
+    }
+
     func testPipeCarriesLinesAndBothEndsAreCloseOnExec() throws {
         let pipe = try FileDescriptor.pipe()
         defer { pipe.read.closeQuietly() }
@@ -16,20 +24,16 @@ final class FileDescriptorStreamTests: XCTestCase {
     }
 
     func testReadAllStopsAtTheLimit() throws {
-        let pipe = try FileDescriptor.pipe()
-        defer { pipe.read.closeQuietly() }
-        try pipe.write.writeAll("0123456789")
-        try pipe.write.close()
-        XCTAssertEqual(try pipe.read.readAll(limit: 4), Array("0123".utf8))
-        XCTAssertEqual(try pipe.read.readAll(), Array("456789".utf8))
+        let input = try pipe(holding: "0123456789")
+        defer { input.closeQuietly() }
+        XCTAssertEqual(try input.readAll(limit: 4), Array("0123".utf8))
+        XCTAssertEqual(try input.readAll(), Array("456789".utf8))
     }
 
     func testReadLineStopsAtTheLimit() throws {
-        let pipe = try FileDescriptor.pipe()
-        defer { pipe.read.closeQuietly() }
-        try pipe.write.writeAll("abcdef\n")
-        try pipe.write.close()
-        XCTAssertEqual(try pipe.read.readLine(limit: 3), Array("abc".utf8))
+        let input = try pipe(holding: "abcdef\n")
+        defer { input.closeQuietly() }
+        XCTAssertEqual(try input.readLine(limit: 3), Array("abc".utf8))
     }
 
     func testWriteAllLoopsOverPartialWrites() throws {
