@@ -60,9 +60,9 @@ public enum CurrentProcess {
     /// wait on it for as long as the daemon lives. Only for a short-lived,
     /// single-threaded caller: it changes this process's descriptors.
     /// (`posix_spawn_file_actions_addclosefrom_np` would do this in the child,
-    /// but glibc declares it only under `_GNU_SOURCE`.) Lists `/proc/self/fd`
-    /// with `readdir(3)` and wraps `fcntl(2)`; best effort, as a descriptor
-    /// that cannot be marked is one the child could not use either.
+    /// but glibc declares it only under `_GNU_SOURCE`.) Best effort: a
+    /// descriptor that cannot be marked is one the child could not use either.
+    /// Lists `/proc/self/fd` with `readdir(3)`; wraps `fcntl(2)` with `F_SETFD`.
     public static func markDescriptorsCloseOnExec(from lowest: Int32) {
         guard let directory = try? FileDescriptor.open(path: "/proc/self/fd", flags: O_RDONLY | O_DIRECTORY) else { return }
         defer { directory.closeQuietly() }
