@@ -37,6 +37,8 @@ ssize_t clinux_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *
     return (ssize_t)syscall(SYS_copy_file_range, fd_in, (loff_t *)off_in, fd_out, (loff_t *)off_out, len, flags);
 }
 
+int clinux_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
+
 int clinux_fallocate(int fd, int mode, int64_t offset, int64_t len) {
     return fallocate(fd, mode, (off_t)offset, (off_t)len);
 }
