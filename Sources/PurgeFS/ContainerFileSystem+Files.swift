@@ -17,25 +17,40 @@ extension ContainerFileSystem {
         return file
     }
 
+    /// Creates and opens `name`. The kernel asks only for names it believes
+    /// absent, but another opener may get there first: without `O_EXCL` the
+    /// existing file is then opened, and counted as opened, not as created.
     func create(parent: NodeID, name: CName, mode: mode_t, flags: Int32, caller: CallerIdentity) throws(Errno) -> (fuse_entry_param, OpenFile) {
         let directory = try creatableDirectory(parent, name)
-        let (entry, file) = try locks.withLocks(directory.key) { () throws(Errno) -> (fuse_entry_param, FileDescriptor) in
-            let file = try caller.perform { () throws(Errno) in
-                try FileDescriptor.open(
-                    name, in: directory.descriptor, flags: Self.backingFlags(flags) | O_CREAT | O_NOFOLLOW, mode: mode)
+        let (entry, file, created) = try locks.withLocks(directory.key) { () throws(Errno) -> (fuse_entry_param, FileDescriptor, Bool) in
+            let exclusive = Self.backingFlags(flags) | O_CREAT | O_EXCL | O_NOFOLLOW
+            let file: FileDescriptor
+            var created = true
+            do throws(Errno) {
+                file = try caller.perform { () throws(Errno) in
+                    try FileDescriptor.open(name, in: directory.descriptor, flags: exclusive, mode: mode)
+                }
+            } catch where error == .exists && flags & O_EXCL == 0 {
+                // As the caller: the kernel checked only that it may create here.
+                file = try caller.perform { () throws(Errno) in
+                    try FileDescriptor.open(name, in: directory.descriptor, flags: Self.backingFlags(flags) | O_NOFOLLOW)
+                }
+                created = false
             }
             do throws(Errno) {
-                let created = try self.entry(for: try file.reopen(flags: OpenFlags.path))
-                state.noteCreated(created.attr, name: name, in: directory.key)
-                return (created, file)
+                let entry = try self.entry(for: try file.reopen(flags: OpenFlags.path))
+                if created { state.noteCreated(entry.attr, name: name, in: directory.key) }
+                return (entry, file, created)
             } catch {
                 file.closeQuietly()
                 throw error
             }
         }
         let inode = inodes.inode(NodeID(entry.ino))
+        let open = OpenFile(descriptor: file, inode: inode)
         state.noteOpened(inode.key)
-        return (entry, OpenFile(descriptor: file, inode: inode))
+        if !created && flags & O_TRUNC != 0 { noteFigures(of: open) }
+        return (entry, open)
     }
 
     func release(_ file: OpenFile) {
