@@ -56,10 +56,28 @@ struct SpaceCommand: Subcommand {
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {
-        if let capacity { try access.set(.capacity, of: root, to: String(capacity.bytes)) }
-        if let external { try access.set(.external, of: root, to: String(external.bytes)) }
+        if capacity != nil || external != nil {
+            let current = (capacity: try access.number(.capacity, of: root), external: try access.number(.external, of: root))
+            for (attribute, size) in Self.order(capacity: capacity, external: external, current: current) {
+                try access.set(attribute, of: root, to: String(size.bytes))
+            }
+        }
         let figures = try DeviceFigures.read(root: root, access)
         print(json ? Self.json(figures, mountpoint: root).pretty : Self.text(figures, mountpoint: root, changed: changes))
+    }
+
+    /// The changes in the order that keeps the monitor from purging for a
+    /// state in between: first what leaves more space available (a larger
+    /// capacity, a smaller external), then what leaves less.
+    static func order(capacity: ByteSize?, external: ByteSize?, current: (capacity: UInt64, external: UInt64))
+        -> [(PurgeAttribute, ByteSize)] {
+        var changes: [(PurgeAttribute, ByteSize)] = []
+        if let capacity { changes.append((.capacity, capacity)) }
+        if let external { changes.append((.external, external)) }
+        func raisesAvailable(_ change: (PurgeAttribute, ByteSize)) -> Bool {
+            change.0 == .capacity ? change.1.bytes >= current.capacity : change.1.bytes <= current.external
+        }
+        return changes.filter(raisesAvailable) + changes.filter { !raisesAvailable($0) }
     }
 
     /// What was set, for the first line of the text.

@@ -78,3 +78,18 @@ final class SubcommandParsingTests: XCTestCase {
         for (name, _) in fields where name != "mountpoint" { XCTAssertTrue(SpaceCommand.help.contains(name), name) }
     }
 }
+
+final class SpaceOrderTests: XCTestCase {
+    private func order(capacity: UInt64?, external: UInt64?, current: (UInt64, UInt64)) -> [String] {
+        SpaceCommand.order(capacity: capacity.map(ByteSize.init(bytes:)), external: external.map(ByteSize.init(bytes:)),
+                           current: (capacity: current.0, external: current.1)).map { "\($0.0.rawValue)=\($0.1.bytes)" }
+    }
+
+    func testChangesThatFreeSpaceGoFirst() {
+        XCTAssertEqual(order(capacity: 200, external: 50, current: (100, 10)), ["capacity=200", "external=50"])
+        XCTAssertEqual(order(capacity: 50, external: 5, current: (100, 10)), ["external=5", "capacity=50"])
+        XCTAssertEqual(order(capacity: 50, external: 20, current: (100, 10)), ["capacity=50", "external=20"])
+        XCTAssertEqual(order(capacity: nil, external: 20, current: (100, 10)), ["external=20"])
+        XCTAssertEqual(order(capacity: nil, external: nil, current: (100, 10)), [])
+    }
+}
