@@ -39,7 +39,7 @@ struct LogCommand: Subcommand {
     }
 
     mutating func validate() throws(CommandExit) {
-        let location = try MountLocation.find(pathArgument, command: Self.name)
+        let location = try MountLocation.find(pathArgument)
         if location.mount != nil {
             try location.requireMountPoint()
             logPath = try Self.stateDirectory(ofMount: location) + "/" + Self.fileName

@@ -58,7 +58,7 @@ struct ManualPurgeCommand: Subcommand {
     }
 
     mutating func validate() throws(CommandExit) {
-        root = try MountLocation.mountPoint(pathArgument, command: Self.name).path
+        root = try MountLocation.mountPoint(pathArgument).path
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {

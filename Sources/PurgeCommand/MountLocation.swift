@@ -23,7 +23,7 @@ struct MountLocation: Equatable {
 
     /// Resolves `argument` and looks it up in the live mount table; a path
     /// that cannot be resolved is a failure naming it.
-    static func find(_ argument: String, command: String) throws(CommandExit) -> MountLocation {
+    static func find(_ argument: String) throws(CommandExit) -> MountLocation {
         let path: String
         do throws(Errno) {
             path = try Paths.canonical(argument)
@@ -44,8 +44,8 @@ struct MountLocation: Equatable {
 
     /// The purgefs mount point `argument` names; anything else is a failure
     /// saying what it is instead.
-    static func mountPoint(_ argument: String, command: String) throws(CommandExit) -> MountLocation {
-        let location = try find(argument, command: command)
+    static func mountPoint(_ argument: String) throws(CommandExit) -> MountLocation {
+        let location = try find(argument)
         try location.requireMountPoint()
         return location
     }

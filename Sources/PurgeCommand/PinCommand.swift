@@ -15,7 +15,7 @@ struct PinCommand: Subcommand {
     }
 
     mutating func validate() throws(CommandExit) {
-        path = try PinFlag.resolve(pathArgument, command: Self.name)
+        path = try PinFlag.resolve(pathArgument)
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {

@@ -30,8 +30,8 @@ enum PinFlag {
     }
 
     /// The canonical path, which must be inside a purgefs mount.
-    static func resolve(_ argument: String, command: String) throws(CommandExit) -> String {
-        let location = try MountLocation.find(argument, command: command)
+    static func resolve(_ argument: String) throws(CommandExit) -> String {
+        let location = try MountLocation.find(argument)
         try location.requireOnPurgefs()
         return location.path
     }

@@ -52,7 +52,7 @@ struct SpaceCommand: Subcommand {
     }
 
     mutating func validate() throws(CommandExit) {
-        root = try MountLocation.mountPoint(pathArgument, command: Self.name).path
+        root = try MountLocation.mountPoint(pathArgument).path
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {

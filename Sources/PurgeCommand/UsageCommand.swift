@@ -53,7 +53,7 @@ struct UsageCommand: Subcommand {
     }
 
     mutating func validate() throws(CommandExit) {
-        let location = try MountLocation.find(pathArgument, command: Self.name)
+        let location = try MountLocation.find(pathArgument)
         guard location.mount != nil else {
             throw .failure("\(location.path) is not on a purgefs mount (usage reads the figures a mount answers)")
         }

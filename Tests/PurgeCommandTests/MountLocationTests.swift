@@ -36,7 +36,7 @@ final class MountLocationTests: XCTestCase {
     }
 
     func testMissingPathIsAFailure() {
-        XCTAssertThrowsError(try MountLocation.find("/nonexistent/purgefs-test", command: "pin")) {
+        XCTAssertThrowsError(try MountLocation.find("/nonexistent/purgefs-test")) {
             XCTAssertEqual($0 as? CommandExit, .failure("/nonexistent/purgefs-test: No such file or directory"))
         }
     }
