@@ -247,3 +247,105 @@ final class RecencyAndCounterTests: PurgeTestCase {
         XCTAssertFalse(exists(fixture.container + "/" + reused), "\(reused) is purged like any cache")
     }
 }
+
+/// Use order is exact (not rounded to seconds), through reads and writes,
+/// and kept exactly across a remount.
+final class RecencyOrderTests: PurgeTestCase {
+    static let caches = (0..<6).map { "caches/c\($0)" }
+    override var mountOptions: [String] { ["capacity=1G"] }
+
+    override func prepareContainer() throws {
+        makeDirectories(fixture.container, ["caches"])
+        // All with the same modification second: only use through the mount orders them.
+        for (i, path) in Self.caches.enumerated() { makeAged(path, size: 4096, age: 3000, seed: UInt64(i)) }
+    }
+
+    func use(_ order: [Int]) {
+        let m = fixture.mountpoint
+        for i in order {
+            if i % 2 == 0 {
+                XCTAssertTrue(touchByReading(m + "/" + Self.caches[i]), "read \(Self.caches[i])")
+            } else {
+                let fd = open(m + "/" + Self.caches[i], O_WRONLY | O_CLOEXEC)
+                XCTAssertEqual(pwrite(fd, "x", 1, 0), 1, "write \(Self.caches[i])")
+                close(fd)
+            }
+        }
+    }
+
+    func assertPurgeOrder(_ expected: [Int], _ label: String, file: StaticString = #filePath, line: UInt = #line) {
+        var order: [String] = []
+        for _ in expected {
+            let before = Set(gone(Self.caches))
+            purge("1", file: file, line: line)
+            order += gone(Self.caches).filter { !before.contains($0) }
+        }
+        XCTAssertEqual(order, expected.map { Self.caches[$0] }, "\(label): purge order follows use order within one second", file: file, line: line)
+    }
+
+    func testUseOrderWithinASecondIsExact() throws {
+        use([3, 0, 5, 1, 4, 2])
+        assertPurgeOrder([3, 0, 5], "same mount")
+    }
+
+    func testUseOrderSurvivesRemountExactly() throws {
+        use([4, 1, 5, 0, 2, 3])
+        try fixture.remount(options: mountOptions)
+        assertPurgeOrder([4, 1, 5, 0, 2, 3], "after a remount")
+    }
+}
+
+/// The purge log is JSON whatever the names, and the monitor keeps purging
+/// new caches while available stays below the low mark.
+final class PurgeLogAndMonitorTests: PurgeTestCase {
+    override var mountOptions: [String] { ["capacity=16M", "low=4M", "high=6M"] }
+
+    override func prepareContainer() throws {
+        makeDirectories(fixture.container, ["caches", "Documents"])
+        makeAged("caches/we\"ird\\name\n\ttab", size: 1000, age: 100)
+        makeAged("caches/ünïcode ☃", size: 1000, age: 90)
+    }
+
+    func testLogLinesAreJSONWhateverTheNames() throws {
+        purge("all")
+        let log = readPurgeLog(fixture.container)
+        XCTAssertEqual(log.map(\.path), ["caches/we\"ird\\name\n\ttab", "caches/ünïcode ☃"])
+    }
+
+    func testMonitorPurgesNewCachesWhileBelowLow() throws {
+        let m = fixture.mountpoint
+        // 13 MiB of documents: available 3 MiB < low, nothing purgeable but the two small caches.
+        XCTAssertEqual(writeBytes(m + "/Documents/big", tiled(13 * MiB, seed: 1)), 0)
+        XCTAssertTrue(eventually { numberAttr(m, "purgeable") == 0 }, "the monitor purged the small caches")
+        XCTAssertLessThan(available(), 4 << 20)
+        // A new cache written while below low is purged once closed.
+        XCTAssertEqual(writeBytes(m + "/caches/new", tiled(512 * 1024, seed: 2)), 0)
+        XCTAssertTrue(eventually { !exists(fixture.container + "/caches/new") }, "a cache written while below low is purged within 5 s")
+        XCTAssertTrue(exists(fixture.container + "/Documents/big"))
+    }
+}
+
+/// Without `capacity`, the device is the backing filesystem; setting
+/// `capacity` while mounted makes it simulated.
+final class RealDeviceTests: PurgeTestCase {
+    func testRealDeviceFiguresAndSwitchToSimulated() throws {
+        let m = fixture.mountpoint
+        var backing = statvfs()
+        XCTAssertEqual(statvfs(fixture.container, &backing), 0)
+        let size = UInt64(backing.f_blocks) * UInt64(backing.f_frsize)
+        XCTAssertEqual(numberAttr(m, "capacity"), size, "capacity is the backing filesystem's size")
+        var mounted = statvfs()
+        XCTAssertEqual(statvfs(m, &mounted), 0)
+        XCTAssertEqual(UInt64(mounted.f_blocks) * UInt64(mounted.f_frsize), size, "statfs of the mount shows the backing size")
+        let available = numberAttr(m, "available") ?? 0
+        let backingAvailable = UInt64(backing.f_bavail) * UInt64(backing.f_frsize)
+        XCTAssertLessThan(available > backingAvailable ? available - backingAvailable : backingAvailable - available, 256 << 20,
+                          "available \(available) is the backing filesystem's available space \(backingAvailable) (give or take other activity)")
+        XCTAssertEqual(setAttr(m, pf("capacity"), "2G"), 0)
+        XCTAssertEqual(numberAttr(m, "capacity"), 2 << 30)
+        XCTAssertEqual(statvfs(m, &mounted), 0)
+        XCTAssertEqual(UInt64(mounted.f_blocks) * UInt64(mounted.f_frsize), 2 << 30, "statfs follows the simulated capacity")
+        let allocated = numberAttr(m, "allocated") ?? 0
+        XCTAssertEqual(numberAttr(m, "available"), (2 << 30) - allocated)
+    }
+}
