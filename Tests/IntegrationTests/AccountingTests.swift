@@ -37,7 +37,7 @@ final class AccountingTests: MountedTestCase {
                 let path = directory.isEmpty ? m : m + "/" + directory
                 let seen = getAttr(path, pf("purgeable"))
                 if seen != .value(String(expected)) {
-                    purgeableMismatches.append("/\(directory): walk \(expected), mount \(seen)")
+                    purgeableMismatches.append("/\(directory): walk \(expected), mount \(seen) (directory inode \(walk.directories[directory] ?? 0), pinned \(getAttr(path, pf("pinned"))); files below: \(walk.files.filter { $0.value.names.contains { BackingWalk.isBelow($0, directory) } }.prefix(8).map { "\($0.value.names[0]) inode \($0.key) pinned \(getAttr(m + "/" + $0.value.names[0], pf("pinned")))" }); the test's pins: \(pinned.sorted()))")
                 }
             }
             return purgeableMismatches.isEmpty
