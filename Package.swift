@@ -21,7 +21,7 @@ let package = Package(
         // into a binary that uses PurgeCore without Glibc (its tests).
         .target(name: "PurgeCore", linkerSettings: [.linkedLibrary("m")]),
         // Typed wrappers over the syscalls purgefs uses; the only code that calls libc.
-        .target(name: "PurgeSys", dependencies: ["CLinux"]),
+        .target(name: "PurgeSys", dependencies: ["CLinux", "PurgeCore"]),
         // The FUSE adapter.
         .target(name: "PurgeFS", dependencies: ["CFuse", "PurgeCore", "PurgeSys"]),
         // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
@@ -29,8 +29,8 @@ let package = Package(
         // A tiny main that hands over to PurgeCommand.
         .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"]),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore"]),
-        .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys"]),
-        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "CLinux"]),
+        .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys", "PurgeCore"]),
+        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux"]),
     ]
 )

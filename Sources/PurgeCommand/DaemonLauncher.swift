@@ -1,4 +1,4 @@
-import Glibc
+import PurgeSys
 
 /// The parent's half of the ready pipe (see `ReadySignal`): starts the
 /// daemon and waits for its one line.
@@ -9,34 +9,25 @@ enum DaemonLauncher {
     /// Starts `arguments` (argv, from argv[0]) as a daemon and returns once
     /// it reports ready; throws `.failure` with its reason otherwise.
     static func launch(arguments: [String]) throws(CommandExit) {
-        let readEnd: Int32, writeEnd: Int32
-        do throws(SystemError) {
-            (readEnd, writeEnd) = try FileSystemCalls.pipe()
+        CurrentProcess.markDescriptorsCloseOnExec(from: 3)
+        let environment = CurrentProcess.environment.filter { !$0.hasPrefix(ReadySignal.environmentName + "=") }
+            + ["\(ReadySignal.environmentName)=\(ReadySignal.descriptor.rawValue)"]
+        let child: PipedChild
+        do throws(PipedChild.Failure) {
+            child = try PipedChild.start("/proc/self/exe", arguments: arguments, environment: environment,
+                                         pipeAs: ReadySignal.descriptor)
         } catch {
-            throw .failure("cannot create the daemon's ready pipe: \(error)")
+            switch error {
+            case .pipe(let error): throw .failure("cannot create the daemon's ready pipe: \(error)")
+            case .spawn(let error): throw .failure("cannot start the daemon: \(error)")
+            }
         }
-        defer { close(readEnd) }
+        defer { child.output.closeQuietly() }
 
-        ChildProcess.markDescriptorsCloseOnExec(from: 3)
-        let environment = ChildProcess.currentEnvironment.filter { !$0.hasPrefix(ReadySignal.environmentName + "=") }
-            + ["\(ReadySignal.environmentName)=\(ReadySignal.descriptor)"]
-        let pid: pid_t
-        do throws(SystemError) {
-            pid = try ChildProcess.spawn(
-                "/proc/self/exe", arguments: arguments, environment: environment,
-                fileActions: [
-                    .duplicate(writeEnd, to: ReadySignal.descriptor),
-                    .open("/dev/null", as: STDIN_FILENO, flags: O_RDONLY),
-                ])
-        } catch {
-            close(writeEnd)
-            throw .failure("cannot start the daemon: \(error)")
-        }
-        close(writeEnd)
-
+        let pid = child.pid
         let reply: [UInt8]
-        do throws(SystemError) {
-            reply = try FileSystemCalls.readLine(readEnd)
+        do throws(Errno) {
+            reply = try child.output.readLine()
         } catch {
             throw .failure("cannot read from the daemon (pid \(pid)): \(error)")
         }
@@ -48,11 +39,11 @@ enum DaemonLauncher {
 
     /// Why the pipe closed without a line: the daemon's exit status if it has
     /// ended (waiting up to about two seconds for it), else that it is still running.
-    private static func describeEnd(of pid: pid_t) -> String {
+    private static func describeEnd(of pid: ProcessID) -> String {
         for _ in 0..<200 {
-            switch Result(catching: { () throws(SystemError) in try ChildProcess.poll(pid) }) {
+            switch Result(catching: { () throws(Errno) in try ChildProcess.poll(pid) }) {
             case .success(let status?): return status.description
-            case .success(nil): usleep(10_000)
+            case .success(nil): CurrentProcess.sleep(milliseconds: 10)
             case .failure(let error): return "ended (\(error))"
             }
         }

@@ -117,7 +117,7 @@ struct MountCommand: Subcommand {
         let request = MountRequest(container: container, mountpoint: mountpoint, options: options)
         do throws(MountError) {
             try FileSystemServer.serve(request, whenReady: { (log: FileDescriptor) in
-                if let readySignal, readySignal.sendReady() { StandardStreams.detach(stderrTo: log.rawValue) }
+                if let readySignal, readySignal.sendReady() { StandardStreams.detach(stderrTo: log) }
             })
         } catch {
             throw .failure(Self.withoutProgramPrefix(error.description))
@@ -131,15 +131,15 @@ struct MountCommand: Subcommand {
 
     /// The canonical path of an existing directory, or a one-line reason.
     private static func resolveDirectory(_ path: String, role: String) throws(CommandExit) -> String {
-        func reason(_ error: SystemError) -> CommandExit {
-            error.isNotConnected
+        func reason(_ error: Errno) -> CommandExit {
+            error == .notConnected
                 ? .failure("\(role) \(path): \(error) (a purgefs daemon that died? purgefs unmount \(path))")
                 : .failure("\(role) \(path): \(error)")
         }
         let resolved: String, isDirectory: Bool
-        do throws(SystemError) {
-            resolved = try FileSystemCalls.canonicalPath(path)
-            isDirectory = try FileSystemCalls.isDirectory(resolved)
+        do throws(Errno) {
+            resolved = try Paths.canonical(path)
+            isDirectory = try Paths.isDirectory(resolved)
         } catch {
             throw reason(error)
         }

@@ -1,5 +1,5 @@
-import Glibc
 import PurgeCore
+import PurgeSys
 
 /// The `purgefs` command: routes the arguments to a subcommand, runs it,
 /// and turns its outcome into output and an exit status.
@@ -24,7 +24,7 @@ public enum Purgefs {
     public static func main(_ arguments: [String]) -> Int32 {
         let context = CommandContext(readySignal: ReadySignal.takeFromEnvironment())
         do throws(CommandExit) {
-            switch try route(Array(arguments.dropFirst()), pathExists: FileSystemCalls.exists) {
+            switch try route(Array(arguments.dropFirst()), pathExists: Paths.exists) {
             case .version:
                 print("purgefs \(version)")
             case .run(var command):
@@ -110,7 +110,6 @@ public enum Purgefs {
 
     /// One line on stderr, prefixed `purgefs: `.
     static func printError(_ line: String) {
-        var message = "purgefs: " + line + "\n"
-        message.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        try? FileDescriptor.standardError.writeAll("purgefs: " + line + "\n")
     }
 }

@@ -1,4 +1,4 @@
-import Glibc
+import PurgeSys
 import Synchronization
 
 /// The daemon's half of the ready pipe.
@@ -14,12 +14,12 @@ final class ReadySignal: Sendable {
     static let environmentName = "PURGEFS_READY_FD"
 
     /// The descriptor the daemon inherits the pipe as.
-    static let descriptor: Int32 = 3
+    static let descriptor = FileDescriptor(rawValue: 3)
 
     /// The pipe, until the one line has been written.
-    private let fd: Mutex<Int32?>
+    private let fd: Mutex<FileDescriptor?>
 
-    private init(fd: Int32) { self.fd = Mutex(fd) }
+    private init(fd: FileDescriptor) { self.fd = Mutex(fd) }
 
     /// The signal this process was started with, if it is a daemon child.
     /// Takes it out of the environment (so no grandchild inherits it), marks
@@ -28,11 +28,13 @@ final class ReadySignal: Sendable {
     /// daemon: a new session without a controlling terminal, and `/` as its
     /// working directory so it keeps no directory busy.
     static func takeFromEnvironment() -> ReadySignal? {
-        guard let text = getenv(environmentName).map({ String(cString: $0) }) else { return nil }
-        unsetenv(environmentName)
-        guard let fd = Int32(text), fd >= 0, fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else { return nil }
-        _ = setsid()
-        _ = chdir("/")
+        guard let text = CurrentProcess.environmentValue(environmentName) else { return nil }
+        try? CurrentProcess.removeEnvironmentValue(environmentName)
+        guard let number = Int32(text), number >= 0 else { return nil }
+        let fd = FileDescriptor(rawValue: number)
+        do { try fd.setCloseOnExec() } catch { return nil }
+        try? CurrentProcess.startSession()
+        try? CurrentProcess.changeDirectory("/")
         return ReadySignal(fd: fd)
     }
 
@@ -52,33 +54,10 @@ final class ReadySignal: Sendable {
     private func send(_ line: String) -> Bool {
         fd.withLock { fd in
             guard let open = fd else { return false }
-            try? FileSystemCalls.writeAll(open, line)
-            close(open)
+            try? open.writeAll(line)
+            open.closeQuietly()
             fd = nil
             return true
         }
-    }
-}
-
-/// Lets go of whoever started the daemon, once the mount is ready: stdin and
-/// stdout to /dev/null, stderr to the daemon log. A caller reading our output
-/// until end of file (a script, a test harness) would otherwise wait for as
-/// long as the daemon lives.
-enum StandardStreams {
-    /// `log` is the daemon log the server opened in the state directory
-    /// before mounting (an in-place mount hides that path from the daemon);
-    /// it stays open and owned by the server.
-    static func detach(stderrTo log: Int32) {
-        let null = (try? FileSystemCalls.open("/dev/null", flags: O_RDWR)) ?? -1
-        if null >= 0 {
-            dup2(null, STDIN_FILENO)
-            dup2(null, STDOUT_FILENO)
-        }
-        if log >= 0 {
-            dup2(log, STDERR_FILENO)
-        } else if null >= 0 {
-            dup2(null, STDERR_FILENO)
-        }
-        if null > STDERR_FILENO { close(null) }
     }
 }

@@ -1,5 +1,5 @@
-import Glibc
 import PurgeCore
+import PurgeSys
 
 /// `purgefs unmount MOUNTPOINT`: unmounts a purgefs mount, and only a
 /// purgefs mount, then waits until the kernel's mount table no longer lists it.
@@ -49,9 +49,9 @@ struct UnmountCommand: Subcommand {
     mutating func validate() throws(CommandExit) {
         // realpath fails with ENOTCONN on a mount whose daemon died; that
         // mount must still be removable, so fall back to the lexical path.
-        mountpoint = (try? FileSystemCalls.canonicalPath(pathArgument)) ?? FileSystemCalls.absolutePath(pathArgument)
+        mountpoint = (try? Paths.canonical(pathArgument)) ?? Self.absolutePath(pathArgument)
         let table: MountTable
-        do throws(SystemError) {
+        do throws(Errno) {
             table = try MountTable.current()
         } catch {
             throw .failure("cannot read /proc/self/mountinfo: \(error)")
@@ -67,10 +67,11 @@ struct UnmountCommand: Subcommand {
 
     func run(_ context: CommandContext) throws(CommandExit) {
         guard let mount else { preconditionFailure("run() before validate()") }
-        if geteuid() == 0 {
-            if umount2(mountpoint, 0) != 0 {
-                let error = SystemError.current
-                throw .failure(error.code == EBUSY
+        if CurrentProcess.effectiveUserID == 0 {
+            do throws(Errno) {
+                try Paths.unmount(mountpoint)
+            } catch {
+                throw .failure(error == .busy
                     ? "\(mountpoint) is busy: a process has a file open or its working directory inside"
                     : "cannot unmount \(mountpoint): \(error)")
             }
@@ -82,29 +83,21 @@ struct UnmountCommand: Subcommand {
 
     /// Runs `fusermount3 -u -- MOUNTPOINT`; its complaint, if any, becomes our one line.
     private static func fusermountUnmount(_ mountpoint: String) throws(CommandExit) {
-        let readEnd: Int32, writeEnd: Int32
-        do throws(SystemError) {
-            (readEnd, writeEnd) = try FileSystemCalls.pipe()
+        let child: PipedChild
+        do throws(PipedChild.Failure) {
+            child = try PipedChild.start("fusermount3", arguments: ["fusermount3", "-u", "--", mountpoint],
+                                         environment: CurrentProcess.environment, pipeAs: .standardError, searchPath: true)
         } catch {
-            throw .failure("cannot create a pipe: \(error)")
+            switch error {
+            case .pipe(let error): throw .failure("cannot create a pipe: \(error)")
+            case .spawn(let error): throw .failure("cannot run fusermount3: \(error)")
+            }
         }
-        defer { close(readEnd) }
-        let pid: pid_t
-        do throws(SystemError) {
-            pid = try ChildProcess.spawn(
-                "fusermount3", arguments: ["fusermount3", "-u", "--", mountpoint],
-                environment: ChildProcess.currentEnvironment,
-                fileActions: [.duplicate(writeEnd, to: STDERR_FILENO), .open("/dev/null", as: STDIN_FILENO, flags: O_RDONLY)],
-                searchPath: true)
-        } catch {
-            close(writeEnd)
-            throw .failure("cannot run fusermount3: \(error)")
-        }
-        close(writeEnd)
-        let output = (try? FileSystemCalls.readAll(readEnd, limit: 65536)) ?? []
+        defer { child.output.closeQuietly() }
+        let output = (try? child.output.readAll(limit: 65536)) ?? []
         let status: WaitStatus
-        do throws(SystemError) {
-            status = try ChildProcess.wait(pid)
+        do throws(Errno) {
+            status = try ChildProcess.wait(child.pid)
         } catch {
             throw .failure("cannot wait for fusermount3: \(error)")
         }
@@ -121,8 +114,15 @@ struct UnmountCommand: Subcommand {
             guard waited < deadlineMilliseconds else {
                 throw .failure("\(mount.mountPoint) is still mounted \(deadlineMilliseconds / 1000) s after unmounting")
             }
-            usleep(10_000)
+            CurrentProcess.sleep(milliseconds: 10)
             waited += 10
         }
+    }
+
+    /// An absolute path without touching the named file: for a mountpoint
+    /// whose daemon died, where `realpath` fails with `ENOTCONN`.
+    static func absolutePath(_ path: String) -> String {
+        let joined = path.hasPrefix("/") ? path : ((try? Paths.workingDirectory()) ?? "/") + "/" + path
+        return AbsolutePath.normalise(joined) ?? joined
     }
 }

@@ -39,6 +39,11 @@ struct DirectoryRecord {
 
     struct Flags: OptionSet {
         let rawValue: UInt16
+
+        /// `contains` without the generic `SetAlgebra` path, which costs
+        /// in unoptimised builds on the ledger's hottest lines.
+        @inline(__always)
+        func has(_ flag: Flags) -> Bool { rawValue & flag.rawValue == flag.rawValue }
         static let live = Flags(rawValue: 1 << 0)
         // Set on this directory itself.
         static let zoneRoot = Flags(rawValue: 1 << 1)

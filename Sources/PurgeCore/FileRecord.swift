@@ -24,6 +24,11 @@ struct FileRecord {
 
     struct Flags: OptionSet {
         let rawValue: UInt8
+
+        /// `contains` without the generic `SetAlgebra` path, which costs
+        /// in unoptimised builds on the ledger's hottest lines.
+        @inline(__always)
+        func has(_ flag: Flags) -> Bool { rawValue & flag.rawValue == flag.rawValue }
         /// The slot holds a file (free slots are reused).
         static let live = Flags(rawValue: 1 << 0)
         /// `user.purgefs.pinned` on the file itself.

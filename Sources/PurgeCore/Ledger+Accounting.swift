@@ -3,75 +3,64 @@
 extension Ledger {
     // MARK: Derived state of a file
 
-    /// Every name inside a purgeable zone. A file with one name outside a
-    /// zone is never purged: deleting only its zone names would free nothing
-    /// and purging must never reach outside a zone.
-    func isInZone(_ f: UInt32) -> Bool {
+    /// Everything purging needs to know about a file, from one pass over its
+    /// names. Computed before and after each change, and compared.
+    struct PurgeState: Equatable {
+        /// Every name inside a purgeable zone. A file with one name outside
+        /// a zone is never purged: deleting only its zone names would free
+        /// nothing, and purging must never reach outside a zone.
+        var inZone = false
+        /// Pinned on the file, or on a directory above any of its names.
+        var pinned = false
+        /// Below a tombstone directory through any name: purging truncates
+        /// it, so that name stays.
+        var tombstoned = false
+        /// In a zone, not pinned, not open.
+        var candidate = false
+        /// A candidate a purge would still change: a tombstoned file already
+        /// truncated to nothing stays out of the purge order, or it would be
+        /// its oldest item forever.
+        var work = false
+        /// The group root of its first name's directory, when in a zone.
+        var group = noSlot
+        /// What the file adds to each directory above it.
+        var contribution = Totals.zero
+    }
+
+    func purgeState(_ f: UInt32) -> PurgeState {
         let record = files[Int(f)]
-        guard record.isLinked, directories[Int(record.parent)].flags.contains(.inZone) else { return false }
-        if record.flags.contains(.extraLinks) {
-            for d in extraLinks[f]! where !directories[Int(d)].flags.contains(.inZone) { return false }
+        var state = PurgeState()
+        state.pinned = record.flags.has(.pinned)
+        guard record.isLinked else { return state }
+        var inZone = true, pinned = state.pinned, tombstoned = false
+        func visit(_ flags: DirectoryRecord.Flags) {
+            inZone = inZone && flags.has(.inZone)
+            pinned = pinned || flags.has(.pinnedBelow)
+            tombstoned = tombstoned || flags.has(.tombstoneBelow)
         }
-        return true
-    }
-
-    /// Pinned on the file, or on any directory above any of its names.
-    func isPinned(_ f: UInt32) -> Bool {
-        let record = files[Int(f)]
-        if record.flags.contains(.pinned) { return true }
-        guard record.isLinked else { return false }
-        if directories[Int(record.parent)].flags.contains(.pinnedBelow) { return true }
-        if record.flags.contains(.extraLinks) {
-            for d in extraLinks[f]! where directories[Int(d)].flags.contains(.pinnedBelow) { return true }
+        visit(directories[Int(record.parent)].flags)
+        if record.flags.has(.extraLinks) {
+            for d in extraLinks[f]! { visit(directories[Int(d)].flags) }
         }
-        return false
-    }
-
-    /// Below a tombstone directory through any name: purging truncates it,
-    /// so that name stays.
-    func isTombstoned(_ f: UInt32) -> Bool {
-        let record = files[Int(f)]
-        guard record.isLinked else { return false }
-        if directories[Int(record.parent)].flags.contains(.tombstoneBelow) { return true }
-        if record.flags.contains(.extraLinks) {
-            for d in extraLinks[f]! where directories[Int(d)].flags.contains(.tombstoneBelow) { return true }
-        }
-        return false
-    }
-
-    func isCandidate(_ f: UInt32) -> Bool {
-        !files[Int(f)].flags.contains(.open) && isInZone(f) && !isPinned(f)
-    }
-
-    /// A candidate a purge would still change: a tombstoned file already
-    /// truncated to nothing is left out of the purge order, or it would stay
-    /// the oldest item forever.
-    func hasPurgeWork(_ f: UInt32) -> Bool {
-        guard isCandidate(f) else { return false }
-        let record = files[Int(f)]
-        return record.size > 0 || record.allocated > 0 || !isTombstoned(f)
-    }
-
-    /// The group the file is purged with: the group root of its first name's
-    /// directory, when the file is in a zone.
-    func groupOf(_ f: UInt32) -> UInt32 {
-        guard isInZone(f) else { return noSlot }
-        return directories[Int(files[Int(f)].parent)].group
-    }
-
-    /// What the file adds to each directory above it.
-    func contribution(_ f: UInt32) -> Totals {
-        let record = files[Int(f)]
-        guard record.isLinked else { return .zero }
-        let work = hasPurgeWork(f)
-        return Totals(
+        state.inZone = inZone
+        state.pinned = pinned
+        state.tombstoned = tombstoned
+        state.candidate = inZone && !pinned && !record.flags.has(.open)
+        state.work = state.candidate && (record.size > 0 || record.allocated > 0 || !tombstoned)
+        state.group = inZone ? directories[Int(record.parent)].group : noSlot
+        state.contribution = Totals(
             size: record.size,
             files: 1,
             allocated: record.allocated,
-            purgeable: work ? record.allocated : 0,
-            purgeableFiles: work ? 1 : 0,
-            cloneSavings: record.flags.contains(.cloned) ? cloneSavings[f]! : 0)
+            purgeable: state.work ? record.allocated : 0,
+            purgeableFiles: state.work ? 1 : 0,
+            cloneSavings: record.flags.has(.cloned) ? cloneSavings[f]! : 0)
+        return state
     }
+
+    func hasPurgeWork(_ f: UInt32) -> Bool { purgeState(f).work }
+    func groupOf(_ f: UInt32) -> UInt32 { purgeState(f).group }
+    func contribution(_ f: UInt32) -> Totals { purgeState(f).contribution }
 
     // MARK: Propagation
 
@@ -81,7 +70,7 @@ extension Ledger {
         guard old != new else { return }
         let record = files[Int(f)]
         guard record.isLinked else { return }
-        if !record.flags.contains(.extraLinks) {
+        if !record.flags.has(.extraLinks) {
             var d = record.parent
             while d != noSlot {
                 directories[Int(d)].totals.replace(old, with: new)
@@ -108,20 +97,18 @@ extension Ledger {
     /// contribution is taken out along the old names and the new one put in
     /// along the new names. Otherwise one walk replaces one by the other.
     mutating func changeFile(_ f: UInt32, relinks: Bool = false, _ change: (inout Ledger) -> Void) {
-        let old = contribution(f)
-        let oldGroup = groupOf(f)
-        let oldWork = hasPurgeWork(f)
+        let old = purgeState(f)
         let wasLinked = files[Int(f)].isLinked
         let oldAllocated = files[Int(f)].allocated
-        if relinks { propagate(f, removing: old, adding: .zero) }
+        if relinks { propagate(f, removing: old.contribution, adding: .zero) }
         change(&self)
-        let new = contribution(f)
-        propagate(f, removing: relinks ? .zero : old, adding: new)
+        let new = purgeState(f)
+        propagate(f, removing: relinks ? .zero : old.contribution, adding: new.contribution)
         let isLinked = files[Int(f)].isLinked
         if !wasLinked { unlinkedOpenAllocated -= oldAllocated }
         if !isLinked { unlinkedOpenAllocated += files[Int(f)].allocated }
         if wasLinked != isLinked { linkedFileCount += isLinked ? 1 : -1 }
-        syncIndex(f, oldGroup: oldGroup, oldWork: oldWork)
+        syncIndex(f, old: old, new: new)
     }
 
     /// Runs a change that can alter the zone, pin, tombstone or group of a
@@ -131,47 +118,47 @@ extension Ledger {
     /// the subtree × depth); such changes are rare.
     mutating func changeSubtree(_ d: UInt32, _ change: (inout Ledger) -> Void) {
         let members = filesTouching(d)
-        var old: [(group: UInt32, work: Bool)] = []
-        old.reserveCapacity(members.count)
+        var states: [PurgeState] = []
+        states.reserveCapacity(members.count)
         for f in members {
-            old.append((groupOf(f), hasPurgeWork(f)))
-            propagate(f, removing: contribution(f), adding: .zero)
+            let old = purgeState(f)
+            states.append(old)
+            propagate(f, removing: old.contribution, adding: .zero)
         }
         change(&self)
         refreshInherited(d)
-        for (f, old) in zip(members, old) {
-            propagate(f, removing: .zero, adding: contribution(f))
-            syncIndex(f, oldGroup: old.group, oldWork: old.work)
+        for (f, old) in zip(members, states) {
+            let new = purgeState(f)
+            propagate(f, removing: .zero, adding: new.contribution)
+            syncIndex(f, old: old, new: new)
         }
     }
 
     // MARK: The purge order
 
     /// Puts the file, or its group, in the recency index or takes it out,
-    /// as its purge state now says; `oldGroup` and `oldWork` are its group
-    /// and whether it had purge work before the change.
-    mutating func syncIndex(_ f: UInt32, oldGroup: UInt32, oldWork: Bool) {
-        let group = groupOf(f)
-        let work = hasPurgeWork(f)
-        if oldGroup != noSlot && oldWork { directories[Int(oldGroup)].membersWithWork -= 1 }
-        if group != noSlot && work { directories[Int(group)].membersWithWork += 1 }
-        let item = RecencyIndex.Item.file(f)
-        let wanted = group == noSlot && work
-        if wanted != index.contains(item) {
-            if wanted { index.insert(item, stamp: files[Int(f)].lastUsed) } else { index.remove(item) }
+    /// as its purge state changed from `old` to `new`.
+    mutating func syncIndex(_ f: UInt32, old: PurgeState, new: PurgeState) {
+        if old.group != noSlot && old.work { directories[Int(old.group)].membersWithWork -= 1 }
+        if new.group != noSlot && new.work { directories[Int(new.group)].membersWithWork += 1 }
+        let wasFileItem = old.group == noSlot && old.work
+        let isFileItem = new.group == noSlot && new.work
+        if wasFileItem != isFileItem {
+            let item = RecencyIndex.Item.file(f)
+            if isFileItem { index.insert(item, stamp: files[Int(f)].lastUsed) } else { index.remove(item) }
         }
-        if group != noSlot {
-            raiseGroup(group, to: files[Int(f)].lastUsed)
-            syncGroup(group)
+        if new.group != noSlot {
+            raiseGroup(new.group, to: files[Int(f)].lastUsed)
+            syncGroup(new.group)
         }
-        if oldGroup != noSlot && oldGroup != group { syncGroup(oldGroup) }
+        if old.group != noSlot && old.group != new.group { syncGroup(old.group) }
     }
 
     /// A group is in the index while it is a group root with a member to purge.
     mutating func syncGroup(_ g: UInt32) {
         let directory = directories[Int(g)]
         let item = RecencyIndex.Item.group(g)
-        let wanted = directory.flags.contains(.live) && directory.group == g && directory.membersWithWork > 0
+        let wanted = directory.flags.has(.live) && directory.group == g && directory.membersWithWork > 0
         if wanted != index.contains(item) {
             if wanted { index.insert(item, stamp: directory.lastUsed) } else { index.remove(item) }
         }

@@ -7,7 +7,8 @@ extension Ledger {
         for x in subtreeDirectories(g) {
             var f = directories[Int(x)].firstFile
             while f != noSlot {
-                if groupOf(f) == g && hasPurgeWork(f) { members.append(f) }
+                let state = purgeState(f)
+                if state.group == g && state.work { members.append(f) }
                 f = files[Int(f)].next
             }
         }
@@ -20,8 +21,9 @@ extension Ledger {
     public func canPurge(_ victim: PurgeVictim) -> Bool {
         guard let ref = slots[victim.file], !ref.isDirectory else { return false }
         let f = ref.slot
-        guard hasPurgeWork(f) else { return false }
-        let action: PurgeAction = isTombstoned(f) ? .truncate : .delete
+        let state = purgeState(f)
+        guard state.work else { return false }
+        let action: PurgeAction = state.tombstoned ? .truncate : .delete
         return action == victim.action && linkDirectories(f).sorted() == victim.directories.sorted()
     }
 

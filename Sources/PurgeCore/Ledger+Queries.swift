@@ -8,7 +8,8 @@ extension Ledger {
     public func file(_ id: EntryID) throws(PurgeCoreError) -> FileInfo {
         let f = try fileSlot(id)
         let record = files[Int(f)]
-        let group = groupOf(f)
+        let state = purgeState(f)
+        let group = state.group
         return FileInfo(
             size: record.size,
             allocated: record.allocated,
@@ -17,10 +18,10 @@ extension Ledger {
             links: record.isLinked ? 1 + (extraLinks[f]?.count ?? 0) : 0,
             openCount: Int(openCounts[f] ?? 0),
             isPinned: record.flags.contains(.pinned),
-            isProtectedByPin: isPinned(f),
-            isInZone: isInZone(f),
-            isCandidate: isCandidate(f),
-            isTombstoned: isTombstoned(f),
+            isProtectedByPin: state.pinned,
+            isInZone: state.inZone,
+            isCandidate: state.candidate,
+            isTombstoned: state.tombstoned,
             group: group == noSlot ? nil : directories[Int(group)].id)
     }
 

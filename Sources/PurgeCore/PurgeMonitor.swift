@@ -9,7 +9,9 @@ public struct PurgeMonitor: Equatable, Sendable {
     public init() {}
 
     /// How much to purge this round (0: nothing to do). Call it on every
-    /// tick and after every change of capacity, external or usage.
+    /// tick and after every change of capacity, external or usage. When the
+    /// plan for it comes back empty nothing purgeable is left; the next
+    /// tick simply asks again.
     public mutating func target(for status: SpaceStatus) -> UInt64 {
         if status.isBelowLow { isPurging = true }
         guard isPurging else { return 0 }

@@ -56,12 +56,14 @@ public struct PurgePlan: Equatable, Sendable {
         }
     }
 
-    /// The victims' names grouped by directory, in plan order of first
-    /// appearance, so the adapter lists each directory once.
+    /// The victims grouped by the directories holding their names, in plan
+    /// order of first appearance, so the adapter lists each directory once
+    /// to find the names (a truncation needs one name to open the file, a
+    /// deletion needs them all).
     public func filesByDirectory() -> [(directory: EntryID, files: [EntryID])] {
         var order: [EntryID] = []
         var byDirectory: [EntryID: [EntryID]] = [:]
-        for victim in victims where victim.action == .delete {
+        for victim in victims {
             for directory in victim.directories {
                 if byDirectory[directory] == nil { order.append(directory) }
                 byDirectory[directory, default: []].append(victim.file)

@@ -27,12 +27,13 @@ public enum PurgePlanner {
     }
 
     private static func add(_ f: UInt32, to plan: inout PurgePlan, from ledger: Ledger) {
-        guard ledger.hasPurgeWork(f) else { return }
+        let state = ledger.purgeState(f)
+        guard state.work else { return }
         let record = ledger.files[Int(f)]
-        let group = ledger.groupOf(f)
+        let group = state.group
         plan.victims.append(PurgeVictim(
             file: record.id,
-            action: ledger.isTombstoned(f) ? .truncate : .delete,
+            action: state.tombstoned ? .truncate : .delete,
             directories: ledger.linkDirectories(f),
             bytes: record.allocated,
             size: record.size,

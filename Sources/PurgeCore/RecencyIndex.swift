@@ -176,16 +176,19 @@ public struct RecencyIndex: Sendable {
     private mutating func setPosition(_ item: Item, _ position: UInt32) {
         let slot = Int(item.slot)
         if item.isGroup {
-            if slot >= groupPositions.count {
-                groupPositions.append(contentsOf: repeatElement(RecencyIndex.absent, count: slot + 1 - groupPositions.count))
-            }
+            if slot >= groupPositions.count { RecencyIndex.grow(&groupPositions, toHold: slot) }
             groupPositions[slot] = position
         } else {
-            if slot >= filePositions.count {
-                filePositions.append(contentsOf: repeatElement(RecencyIndex.absent, count: slot + 1 - filePositions.count))
-            }
+            if slot >= filePositions.count { RecencyIndex.grow(&filePositions, toHold: slot) }
             filePositions[slot] = position
         }
+    }
+
+    /// Doubles a position table as needed, so slots handed out one by one
+    /// cost amortised O(1).
+    private static func grow(_ table: inout [UInt32], toHold slot: Int) {
+        let size = Swift.max(slot + 1, table.count * 2, 16)
+        table.append(contentsOf: repeatElement(RecencyIndex.absent, count: size - table.count))
     }
 
     /// Whether every parent precedes its children and every stored position

@@ -9,7 +9,8 @@ extension ContainerFileSystem {
     /// needs no aligned buffers.
     func open(_ id: NodeID, flags: Int32) throws(Errno) -> OpenFile {
         let inode = inodes.inode(id)
-        let file = OpenFile(descriptor: try inode.descriptor.reopen(flags: Self.backingFlags(flags)), inode: inode)
+        let descriptor = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: Self.backingFlags(flags)) }
+        let file = try OpenFile(descriptor: descriptor, inode: inode)
         if inode.isRegularFile {
             state.noteOpened(inode.key)
             if flags & O_TRUNC != 0 { noteFigures(of: file) }
@@ -17,25 +18,51 @@ extension ContainerFileSystem {
         return file
     }
 
+    /// Creates and opens `name`. The kernel asks only for names it believes
+    /// absent, but another opener may get there first: without `O_EXCL` the
+    /// existing file is then opened, and counted as opened, not as created.
     func create(parent: NodeID, name: CName, mode: mode_t, flags: Int32, caller: CallerIdentity) throws(Errno) -> (fuse_entry_param, OpenFile) {
         let directory = try creatableDirectory(parent, name)
-        let (entry, file) = try locks.withLocks(directory.key) { () throws(Errno) -> (fuse_entry_param, FileDescriptor) in
-            let file = try caller.perform { () throws(Errno) in
-                try FileDescriptor.open(
-                    name, in: directory.descriptor, flags: Self.backingFlags(flags) | O_CREAT | O_NOFOLLOW, mode: mode)
+        let (entry, file, created) = try locks.withLocks(directory.key) { () throws(Errno) -> (fuse_entry_param, FileDescriptor, Bool) in
+            let (file, created) = try directory.withDescriptor { (parent) throws(Errno) in
+                try Self.openCreating(name, in: parent, mode: mode, flags: flags, caller: caller)
             }
             do throws(Errno) {
-                let created = try self.entry(for: try file.reopen(flags: OpenFlags.path))
-                state.noteCreated(created.attr, name: name, in: directory.key)
-                return (created, file)
+                let entry = try self.entry(for: try file.reopen(flags: OpenFlags.path))
+                if created { state.noteCreated(entry.attr, name: name, in: directory.key) }
+                return (entry, file, created)
             } catch {
                 file.closeQuietly()
                 throw error
             }
         }
         let inode = inodes.inode(NodeID(entry.ino))
+        let open: OpenFile
+        do { open = try OpenFile(descriptor: file, inode: inode) } catch {
+            file.closeQuietly()
+            throw error
+        }
         state.noteOpened(inode.key)
-        return (entry, OpenFile(descriptor: file, inode: inode))
+        if !created && flags & O_TRUNC != 0 { noteFigures(of: open) }
+        return (entry, open)
+    }
+
+    /// Opens `name` in `parent`, creating it as the caller; returns whether it was created.
+    private static func openCreating(
+        _ name: CName, in parent: FileDescriptor, mode: mode_t, flags: Int32, caller: CallerIdentity
+    ) throws(Errno) -> (FileDescriptor, Bool) {
+        do {
+            let file = try caller.perform { () throws(Errno) in
+                try FileDescriptor.open(name, in: parent, flags: backingFlags(flags) | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode)
+            }
+            return (file, true)
+        } catch where error == .exists && flags & O_EXCL == 0 {
+            // As the caller: the kernel checked only that it may create here.
+            let file = try caller.perform { () throws(Errno) in
+                try FileDescriptor.open(name, in: parent, flags: backingFlags(flags) | O_NOFOLLOW)
+            }
+            return (file, false)
+        }
     }
 
     func release(_ file: OpenFile) {

@@ -20,7 +20,7 @@ struct MountPreparation {
         root = try Self.openDirectory(container, role: "container")
         let mountpoint = try Self.openDirectory(request.mountpoint, role: "mountpoint")
         mountpoint.closeQuietly()
-        if let type = MountTable.fuseType(mountedAt: request.mountpoint) {
+        if let type = (try? MountTable.current())?.fuseMount(at: request.mountpoint)?.fileSystemType {
             throw MountError("mountpoint \(request.mountpoint) is busy: \(type) is mounted there")
         }
 

@@ -23,6 +23,8 @@ final class Purger: Sendable {
     private let stateDirectory: StateDirectory
     /// One purge at a time: the monitor, writes and manual purges take turns.
     private let serial = ThreadLock()
+    /// Victims removed before their log lines are written and synced.
+    static let batchSize = 1024
 
     init(state: ContainerState, root: FileDescriptor, locks: NamespaceLocks, notifier: KernelNotifier,
          inodes: InodeTable, log: PurgeLog, stateDirectory: StateDirectory) {
@@ -51,10 +53,19 @@ final class Purger: Sendable {
                 }
                 let plan = state.read { ledger, _ in PurgePlanner.plan(remaining, in: ledger, excluding: skipped) }
                 guard !plan.victims.isEmpty else { return freed }
-                let outcome = execute(plan, reason: reason)
-                freed += outcome.freed
-                skipped.formUnion(outcome.skipped)
-                if outcome.purged == 0 && outcome.skipped.isEmpty { return freed }  // no progress possible
+                var progress = false
+                // In batches, each settled (logged, synced, counted) before the next
+                // starts: a crash loses the log lines of at most one batch.
+                var start = 0
+                while start < plan.victims.count {
+                    let batch = Array(plan.victims[start..<min(start + Self.batchSize, plan.victims.count)])
+                    start += batch.count
+                    let outcome = execute(batch, reason: reason)
+                    freed += outcome.freed
+                    skipped.formUnion(outcome.skipped)
+                    progress = progress || outcome.purged > 0 || !outcome.skipped.isEmpty
+                }
+                if !progress { return freed }
             }
         }
     }
@@ -72,12 +83,12 @@ final class Purger: Sendable {
         var name: [CChar]
     }
 
-    private func execute(_ plan: PurgePlan, reason: PurgeLog.Reason) -> Outcome {
+    private func execute(_ victims: [PurgeVictim], reason: PurgeLog.Reason) -> Outcome {
         // Which victims to look for in which directory: every name of a file
         // to delete, one name of a file to truncate.
         var work: [EntryID: [Int]] = [:]
         var order: [EntryID] = []
-        for (index, victim) in plan.victims.enumerated() {
+        for (index, victim) in victims.enumerated() {
             let directories = victim.action == .delete ? victim.directories : Array(victim.directories.prefix(1))
             for directory in directories {
                 if work[directory] == nil { order.append(directory) }
@@ -88,32 +99,32 @@ final class Purger: Sendable {
         var approved: Set<Int> = []
         var refused: Set<Int> = []
         for directory in order {
-            process(directory, victims: work[directory]!, of: plan, approved: &approved, refused: &refused, done: &done)
+            process(directory, victims: work[directory]!, of: victims, approved: &approved, refused: &refused, done: &done)
         }
-        return settle(plan, done: done, refused: refused, reason: reason)
+        return settle(victims, done: done, refused: refused, reason: reason)
     }
 
     /// Finds and purges the victims' names in one directory, listing it once.
     private func process(
-        _ directoryID: EntryID, victims: [Int], of plan: PurgePlan,
+        _ directoryID: EntryID, victims indices: [Int], of victims: [PurgeVictim],
         approved: inout Set<Int>, refused: inout Set<Int>, done: inout [Done]
     ) {
         guard let chain = state.read({ _, names in names.components(of: directoryID) }),
               let directory = try? DirectoryNames.open(chain, from: root)
         else {
-            refused.formUnion(victims)
+            refused.formUnion(indices)
             return
         }
         defer { directory.closeQuietly() }
         var wanted: [UInt64: Int] = [:]
-        for index in victims where plan.victims[index].file.device == directoryID.device {
-            wanted[plan.victims[index].file.inode] = index
+        for index in indices where victims[index].file.device == directoryID.device {
+            wanted[victims[index].file.inode] = index
         }
         try? locks.withLocks(directoryID) { () throws(Errno) in
             let stream = try DirectoryStream(directory)
             while !wanted.isEmpty, let entry = try stream.next() {
                 guard let index = wanted[entry.inode] else { continue }
-                let victim = plan.victims[index]
+                let victim = victims[index]
                 guard let status = try? directory.status(of: entry.name), status.st_mode & S_IFMT == S_IFREG,
                       EntryID(status) == victim.file
                 else { continue }
@@ -148,7 +159,7 @@ final class Purger: Sendable {
     }
 
     /// Reports what was done to the ledger, the counters, the log and the kernel.
-    private func settle(_ plan: PurgePlan, done: [Done], refused: Set<Int>, reason: PurgeLog.Reason) -> Outcome {
+    private func settle(_ victims: [PurgeVictim], done: [Done], refused: Set<Int>, reason: PurgeLog.Reason) -> Outcome {
         var outcome = Outcome()
         var namesDone: [Int: [Done]] = [:]
         for item in done { namesDone[item.victim, default: []].append(item) }
@@ -156,7 +167,7 @@ final class Purger: Sendable {
         var records: [PurgeLog.Record] = []
         var freedFiles: UInt64 = 0
         for (index, names) in namesDone.sorted(by: { $0.key < $1.key }) {
-            let victim = plan.victims[index]
+            let victim = victims[index]
             let complete = victim.action == .truncate || names.count == victim.directories.count
             let path = state.withLedger { (ledger, directoryNames) -> String in
                 do {
@@ -182,7 +193,7 @@ final class Purger: Sendable {
             }
             tellKernel(victim, names: names)
         }
-        for index in refused where namesDone[index] == nil { outcome.skipped.insert(plan.victims[index].file) }
+        for index in refused where namesDone[index] == nil { outcome.skipped.insert(victims[index].file) }
         log.append(records)
         if freedFiles > 0 {
             let counters = state.countPurged(bytes: outcome.freed, files: freedFiles)

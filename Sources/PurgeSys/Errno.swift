@@ -56,4 +56,6 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let notSupported = Errno(EOPNOTSUPP)
     /// `EROFS`
     public static let readOnlyFileSystem = Errno(EROFS)
+    /// `ENOTCONN`: what a FUSE mount whose daemon died answers.
+    public static let notConnected = Errno(ENOTCONN)
 }

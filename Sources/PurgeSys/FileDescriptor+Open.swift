@@ -1,8 +1,12 @@
 import CLinux
 import Glibc
 
-/// Open flags Swift's Glibc module does not name.
+/// Open flags by name: those Swift's Glibc module does not name, and the
+/// access modes, for callers that do not import Glibc.
 public enum OpenFlags {
+    public static let readOnly = O_RDONLY
+    public static let writeOnly = O_WRONLY
+    public static let readWrite = O_RDWR
     public static let path = clinux_O_PATH
     public static let direct = clinux_O_DIRECT
     public static let noAccessTime = clinux_O_NOATIME

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PurgeCore
 import XCTest
 
 /// The `purgefs` command run as a subprocess: help, bad input, the
@@ -111,7 +112,7 @@ final class CommandLineTests: MountedTestCase {
     /// Without `-f` the command returns only once the mount is usable:
     /// stat and readdir work the instant it returns, with no waiting.
     func assertUsableAtOnce(_ mountpoint: String, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertEqual(MountTable.mounts(at: mountpoint).last?.fstype, "fuse.purgefs", "mounted when the command returned", file: file, line: line)
+        XCTAssertEqual(MountTable.mounts(at: mountpoint).last?.fileSystemType, "fuse.purgefs", "mounted when the command returned", file: file, line: line)
         var st = stat()
         XCTAssertEqual(stat(mountpoint + "/Documents/report.txt", &st), 0, "stat right after return: \(Errno.name(errno))", file: file, line: line)
         XCTAssertEqual(st.st_size, 7, file: file, line: line)
@@ -182,7 +183,7 @@ final class CommandLineTests: MountedTestCase {
 
     func assertInPlaceView(file: StaticString = #filePath, line: UInt = #line) throws {
         let c = fixture.container
-        XCTAssertEqual(MountTable.mounts(at: c).last?.fstype, "fuse.purgefs", "mounted over the container", file: file, line: line)
+        XCTAssertEqual(MountTable.mounts(at: c).last?.fileSystemType, "fuse.purgefs", "mounted over the container", file: file, line: line)
         XCTAssertEqual(try String(contentsOfFile: c + "/Documents/report.txt", encoding: .utf8), "report\n",
                        "files keep their paths", file: file, line: line)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: c).sorted(), ["Documents"], "state dir not listed", file: file, line: line)

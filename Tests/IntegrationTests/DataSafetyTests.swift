@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PurgeCore
 import Synchronization
 import XCTest
 

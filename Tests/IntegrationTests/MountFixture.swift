@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PurgeCore
 import XCTest
 
 /// A fresh temporary directory holding `container/`, `mnt/` and `native/`
@@ -117,8 +118,8 @@ final class MountFixture: @unchecked Sendable {
             guard let top = mounts.last else {
                 throw SubprocessError("`purgefs mount` returned 0 but \(target) is not mounted yet (it must return only once the mount is usable)\n\(result)")
             }
-            guard top.fstype == MountFixture.fstype else {
-                throw SubprocessError("\(target) is mounted with fstype \(top.fstype), expected \(MountFixture.fstype)")
+            guard top.fileSystemType == MountFixture.fstype else {
+                throw SubprocessError("\(target) is mounted with fstype \(top.fileSystemType), expected \(MountFixture.fstype)")
             }
             return
         }
@@ -127,8 +128,8 @@ final class MountFixture: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(MountFixture.mountDeadline)
         while true {
             if let top = MountTable.mounts(at: target).last {
-                guard top.fstype == MountFixture.fstype else {
-                    throw SubprocessError("\(target) got mounted with fstype \(top.fstype), expected \(MountFixture.fstype)")
+                guard top.fileSystemType == MountFixture.fstype else {
+                    throw SubprocessError("\(target) got mounted with fstype \(top.fileSystemType), expected \(MountFixture.fstype)")
                 }
                 return
             }
@@ -231,7 +232,7 @@ final class MountFixture: @unchecked Sendable {
         if left.isEmpty {
             if let failure = removeTree(base) { problems.append("cannot remove \(base): \(failure)") }
         } else {
-            problems.append("not removing \(base): still mounted: \(left.map(\.mountpoint))")
+            problems.append("not removing \(base): still mounted: \(left.map(\.mountPoint))")
         }
         return problems
     }

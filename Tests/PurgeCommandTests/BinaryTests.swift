@@ -1,4 +1,4 @@
-import Glibc
+import PurgeSys
 import XCTest
 @testable import PurgeCommand
 
@@ -10,22 +10,22 @@ final class BinaryTests: XCTestCase {
 
     /// The `purgefs` built next to this test bundle.
     private func binary() throws -> String {
-        let bundle = try FileSystemCalls.canonicalPath("/proc/self/exe")
+        let bundle = try Paths.canonical("/proc/self/exe")
         let path = String(bundle[..<(bundle.lastIndex(of: "/") ?? bundle.endIndex)]) + "/purgefs"
-        guard FileSystemCalls.exists(path) else { throw XCTSkip("purgefs is not built at \(path)") }
+        guard Paths.exists(path) else { throw XCTSkip("purgefs is not built at \(path)") }
         return path
     }
 
     private func run(_ arguments: [String]) throws -> Outcome {
-        let out = try FileSystemCalls.pipe(), err = try FileSystemCalls.pipe()
+        let out = try FileDescriptor.pipe(), err = try FileDescriptor.pipe()
         let pid = try ChildProcess.spawn(try binary(), arguments: ["purgefs"] + arguments, environment: ["PATH=/usr/bin:/bin"],
-                                         fileActions: [.duplicate(out.write, to: 1), .duplicate(err.write, to: 2)])
-        close(out.write)
-        close(err.write)
-        defer { close(out.read); close(err.read) }
+                                         fileActions: [.duplicate(out.write, to: .standardOutput), .duplicate(err.write, to: .standardError)])
+        out.write.closeQuietly()
+        err.write.closeQuietly()
+        defer { out.read.closeQuietly(); err.read.closeQuietly() }
         // Small outputs: a pipe buffer holds them, so reading one after the other cannot block.
-        let stdout = String(decoding: try FileSystemCalls.readAll(out.read), as: UTF8.self)
-        let stderr = String(decoding: try FileSystemCalls.readAll(err.read), as: UTF8.self)
+        let stdout = String(decoding: try out.read.readAll(), as: UTF8.self)
+        let stderr = String(decoding: try err.read.readAll(), as: UTF8.self)
         return Outcome(status: try ChildProcess.wait(pid).exitCode, stdout: stdout, stderr: stderr)
     }
 

@@ -32,6 +32,8 @@ extern const int clinux_XATTR_REPLACE;
 int clinux_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags);
 /// copy_file_range(2).
 ssize_t clinux_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len, unsigned flags);
+/// pipe2(2), for `O_CLOEXEC` on both ends at once.
+int clinux_pipe2(int fds[2], int flags);
 /// fallocate(2).
 int clinux_fallocate(int fd, int mode, int64_t offset, int64_t len);
 /// setgroups(2) for the calling thread only: glibc's wrapper changes every
@@ -51,5 +53,12 @@ ssize_t clinux_listxattr(const char *path, char *list, size_t size);
 ssize_t clinux_llistxattr(const char *path, char *list, size_t size);
 int clinux_removexattr(const char *path, const char *name);
 int clinux_lremovexattr(const char *path, const char *name);
+
+/// name_to_handle_at(2) with AT_EMPTY_PATH: the handle of the file `fd`
+/// refers to, as handle type then bytes in `buffer` (at most `capacity`).
+/// Returns the number of handle bytes, or -1 with errno.
+int clinux_handle_of(int fd, int *type, unsigned char *buffer, unsigned capacity);
+/// open_by_handle_at(2).
+int clinux_open_by_handle(int mount_fd, int type, const unsigned char *bytes, unsigned length, int flags);
 
 #endif

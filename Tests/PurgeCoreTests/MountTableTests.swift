@@ -1,5 +1,5 @@
 import XCTest
-@testable import PurgeCommand
+import PurgeCore
 
 final class MountTableTests: XCTestCase {
     private let sample = """
@@ -14,7 +14,8 @@ final class MountTableTests: XCTestCase {
     func testParsesFieldsAndEscapes() {
         let table = MountTable(parsing: sample)
         XCTAssertEqual(table.entries.count, 5)
-        XCTAssertEqual(table.entries[3], MountTable.Entry(id: 51, mountPoint: "/srv/my view", fileSystemType: "fuse.purgefs", source: #"/srv/with\slash"#))
+        XCTAssertEqual(table.entries[3], MountTable.Entry(id: 51, mountPoint: "/srv/my view", fileSystemType: "fuse.purgefs", source: #"/srv/with\slash"#,
+                                                        superOptions: "rw,user_id=0"))
         XCTAssertEqual(table.entries[0].fileSystemType, "proc")
     }
 
@@ -39,8 +40,23 @@ final class MountTableTests: XCTestCase {
         XCTAssertNil(table.purgefsMount(containing: "/mnt/other/x"))
     }
 
-    func testTheLiveTableReads() throws {
-        let table = try MountTable.current()
-        XCTAssertNotNil(table.topmost(at: "/"))
+    func testFuseMountAtExactlyThePath() {
+        let table = MountTable(parsing: sample)
+        XCTAssertEqual(table.fuseMount(at: "/srv/app")?.id, 50, "the FUSE mount stacked on ext4")
+        XCTAssertEqual(table.fuseMount(at: "/mnt/other")?.fileSystemType, "fuse.sshfs")
+        XCTAssertNil(table.fuseMount(at: "/proc"))
+        XCTAssertNil(table.fuseMount(at: "/srv/app/Documents"))
+    }
+
+    func testSuperOptionsAreTheLastField() {
+        let table = MountTable(parsing: sample)
+        XCTAssertEqual(table.topmost(at: "/srv/app")?.superOptions, "rw,user_id=0,group_id=0")
+        XCTAssertEqual(table.topmost(at: "/proc")?.superOptions, "rw")
+    }
+
+    func testUnescapeDecodesOnlyThreeOctalDigits() {
+        XCTAssertEqual(MountTable.unescape(#"a\040b\011c\012d\134e"#), "a b\tc\nd\\e")
+        XCTAssertEqual(MountTable.unescape(#"\9x\04"#), #"\9x\04"#, "not an escape: kept as written")
+        XCTAssertEqual(MountTable.unescape(#"end\040"#), "end ")
     }
 }
