@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PurgeCore
 import XCTest
 
 /// Purging never reaches outside a zone or the container: symlinks in
