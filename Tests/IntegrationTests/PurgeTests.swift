@@ -71,6 +71,9 @@ final class MonitorPurgeTests: PurgeTestCase {
         XCTAssertEqual(gone(["caches/c00", "caches/new"] + Self.protected), [], "the read file, the new file, pinned, open and out-of-zone files stay")
         XCTAssertLessThan(available(), 11 << 20, "the monitor stops at the high mark")
 
+        // The monitor settles its round (log, counters) after the ledger shows the space: wait for it.
+        XCTAssertTrue(eventually { readPurgeLog(fixture.container).count == purged.count && numberAttr(m, "purged_files") == UInt64(purged.count) },
+                      "the log and the counters caught up with the purge within 5 s: log \(readPurgeLog(fixture.container).count) lines, purged_files \(numberAttr(m, "purged_files") ?? 0)")
         let log = readPurgeLog(fixture.container)
         XCTAssertEqual(Set(log.map(\.path)), Set(purged), "the log names the purged files")
         for line in log {
