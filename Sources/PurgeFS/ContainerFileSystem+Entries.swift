@@ -124,6 +124,25 @@ extension ContainerFileSystem {
         if isHidden(name, in: source) { throw Errno.noEntry }
         if isHidden(newName, in: destination) { throw Errno.notPermitted }
         let renameFlags = RenameFlags(rawValue: flags)
+        // The kernel holds both parents locked for this request, so what the
+        // names are now is what they are at the rename.
+        func isDirectory(_ name: CName, in directory: Inode) -> Bool {
+            let status = directory.withDescriptorQuietly { try? $0.status(of: name) } ?? nil
+            return (status?.st_mode ?? 0) & S_IFMT == S_IFDIR
+        }
+        let movesDirectory = isDirectory(name, in: source) || isDirectory(newName, in: destination)
+        if movesDirectory {
+            try locks.withTreeLock { () throws(Errno) in
+                try rename(name, in: source, to: newName, in: destination, flags: renameFlags)
+            }
+        } else {
+            try rename(name, in: source, to: newName, in: destination, flags: renameFlags)
+        }
+    }
+
+    private func rename(
+        _ name: CName, in source: Inode, to newName: CName, in destination: Inode, flags renameFlags: RenameFlags
+    ) throws(Errno) {
         try locks.withLocks(source.key, destination.key) { () throws(Errno) in
             let (moving, replaced) = try source.withDescriptor { (from) throws(Errno) -> (stat?, stat?) in
                 try destination.withDescriptor { (to) throws(Errno) -> (stat?, stat?) in

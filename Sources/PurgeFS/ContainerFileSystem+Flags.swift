@@ -6,7 +6,7 @@ import PurgeSys
 extension ContainerFileSystem {
     func setFlag(_ attribute: PurgeAttribute, _ on: Bool, for inode: Inode) throws(Errno) {
         let id = inode.key
-        let flags = try state.withLedger { (ledger, _) throws(Errno) -> StoredFlags in
+        try state.withLedger { (ledger, _) throws(Errno) in
             do throws(FlagError) {
                 try Self.apply(attribute, on, to: id, in: &ledger)
             } catch {
@@ -16,11 +16,9 @@ extension ContainerFileSystem {
                 }
             }
             state.flags.set(StoredFlags.Flags(attribute), on, for: id)
-            return state.flags
+            state.flagsChanged = true
         }
-        do { try stateDirectory.replace(StoredFlags.fileName, with: flags.encoded) } catch {
-            Diagnostics.note("cannot save the purgefs flags: \(error)")
-        }
+        state.saveFlagsIfChanged()
     }
 
     private enum FlagError: Error {

@@ -41,9 +41,14 @@ struct ContainerOpening {
             throw MountError("cannot index container \(container): \(error)")
         }
         if showProgress { Self.say("indexing \(container): done, \(ledger.linkedFileCount) files") }
+        // Flags of entries the walk did not find are gone with them.
+        var liveFlags = flags
+        for id in flags.entries.keys where !ledger.contains(id) { liveFlags.remove(id) }
         state = ContainerState(
-            ledger: ledger, names: names, model: CapacityModel(options: options), counters: counters, flags: flags,
-            zones: zones, backing: prepared.root)
+            ledger: ledger, names: names, model: CapacityModel(options: options), counters: counters, flags: liveFlags,
+            zones: zones, backing: prepared.root, stateDirectory: directory)
+        if liveFlags != flags { state.flagsChanged = true }
+        state.saveFlagsIfChanged()
     }
 
     /// A state file decoded, or nil when it is missing; an unreadable one is

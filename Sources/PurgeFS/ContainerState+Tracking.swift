@@ -34,10 +34,14 @@ extension ContainerState {
         let id = EntryID(status)
         switch status.st_mode & S_IFMT {
         case S_IFREG:
-            track { (ledger, _) throws(PurgeCoreError) in try ledger.removeLink(id, parent: parent) }
+            track { (ledger, _) throws(PurgeCoreError) in
+                try ledger.removeLink(id, parent: parent)
+                forgetFlagsIfGone(id, in: ledger)
+            }
         case S_IFDIR:
             track { (ledger, names) throws(PurgeCoreError) in
                 try ledger.removeDirectory(id)
+                forgetFlagsIfGone(id, in: ledger)
                 names.remove(id)
                 zones.update(after: nil, in: &ledger, names: names)
             }
@@ -75,7 +79,10 @@ extension ContainerState {
     }
 
     func noteClosed(_ id: EntryID) {
-        track { (ledger, _) throws(PurgeCoreError) in try ledger.close(id) }
+        track { (ledger, _) throws(PurgeCoreError) in
+            try ledger.close(id)
+            forgetFlagsIfGone(id, in: ledger)
+        }
     }
 
     func noteUsed(_ id: EntryID) {
@@ -93,5 +100,6 @@ extension ContainerState {
         } catch {
             Diagnostics.note("accounting drifted from the backing store: \(error)")
         }
+        saveFlagsIfChanged()
     }
 }

@@ -19,13 +19,17 @@ final class ContainerState: @unchecked Sendable {
     var reserved: UInt64 = 0
     var counters: PurgeCounters
     var flags: StoredFlags
+    /// The flags changed since they were last saved.
+    var flagsChanged = false
     var zones: ZoneSet
+    let stateDirectory: StateDirectory
 
     /// The backing filesystem, for its real size and free space.
     let backing: FileDescriptor
 
     init(ledger: Ledger, names: DirectoryNames, model: CapacityModel, counters: PurgeCounters, flags: StoredFlags,
-         zones: ZoneSet, backing: FileDescriptor) {
+         zones: ZoneSet, backing: FileDescriptor, stateDirectory: StateDirectory) {
+        self.stateDirectory = stateDirectory
         self.ledger = ledger
         self.names = names
         self.model = model
@@ -47,11 +51,47 @@ final class ContainerState: @unchecked Sendable {
 
     var purgeCounters: PurgeCounters { lock.withLock { counters } }
 
-    func countPurged(bytes: UInt64, files: UInt64) -> PurgeCounters {
+    /// Under the lock: drops the stored flags of an entry that no longer
+    /// exists, so a new file that gets its inode number does not inherit a
+    /// pin. `ledger` is passed in: callers hold it borrowed.
+    func forgetFlagsIfGone(_ id: EntryID, in ledger: Ledger) {
+        guard !ledger.contains(id), flags.flags(of: id) != [] else { return }
+        flags.remove(id)
+        flagsChanged = true
+    }
+
+    /// Writes the flags file if flags were dropped or set since the last save.
+    func saveFlagsIfChanged() {
+        let changed: StoredFlags? = lock.withLock {
+            guard flagsChanged else { return nil }
+            flagsChanged = false
+            return flags
+        }
+        guard let changed else { return }
+        do { try stateDirectory.replace(StoredFlags.fileName, with: changed.encoded) } catch {
+            Diagnostics.note("cannot save the purgefs flags: \(error)")
+        }
+    }
+
+    /// Records what the purger did to one victim, and counts it when it is
+    /// gone completely, in one step: no reader sees the space freed but
+    /// not yet counted.
+    func recordPurge(_ victim: PurgeVictim, removedFrom directories: [EntryID], complete: Bool) {
         lock.withLock {
-            counters.bytes += bytes
-            counters.files += files
-            return counters
+            do {
+                if complete {
+                    try ledger.purged(victim)
+                } else {
+                    for directory in directories { try ledger.removeLink(victim.file, parent: directory) }
+                }
+            } catch {
+                Diagnostics.note("accounting drifted during a purge: \(error)")
+            }
+            if complete {
+                counters.bytes += victim.bytes
+                counters.files += 1
+            }
+            forgetFlagsIfGone(victim.file, in: ledger)
         }
     }
 }

@@ -8,9 +8,15 @@ import PurgeSys
 ///
 /// Striped: a directory maps to one of a fixed set of locks. Several locks
 /// are always taken in stripe order, so two renames cannot deadlock.
-/// Lock order: namespace stripes before `AccountingState`'s lock.
+/// One more lock, the tree lock, keeps directories in place: a rename of a
+/// directory takes it, and the purger holds it while it checks and removes a
+/// directory's victims, so no directory can move out of a zone (taking a
+/// victim with it) between the check and the unlink.
+///
+/// Lock order: the tree lock, then stripes, then `ContainerState`'s lock.
 final class NamespaceLocks: Sendable {
     private let stripes: [ThreadLock]
+    private let tree = ThreadLock()
 
     init(stripes count: Int = 64) {
         stripes = (0..<count).map { _ in ThreadLock() }
@@ -21,6 +27,11 @@ final class NamespaceLocks: Sendable {
         var indices = directories.map(stripe)
         indices.sort()
         return try hold(indices[...], body)
+    }
+
+    /// Runs `body` holding the tree lock.
+    func withTreeLock<T>(_ body: () throws(Errno) -> T) throws(Errno) -> T {
+        try tree.withLock { () throws(Errno) -> T in try body() }
     }
 
     private func hold<T>(_ indices: ArraySlice<Int>, _ body: () throws(Errno) -> T) throws(Errno) -> T {

@@ -81,6 +81,8 @@ final class Purger: Sendable {
         var victim: Int
         var directory: EntryID
         var name: [CChar]
+        /// Relative to the container, as it was when the name was removed.
+        var path: String
     }
 
     private func execute(_ victims: [PurgeVictim], reason: PurgeLog.Reason) -> Outcome {
@@ -120,7 +122,11 @@ final class Purger: Sendable {
         for index in indices where victims[index].file.device == directoryID.device {
             wanted[victims[index].file.inode] = index
         }
-        try? locks.withLocks(directoryID) { () throws(Errno) in
+        // The tree lock keeps directories from moving (in or out of a zone)
+        // while this one's victims are checked and removed.
+        try? locks.withTreeLock { () throws(Errno) in
+          try locks.withLocks(directoryID) { () throws(Errno) in
+            let path = state.read { _, names in names.path(of: directoryID) } ?? "?"
             let stream = try DirectoryStream(directory)
             while !wanted.isEmpty, let entry = try stream.next() {
                 guard let index = wanted[entry.inode] else { continue }
@@ -128,6 +134,13 @@ final class Purger: Sendable {
                 guard let status = try? directory.status(of: entry.name), status.st_mode & S_IFMT == S_IFREG,
                       EntryID(status) == victim.file
                 else { continue }
+                // More links than the ledger knows: the file has names outside
+                // the container, whose data a truncation would destroy.
+                if victim.action == .truncate && Int(status.st_nlink) > victim.directories.count {
+                    refused.insert(index)
+                    wanted[entry.inode] = nil
+                    continue
+                }
                 if !approved.contains(index) {
                     guard !refused.contains(index), state.read({ ledger, _ in ledger.canPurge(victim) }) else {
                         refused.insert(index)
@@ -137,12 +150,16 @@ final class Purger: Sendable {
                     approved.insert(index)
                 }
                 if (try? remove(entry.name, in: directory, as: victim)) != nil {
-                    done.append(Done(victim: index, directory: directoryID, name: Self.copy(entry.name)))
+                    let file = String(cString: entry.name)
+                    done.append(Done(
+                        victim: index, directory: directoryID, name: Self.copy(entry.name),
+                        path: path.isEmpty ? file : path + "/" + file))
                 } else {
                     refused.insert(index)
                 }
                 wanted[entry.inode] = nil
             }
+          }
         }
     }
 
@@ -153,7 +170,10 @@ final class Purger: Sendable {
         case .truncate:
             let file = try FileDescriptor.open(name, in: directory, flags: O_WRONLY | O_NOFOLLOW | O_NONBLOCK)
             defer { file.closeQuietly() }
-            guard EntryID(try file.status()) == victim.file else { throw Errno.noEntry }
+            let status = try file.status()
+            guard EntryID(status) == victim.file, Int(status.st_nlink) <= victim.directories.count else {
+                throw Errno.noEntry
+            }
             try file.truncate(to: 0)
         }
     }
@@ -169,20 +189,8 @@ final class Purger: Sendable {
         for (index, names) in namesDone.sorted(by: { $0.key < $1.key }) {
             let victim = victims[index]
             let complete = victim.action == .truncate || names.count == victim.directories.count
-            let path = state.withLedger { (ledger, directoryNames) -> String in
-                do {
-                    if complete {
-                        try ledger.purged(victim)
-                    } else {
-                        for name in names { try ledger.removeLink(victim.file, parent: name.directory) }
-                    }
-                } catch {
-                    Diagnostics.note("accounting drifted during a purge: \(error)")
-                }
-                let directory = directoryNames.path(of: names[0].directory) ?? "?"
-                let file = String(cString: names[0].name)
-                return directory.isEmpty ? file : directory + "/" + file
-            }
+            state.recordPurge(victim, removedFrom: names.map(\.directory), complete: complete)
+            let path = names[0].path
             if complete {
                 outcome.freed += victim.bytes
                 outcome.purged += 1
@@ -195,9 +203,9 @@ final class Purger: Sendable {
         }
         for index in refused where namesDone[index] == nil { outcome.skipped.insert(victims[index].file) }
         log.append(records)
+        state.saveFlagsIfChanged()
         if freedFiles > 0 {
-            let counters = state.countPurged(bytes: outcome.freed, files: freedFiles)
-            do { try stateDirectory.replace(PurgeCounters.fileName, with: counters.encoded) } catch {
+            do { try stateDirectory.replace(PurgeCounters.fileName, with: state.purgeCounters.encoded) } catch {
                 Diagnostics.note("cannot record the purge counters: \(error)")
             }
         }
