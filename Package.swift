@@ -15,16 +15,22 @@ let package = Package(
             providers: [.apt(["libfuse3-dev"])]
         ),
         // Linux calls and constants that Swift's Glibc module does not expose.
-        .systemLibrary(name: "CLinux"),
+        .target(name: "CLinux"),
         // The policy: FUSE-free, I/O-free, tested in-process.
-        .target(name: "PurgeCore"),
+        // libm: Double rounding calls floor/trunc, and nothing else links libm
+        // into a binary that uses PurgeCore without Glibc (its tests).
+        .target(name: "PurgeCore", linkerSettings: [.linkedLibrary("m")]),
         // Typed wrappers over the syscalls purgefs uses; the only code that calls libc.
-        .target(name: "PurgeSys", dependencies: ["CLinux"]),
+        .target(name: "PurgeSys", dependencies: ["CLinux", "PurgeCore"]),
         // The FUSE adapter.
         .target(name: "PurgeFS", dependencies: ["CFuse", "PurgeCore", "PurgeSys"]),
-        .executableTarget(name: "purgefs", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
+        // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
+        .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
+        // A tiny main that hands over to PurgeCommand.
+        .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"]),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore"]),
-        .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "CLinux"]),
+        .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys", "PurgeCore"]),
+        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux"]),
     ]
 )

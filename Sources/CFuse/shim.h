@@ -5,6 +5,8 @@
 
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <string.h>
 
@@ -25,7 +27,6 @@ static inline int cfuse_session_loop_mt(struct fuse_session *se,
 static inline void cfuse_fi_set_keep_cache(struct fuse_file_info *fi, int v) { fi->keep_cache = v ? 1 : 0; }
 static inline void cfuse_fi_set_direct_io(struct fuse_file_info *fi, int v) { fi->direct_io = v ? 1 : 0; }
 static inline void cfuse_fi_set_cache_readdir(struct fuse_file_info *fi, int v) { fi->cache_readdir = v ? 1 : 0; }
-static inline void cfuse_fi_set_parallel_direct_writes(struct fuse_file_info *fi, int v) { fi->parallel_direct_writes = v ? 1 : 0; }
 static inline int cfuse_fi_writepage(const struct fuse_file_info *fi) { return fi->writepage; }
 
 /// A one-buffer vector whose data is read from `fd` at `offset` (splice-capable).
@@ -43,12 +44,33 @@ static inline ssize_t cfuse_write_bufvec_to_fd(struct fuse_bufvec *in, int fd, o
     out.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     out.buf[0].fd = fd;
     out.buf[0].pos = offset;
-    return fuse_buf_copy(&out, in, splice ? FUSE_BUF_SPLICE_NONBLOCK : FUSE_BUF_NO_SPLICE);
+    return fuse_buf_copy(&out, in, splice ? (enum fuse_buf_copy_flags)0 : FUSE_BUF_NO_SPLICE);
 }
 
 static inline struct fuse_args cfuse_args(int argc, char **argv) {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     return args;
+}
+
+/// The last line libfuse logged while capturing (see cfuse_capture_log).
+static inline char *cfuse_captured_log(void) {
+    static char line[512];
+    return line;
+}
+
+static void cfuse_capture_log_line(enum fuse_log_level level, const char *format, va_list ap) {
+    (void)level;
+    char *line = cfuse_captured_log();
+    vsnprintf(line, 512, format, ap);
+    size_t length = strlen(line);
+    while (length > 0 && line[length - 1] == '\n') line[--length] = 0;
+}
+
+/// While mounting, libfuse's messages are kept (not printed) so that a
+/// failure is reported as one line; afterwards they go to stderr again.
+static inline void cfuse_capture_log(int capture) {
+    cfuse_captured_log()[0] = 0;
+    fuse_set_log_func(capture ? cfuse_capture_log_line : NULL);
 }
 
 #endif

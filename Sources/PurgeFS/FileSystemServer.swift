@@ -1,11 +1,42 @@
+import CFuse
+import Glibc
 import PurgeCore
+import PurgeSys
 
 /// Mounts a container and serves it until it is unmounted.
 public enum FileSystemServer {
-    /// Checks the request, mounts, calls `whenReady` once the kernel's INIT
-    /// has been answered (the mount is usable), and serves until unmounted.
-    /// Throws `MountError` for anything that prevents mounting.
-    public static func serve(_ request: MountRequest, whenReady: @escaping @Sendable () -> Void) throws(MountError) {
-        throw MountError("purgefs: the filesystem adapter is not built yet")
+    /// Worker threads of the session loop: on two cores more do not help.
+    static let workerThreads: UInt32 = 4
+
+    /// Checks the request, indexes the container, mounts, calls `whenReady`
+    /// once the kernel's INIT has been answered (the mount is usable), and
+    /// serves until unmounted. `whenReady` gets a descriptor of the daemon log
+    /// in the state directory, opened before mounting: the daemon must never
+    /// reach its own mount by path. Throws `MountError` for anything that
+    /// prevents mounting.
+    public static func serve(
+        _ request: MountRequest, whenReady: @escaping @Sendable (_ log: FileDescriptor) -> Void
+    ) throws(MountError) {
+        let prepared = try MountPreparation(request)
+        // The kernel has applied the caller's umask already.
+        umask(0)
+        _ = chdir("/")
+        let log = prepared.log
+        let opened = try ContainerOpening(prepared: prepared, options: request.options, container: request.container)
+        let filesystem: ContainerFileSystem
+        do {
+            filesystem = try ContainerFileSystem(
+                root: prepared.root, hidden: prepared.hidden, state: opened.state, stateDirectory: opened.directory,
+                log: opened.purgeLog, recency: opened.recency
+            ) { whenReady(log) }
+        } catch {
+            throw MountError("cannot read container \(request.container): \(error)")
+        }
+        filesystem.monitor.start()
+        defer {
+            filesystem.monitor.stop()
+            filesystem.recency.save(filesystem.state)
+        }
+        try Session(filesystem: filesystem, request: request).run()
     }
 }

@@ -1,0 +1,62 @@
+#define _GNU_SOURCE
+#include "clinux.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+const int clinux_O_PATH = O_PATH;
+const int clinux_O_DIRECT = O_DIRECT;
+const int clinux_O_NOATIME = O_NOATIME;
+const int clinux_O_TMPFILE = O_TMPFILE;
+const int clinux_AT_EMPTY_PATH = AT_EMPTY_PATH;
+const int clinux_AT_SYMLINK_FOLLOW = AT_SYMLINK_FOLLOW;
+const int clinux_AT_EACCESS = AT_EACCESS;
+const long clinux_UTIME_NOW = UTIME_NOW;
+const long clinux_UTIME_OMIT = UTIME_OMIT;
+const unsigned clinux_RENAME_NOREPLACE = RENAME_NOREPLACE;
+const unsigned clinux_RENAME_EXCHANGE = RENAME_EXCHANGE;
+const unsigned clinux_RENAME_WHITEOUT = RENAME_WHITEOUT;
+const int clinux_SEEK_DATA = SEEK_DATA;
+const int clinux_SEEK_HOLE = SEEK_HOLE;
+const int clinux_FALLOC_FL_KEEP_SIZE = FALLOC_FL_KEEP_SIZE;
+const int clinux_FALLOC_FL_PUNCH_HOLE = FALLOC_FL_PUNCH_HOLE;
+const int clinux_XATTR_CREATE = XATTR_CREATE;
+const int clinux_XATTR_REPLACE = XATTR_REPLACE;
+
+int clinux_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags) {
+    return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+ssize_t clinux_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len, unsigned flags) {
+    return (ssize_t)syscall(SYS_copy_file_range, fd_in, (loff_t *)off_in, fd_out, (loff_t *)off_out, len, flags);
+}
+
+int clinux_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
+
+int clinux_fallocate(int fd, int mode, int64_t offset, int64_t len) {
+    return fallocate(fd, mode, (off_t)offset, (off_t)len);
+}
+
+int clinux_thread_setgroups(size_t size, const gid_t *list) {
+    return (int)syscall(SYS_setgroups, size, list);
+}
+
+int clinux_setfsuid(uid_t uid) { return (int)syscall(SYS_setfsuid, uid); }
+int clinux_setfsgid(gid_t gid) { return (int)syscall(SYS_setfsgid, gid); }
+
+int clinux_ioctl_ficlone(int dest_fd, int src_fd) { return ioctl(dest_fd, FICLONE, src_fd); }
+
+ssize_t clinux_getxattr(const char *path, const char *name, void *value, size_t size) { return getxattr(path, name, value, size); }
+ssize_t clinux_lgetxattr(const char *path, const char *name, void *value, size_t size) { return lgetxattr(path, name, value, size); }
+int clinux_setxattr(const char *path, const char *name, const void *value, size_t size, int flags) { return setxattr(path, name, value, size, flags); }
+int clinux_lsetxattr(const char *path, const char *name, const void *value, size_t size, int flags) { return lsetxattr(path, name, value, size, flags); }
+ssize_t clinux_listxattr(const char *path, char *list, size_t size) { return listxattr(path, list, size); }
+ssize_t clinux_llistxattr(const char *path, char *list, size_t size) { return llistxattr(path, list, size); }
+int clinux_removexattr(const char *path, const char *name) { return removexattr(path, name); }
+int clinux_lremovexattr(const char *path, const char *name) { return lremovexattr(path, name); }

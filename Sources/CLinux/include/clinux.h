@@ -1,0 +1,57 @@
+// Linux calls and constants that Swift's Glibc module leaves out (they sit
+// behind _GNU_SOURCE, are macros, or are variadic). Declared here with plain
+// types so that this header never redefines what Glibc's module defines;
+// clinux.c includes the real headers.
+#ifndef PURGEFS_CLINUX_H
+#define PURGEFS_CLINUX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+extern const int clinux_O_PATH;
+extern const int clinux_O_DIRECT;
+extern const int clinux_O_NOATIME;
+extern const int clinux_O_TMPFILE;
+extern const int clinux_AT_EMPTY_PATH;
+extern const int clinux_AT_SYMLINK_FOLLOW;
+extern const int clinux_AT_EACCESS;
+extern const long clinux_UTIME_NOW;
+extern const long clinux_UTIME_OMIT;
+extern const unsigned clinux_RENAME_NOREPLACE;
+extern const unsigned clinux_RENAME_EXCHANGE;
+extern const unsigned clinux_RENAME_WHITEOUT;
+extern const int clinux_SEEK_DATA;
+extern const int clinux_SEEK_HOLE;
+extern const int clinux_FALLOC_FL_KEEP_SIZE;
+extern const int clinux_FALLOC_FL_PUNCH_HOLE;
+extern const int clinux_XATTR_CREATE;
+extern const int clinux_XATTR_REPLACE;
+
+/// renameat2(2).
+int clinux_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags);
+/// copy_file_range(2).
+ssize_t clinux_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len, unsigned flags);
+/// pipe2(2), for `O_CLOEXEC` on both ends at once.
+int clinux_pipe2(int fds[2], int flags);
+/// fallocate(2).
+int clinux_fallocate(int fd, int mode, int64_t offset, int64_t len);
+/// setgroups(2) for the calling thread only: glibc's wrapper changes every
+/// thread of the process, which a multithreaded server must never do.
+int clinux_thread_setgroups(size_t size, const gid_t *list);
+/// setfsuid(2) / setfsgid(2): return the previous id.
+int clinux_setfsuid(uid_t uid);
+int clinux_setfsgid(gid_t gid);
+/// ioctl(FICLONE).
+int clinux_ioctl_ficlone(int dest_fd, int src_fd);
+/// The xattr calls (sys/xattr.h is not in Glibc's module).
+ssize_t clinux_getxattr(const char *path, const char *name, void *value, size_t size);
+ssize_t clinux_lgetxattr(const char *path, const char *name, void *value, size_t size);
+int clinux_setxattr(const char *path, const char *name, const void *value, size_t size, int flags);
+int clinux_lsetxattr(const char *path, const char *name, const void *value, size_t size, int flags);
+ssize_t clinux_listxattr(const char *path, char *list, size_t size);
+ssize_t clinux_llistxattr(const char *path, char *list, size_t size);
+int clinux_removexattr(const char *path, const char *name);
+int clinux_lremovexattr(const char *path, const char *name);
+
+#endif

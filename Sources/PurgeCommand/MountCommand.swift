@@ -1,0 +1,149 @@
+import PurgeCore
+import PurgeFS
+import PurgeSys
+
+/// `purgefs mount CONTAINER [MOUNTPOINT] [-f] [-o OPT[,OPT...]]`, and the
+/// mount.fuse3 form `purgefs CONTAINER MOUNTPOINT -o OPTS`.
+struct MountCommand: Subcommand {
+    static let name = "mount"
+    static let abstract = "Mount a container at a mountpoint, or in place over itself"
+    static var help: String { MountHelp.text }
+
+    /// As typed; resolved by `validate()`.
+    var containerArgument: String
+    var mountpointArgument: String?
+    var foreground = false
+    /// Every `-o` argument as typed, kept to hand to the daemon unchanged.
+    var optionArguments: [String] = []
+    var options: MountOptions
+
+    /// Canonical absolute paths, set by `validate()`.
+    private(set) var container = ""
+    private(set) var mountpoint = ""
+
+    init(parsing arguments: [String]) throws(CommandExit) {
+        try self.init(parsing: arguments, requireMountpoint: false)
+    }
+
+    /// Sets what `validate()` would resolve, for tests that do not touch the system.
+    mutating func setResolvedPathsForTesting(container: String, mountpoint: String) {
+        self.container = container
+        self.mountpoint = mountpoint
+    }
+
+    /// `requireMountpoint`: the mount.fuse3 form, where both paths are given.
+    init(parsing arguments: [String], requireMountpoint: Bool) throws(CommandExit) {
+        var paths: [String] = []
+        var optionArguments: [String] = []
+        var foreground = false
+        var index = 0
+        var pathsOnly = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if pathsOnly || argument == "-" || !argument.hasPrefix("-") {
+                paths.append(argument)
+                continue
+            }
+            switch argument {
+            case "--": pathsOnly = true
+            case "-h", "--help": throw .help(Self.help)
+            case "-f", "--foreground": foreground = true
+            case "-o":
+                guard index < arguments.count else { throw .usage("-o needs an option list, as in -o capacity=1G") }
+                optionArguments.append(arguments[index])
+                index += 1
+            case _ where argument.hasPrefix("-o"):
+                optionArguments.append(String(argument.dropFirst(2)))
+            default:
+                throw .usage("mount: unknown flag '\(argument)' (see purgefs mount --help)")
+            }
+        }
+        guard let container = paths.first else { throw .usage("mount: CONTAINER is missing (see purgefs mount --help)") }
+        if paths.count > 2 { throw .usage("mount: unexpected argument '\(paths[2])'; give CONTAINER and at most one MOUNTPOINT") }
+        if requireMountpoint && paths.count < 2 {
+            throw .usage("\(container): give both CONTAINER and MOUNTPOINT, or use purgefs mount CONTAINER to mount in place")
+        }
+        if paths.contains("") { throw .usage("mount: an empty path was given") }
+        do throws(OptionError) {
+            options = try MountOptions.parse(optionArguments)
+        } catch {
+            throw .usage(error.description)
+        }
+        self.containerArgument = container
+        self.mountpointArgument = paths.count > 1 ? paths[1] : nil
+        self.foreground = foreground
+        self.optionArguments = optionArguments
+    }
+
+    mutating func validate() throws(CommandExit) {
+        container = try Self.resolveDirectory(containerArgument, role: "container")
+        mountpoint = try Self.resolveDirectory(mountpointArgument ?? containerArgument, role: "mountpoint")
+        do throws(OptionError) {
+            try options.validate(containerPath: container)
+        } catch {
+            throw .usage(error.description)
+        }
+        if let inside = AbsolutePath.relative(mountpoint, to: container), !inside.isEmpty {
+            throw .failure("mountpoint \(mountpoint) is inside the container \(container): the mount would contain itself")
+        }
+        if let table = try? MountTable.current() {
+            if let top = table.topmost(at: mountpoint), top.isPurgefs {
+                throw .failure("\(mountpoint) is already a purgefs mount (purgefs unmount \(mountpoint) first)")
+            }
+            if let enclosing = table.purgefsMount(containing: container) {
+                throw .failure("container \(container) is inside the purgefs mount at \(enclosing.mountPoint); mount the backing directory instead")
+            }
+        }
+    }
+
+    func run(_ context: CommandContext) throws(CommandExit) {
+        if foreground {
+            try serve(readySignal: context.readySignal)
+        } else {
+            try DaemonLauncher.launch(arguments: daemonArguments)
+        }
+    }
+
+    /// The daemon's command line: this mount in the foreground, with the
+    /// resolved paths and the `-o` arguments exactly as typed.
+    var daemonArguments: [String] {
+        ["purgefs", Self.name, "-f"] + optionArguments.flatMap { ["-o", $0] } + ["--", container, mountpoint]
+    }
+
+    /// Serves until unmounted. As a daemon child, reports ready through the
+    /// pipe and then lets go of the caller's terminal (see `StandardStreams`).
+    private func serve(readySignal: ReadySignal?) throws(CommandExit) {
+        let request = MountRequest(container: container, mountpoint: mountpoint, options: options)
+        do throws(MountError) {
+            try FileSystemServer.serve(request, whenReady: { (log: FileDescriptor) in
+                if let readySignal, readySignal.sendReady() { StandardStreams.detach(stderrTo: log) }
+            })
+        } catch {
+            throw .failure(Self.withoutProgramPrefix(error.description))
+        }
+    }
+
+    /// `MountError` lines are shown after our own `purgefs: `; drop a repeated one.
+    static func withoutProgramPrefix(_ line: String) -> String {
+        line.hasPrefix("purgefs: ") ? String(line.dropFirst("purgefs: ".count)) : line
+    }
+
+    /// The canonical path of an existing directory, or a one-line reason.
+    private static func resolveDirectory(_ path: String, role: String) throws(CommandExit) -> String {
+        func reason(_ error: Errno) -> CommandExit {
+            error == .notConnected
+                ? .failure("\(role) \(path): \(error) (a purgefs daemon that died? purgefs unmount \(path))")
+                : .failure("\(role) \(path): \(error)")
+        }
+        let resolved: String, isDirectory: Bool
+        do throws(Errno) {
+            resolved = try Paths.canonical(path)
+            isDirectory = try Paths.isDirectory(resolved)
+        } catch {
+            throw reason(error)
+        }
+        guard isDirectory else { throw .failure("\(role) \(path) is not a directory") }
+        return resolved
+    }
+}

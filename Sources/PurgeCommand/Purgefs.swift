@@ -1,0 +1,115 @@
+import PurgeCore
+import PurgeSys
+
+/// The `purgefs` command: routes the arguments to a subcommand, runs it,
+/// and turns its outcome into output and an exit status.
+public enum Purgefs {
+    public static let version = "0.1.0"
+
+    /// The subcommands that exist. A new one is a file with a `Subcommand`
+    /// type, added here and removed from `plannedCommands`.
+    static var subcommands: [any Subcommand.Type] { [MountCommand.self, UnmountCommand.self] }
+
+    /// SPEC's subcommands that are not built yet: named so the error says so,
+    /// rather than calling them unknown.
+    static let plannedCommands = ["usage", "space", "purge", "clone", "pin", "unpin", "evict", "download", "log", "metrics", "demo"]
+
+    /// What the command line asks for, decided before anything touches the system.
+    enum Route {
+        case run(any Subcommand)
+        case version
+    }
+
+    /// Runs the command line (`arguments` includes argv[0]) and returns the exit status.
+    public static func main(_ arguments: [String]) -> Int32 {
+        let context = CommandContext(readySignal: ReadySignal.takeFromEnvironment())
+        do throws(CommandExit) {
+            switch try route(Array(arguments.dropFirst()), pathExists: Paths.exists) {
+            case .version:
+                print("purgefs \(version)")
+            case .run(var command):
+                try command.validate()
+                try command.run(context)
+            }
+            return 0
+        } catch {
+            switch error {
+            case .help(let text):
+                print(text)
+            case .usage(let line), .failure(let line):
+                // A daemon child reports through its ready pipe while the parent waits on it.
+                if context.readySignal?.sendFailure(line) != true {
+                    printError(line)
+                }
+            }
+            return error.status
+        }
+    }
+
+    /// Chooses the subcommand. The mount.fuse3 form (`purgefs CONTAINER
+    /// MOUNTPOINT -o OPTS`) is a first word that is not a command but an
+    /// existing path, or that is written as a path (has a `/`): a missing
+    /// container in an fstab line is a failure to report, not a usage error.
+    static func route(_ arguments: [String], pathExists: (String) -> Bool) throws(CommandExit) -> Route {
+        guard let first = arguments.first else {
+            throw .usage("a command is missing (see purgefs --help)")
+        }
+        let rest = Array(arguments.dropFirst())
+        switch first {
+        case "-h", "--help":
+            throw .help(help)
+        case "--version", "-V":
+            return .version
+        case "help":
+            guard let topic = rest.first else { throw .help(help) }
+            throw .help(try subcommand(named: topic).help)
+        default:
+            if let command = subcommands.first(where: { $0.name == first }) {
+                return .run(try command.init(parsing: rest))
+            }
+            if plannedCommands.contains(first) {
+                throw .usage("'\(first)' is not built yet (see purgefs --help)")
+            }
+            if !first.hasPrefix("-"), first.contains("/") || pathExists(first) {
+                return .run(try MountCommand(parsing: arguments, requireMountpoint: true))
+            }
+            if first.hasPrefix("-") { throw .usage("unknown option '\(first)' (see purgefs --help)") }
+            throw .usage("unknown command '\(first)' (see purgefs --help)")
+        }
+    }
+
+    private static func subcommand(named name: String) throws(CommandExit) -> any Subcommand.Type {
+        if let command = subcommands.first(where: { $0.name == name }) { return command }
+        if plannedCommands.contains(name) { throw .usage("'\(name)' is not built yet (see purgefs --help)") }
+        throw .usage("unknown command '\(name)' (see purgefs --help)")
+    }
+
+    static var help: String {
+        """
+        purgefs \(version): an app container with iOS-like storage semantics, over FUSE
+
+        Usage:
+          purgefs mount CONTAINER [MOUNTPOINT] [-f] [-o OPT[,OPT...]]
+          purgefs CONTAINER MOUNTPOINT -o OPTS     (the form mount.fuse3 and fstab use)
+          purgefs unmount MOUNTPOINT
+          purgefs help [COMMAND]
+
+        Commands:
+        \(subcommands.map { TextLayout.row($0.name, $0.abstract, column: 14) }.joined(separator: "\n"))
+        \(TextLayout.row("help", "Show this help, or a command's help", column: 14))
+
+        Options:
+        \(TextLayout.row("-h, --help", "Show help; every command has --help too", column: 14))
+        \(TextLayout.row("--version", "Print the version", column: 14))
+
+        \(TextLayout.paragraph("Not built yet: " + plannedCommands.joined(separator: ", ") + "."))
+
+        Exit status: 0 success, 1 failure, 64 usage error.
+        """
+    }
+
+    /// One line on stderr, prefixed `purgefs: `.
+    static func printError(_ line: String) {
+        try? FileDescriptor.standardError.writeAll("purgefs: " + line + "\n")
+    }
+}

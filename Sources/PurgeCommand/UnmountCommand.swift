@@ -1,0 +1,128 @@
+import PurgeCore
+import PurgeSys
+
+/// `purgefs unmount MOUNTPOINT`: unmounts a purgefs mount, and only a
+/// purgefs mount, then waits until the kernel's mount table no longer lists it.
+struct UnmountCommand: Subcommand {
+    static let name = "unmount"
+    static let abstract = "Unmount a purgefs mount and wait until it is gone"
+    static let help = """
+        Usage: purgefs unmount MOUNTPOINT
+
+        \(TextLayout.paragraph(
+            "Unmounts the purgefs mount at MOUNTPOINT (with umount2 as root, else with fusermount3 -u) and "
+            + "returns once the mount is gone from /proc/self/mountinfo. The daemon then finishes and exits on "
+            + "its own. Refuses any path that is not a purgefs mount (type fuse.purgefs). Works on a mount "
+            + "whose daemon has died."))
+
+        Flags:
+        \(TextLayout.row("-h, --help", "show this help"))
+        """
+
+    var pathArgument: String
+    /// Set by `validate()`: the absolute mountpoint and the mount to remove.
+    private(set) var mountpoint = ""
+    private(set) var mount: MountTable.Entry?
+
+    /// How long to wait for the mount to leave the table after unmounting.
+    static let deadlineMilliseconds = 10_000
+
+    init(parsing arguments: [String]) throws(CommandExit) {
+        var paths: [String] = []
+        var pathsOnly = false
+        for argument in arguments {
+            if pathsOnly || argument == "-" || !argument.hasPrefix("-") {
+                paths.append(argument)
+            } else if argument == "--" {
+                pathsOnly = true
+            } else if argument == "-h" || argument == "--help" {
+                throw .help(Self.help)
+            } else {
+                throw .usage("unmount: unknown flag '\(argument)' (see purgefs unmount --help)")
+            }
+        }
+        guard let path = paths.first, !path.isEmpty else { throw .usage("unmount: MOUNTPOINT is missing (see purgefs unmount --help)") }
+        if paths.count > 1 { throw .usage("unmount: unexpected argument '\(paths[1])'; give one MOUNTPOINT") }
+        pathArgument = path
+    }
+
+    mutating func validate() throws(CommandExit) {
+        // realpath fails with ENOTCONN on a mount whose daemon died; that
+        // mount must still be removable, so fall back to the lexical path.
+        mountpoint = (try? Paths.canonical(pathArgument)) ?? Self.absolutePath(pathArgument)
+        let table: MountTable
+        do throws(Errno) {
+            table = try MountTable.current()
+        } catch {
+            throw .failure("cannot read /proc/self/mountinfo: \(error)")
+        }
+        guard let top = table.topmost(at: mountpoint) else {
+            throw .failure("\(mountpoint) is not a mount point")
+        }
+        guard top.isPurgefs else {
+            throw .failure("\(mountpoint) is a \(top.fileSystemType) mount, not a purgefs mount")
+        }
+        mount = top
+    }
+
+    func run(_ context: CommandContext) throws(CommandExit) {
+        guard let mount else { preconditionFailure("run() before validate()") }
+        if CurrentProcess.effectiveUserID == 0 {
+            do throws(Errno) {
+                try Paths.unmount(mountpoint)
+            } catch {
+                throw .failure(error == .busy
+                    ? "\(mountpoint) is busy: a process has a file open or its working directory inside"
+                    : "cannot unmount \(mountpoint): \(error)")
+            }
+        } else {
+            try Self.fusermountUnmount(mountpoint)
+        }
+        try Self.waitUntilGone(mount)
+    }
+
+    /// Runs `fusermount3 -u -- MOUNTPOINT`; its complaint, if any, becomes our one line.
+    private static func fusermountUnmount(_ mountpoint: String) throws(CommandExit) {
+        let child: PipedChild
+        do throws(PipedChild.Failure) {
+            child = try PipedChild.start("fusermount3", arguments: ["fusermount3", "-u", "--", mountpoint],
+                                         environment: CurrentProcess.environment, pipeAs: .standardError, searchPath: true)
+        } catch {
+            switch error {
+            case .pipe(let error): throw .failure("cannot create a pipe: \(error)")
+            case .spawn(let error): throw .failure("cannot run fusermount3: \(error)")
+            }
+        }
+        defer { child.output.closeQuietly() }
+        let output = (try? child.output.readAll(limit: 65536)) ?? []
+        let status: WaitStatus
+        do throws(Errno) {
+            status = try ChildProcess.wait(child.pid)
+        } catch {
+            throw .failure("cannot wait for fusermount3: \(error)")
+        }
+        guard status.exitCode != 0 else { return }
+        let lastLine = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isNewline).last.map(String.init)
+        let reason = lastLine.map { $0.hasPrefix("fusermount3: ") ? String($0.dropFirst("fusermount3: ".count)) : $0 }
+        throw .failure("cannot unmount \(mountpoint): " + (reason ?? "fusermount3 \(status)"))
+    }
+
+    /// Polls the mount table until `mount` (by ID) is gone, against a deadline.
+    private static func waitUntilGone(_ mount: MountTable.Entry) throws(CommandExit) {
+        var waited = 0
+        while let table = try? MountTable.current(), table.contains(id: mount.id) {
+            guard waited < deadlineMilliseconds else {
+                throw .failure("\(mount.mountPoint) is still mounted \(deadlineMilliseconds / 1000) s after unmounting")
+            }
+            CurrentProcess.sleep(milliseconds: 10)
+            waited += 10
+        }
+    }
+
+    /// An absolute path without touching the named file: for a mountpoint
+    /// whose daemon died, where `realpath` fails with `ENOTCONN`.
+    static func absolutePath(_ path: String) -> String {
+        let joined = path.hasPrefix("/") ? path : ((try? Paths.workingDirectory()) ?? "/") + "/" + path
+        return AbsolutePath.normalise(joined) ?? joined
+    }
+}

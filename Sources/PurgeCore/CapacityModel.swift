@@ -1,0 +1,78 @@
+/// The device the container lives on, real or simulated, and the marks
+/// that drive purging (SPEC "Space").
+///
+/// Pure arithmetic over snapshots: the adapter passes in the ledger's usage
+/// and purgeable bytes and, for a real device, a `statvfs` of the backing
+/// filesystem; the model never reads anything itself.
+public struct CapacityModel: Equatable, Sendable {
+    /// Simulated device size; `nil` means the backing filesystem is the device.
+    public var capacity: UInt64?
+    /// Simulated bytes used outside the container (other apps). On a real
+    /// device it is taken from the backing filesystem's available space
+    /// too, so a real device can be squeezed as well.
+    public var external: UInt64
+    /// Purge when available space drops below this.
+    public var low: SpaceThreshold
+    /// Purge until available space is at least this.
+    public var high: SpaceThreshold
+
+    public init(capacity: UInt64? = nil, external: UInt64 = 0,
+                low: SpaceThreshold = .percent(10), high: SpaceThreshold = .percent(20)) {
+        self.capacity = capacity
+        self.external = external
+        self.low = low
+        self.high = high
+    }
+
+    public init(options: MountOptions) {
+        self.init(capacity: options.capacity, external: options.external, low: options.low, high: options.high)
+    }
+
+    /// Whether the device is simulated (and so needs no backing snapshot).
+    public var isSimulated: Bool { capacity != nil }
+
+    /// The space figures at this moment.
+    /// - Parameters:
+    ///   - usage: the container's physical bytes, `Ledger.usage`.
+    ///   - purgeable: bytes purging could free, the root's `purgeable`.
+    ///   - backing: the backing filesystem's size and available space;
+    ///     required on a real device, ignored on a simulated one.
+    public func status(usage: UInt64, purgeable: UInt64, backing: BackingSpace? = nil) -> SpaceStatus {
+        let size: UInt64
+        let available: UInt64
+        if let capacity {
+            size = capacity
+            available = capacity.subtractingClamped(external).subtractingClamped(usage)
+        } else {
+            guard let backing else {
+                preconditionFailure("purgefs: a real device needs a snapshot of the backing filesystem")
+            }
+            size = backing.size
+            available = backing.available.subtractingClamped(external)
+        }
+        return SpaceStatus(
+            capacity: size,
+            external: external,
+            usage: usage,
+            available: available,
+            purgeable: purgeable,
+            lowMark: low.bytes(ofCapacity: size),
+            highMark: high.bytes(ofCapacity: size))
+    }
+}
+
+/// The backing filesystem's space, from `statvfs`: size `f_blocks × f_frsize`,
+/// available `f_bavail × f_frsize`.
+public struct BackingSpace: Equatable, Sendable {
+    public var size: UInt64
+    public var available: UInt64
+
+    public init(size: UInt64, available: UInt64) {
+        self.size = size
+        self.available = available
+    }
+}
+
+extension UInt64 {
+    func subtractingClamped(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
+}

@@ -1,0 +1,67 @@
+/// Uses, and recency across mounts.
+extension Ledger {
+    /// Records a use of the file (open, read or write through the mount) and
+    /// returns its new stamp. O(log n).
+    @discardableResult
+    public mutating func markUsed(_ id: EntryID) throws(PurgeCoreError) -> UInt64 {
+        let f = try fileSlot(id)
+        let stamp = clock.next()
+        restamp(f, stamp)
+        return stamp
+    }
+
+    /// Sets the file's stamp to one that came from elsewhere (an earlier
+    /// mount, the file's times); later stamps stay above it.
+    public mutating func setLastUsed(_ id: EntryID, _ stamp: UInt64) throws(PurgeCoreError) {
+        let f = try fileSlot(id)
+        clock.observe(stamp)
+        restamp(f, stamp)
+    }
+
+    /// The stamp of every named file, for the adapter to persist. Restoring
+    /// it in a later mount restores the purge order.
+    public func recencySnapshot() -> RecencySnapshot {
+        var records: [RecencySnapshot.Record] = []
+        records.reserveCapacity(linkedFileCount)
+        for record in files where record.flags.contains(.live) && record.isLinked {
+            records.append(.init(id: record.id, lastUsed: record.lastUsed))
+        }
+        return RecencySnapshot(clock: clock.last, records: records)
+    }
+
+    /// Applies a snapshot from an earlier mount to the files known now
+    /// (entries no longer present are ignored), and recomputes each group's
+    /// age from its files. The clock moves past every restored stamp.
+    public mutating func restoreRecency(_ snapshot: RecencySnapshot) {
+        clock.observe(snapshot.clock)
+        for record in snapshot.records {
+            guard let ref = slots[record.id], !ref.isDirectory else { continue }
+            clock.observe(record.lastUsed)
+            let f = ref.slot
+            files[Int(f)].lastUsed = record.lastUsed
+            let item = RecencyIndex.Item.file(f)
+            if index.contains(item) { index.touch(item, stamp: record.lastUsed) }
+        }
+        for x in directories.indices where directories[x].group == UInt32(x) {
+            directories[x].lastUsed = 0
+        }
+        for f in files.indices where files[f].flags.contains(.live) {
+            let group = groupOf(UInt32(f))
+            if group != noSlot && files[f].lastUsed > directories[Int(group)].lastUsed {
+                directories[Int(group)].lastUsed = files[f].lastUsed
+            }
+        }
+        for x in directories.indices {
+            let item = RecencyIndex.Item.group(UInt32(x))
+            if index.contains(item) { index.touch(item, stamp: directories[x].lastUsed) }
+        }
+    }
+
+    private mutating func restamp(_ f: UInt32, _ stamp: UInt64) {
+        files[Int(f)].lastUsed = stamp
+        let item = RecencyIndex.Item.file(f)
+        if index.contains(item) { index.touch(item, stamp: stamp) }
+        let group = groupOf(f)
+        if group != noSlot { raiseGroup(group, to: stamp) }
+    }
+}

@@ -1,0 +1,83 @@
+/// Every word `-o` accepts, in one place: the parser checks names against
+/// it and `purgefs mount --help` prints it, so the help cannot list an
+/// option the parser refuses or miss one it accepts.
+public enum MountOptionCatalog {
+    /// One purgefs option as the help shows it.
+    public struct Entry: Sendable {
+        /// The name before `=`.
+        public let name: String
+        /// The value placeholder (`SIZE`), or `nil` for a flag.
+        public let valueName: String?
+        public let summary: String
+        public let defaultText: String
+        /// The feature that will act on the option, while it is still being
+        /// built; `nil` once the option takes effect. Accepted and validated
+        /// either way, so fstab lines written today keep working.
+        public let pendingFeature: String?
+    }
+
+    /// purgefs's own options, in SPEC's order.
+    ///
+    /// `pendingFeature` must be kept true to the code: set it to `nil` in
+    /// the same commit that makes the option take effect.
+    public static let purgefsOptions: [Entry] = [
+        Entry(name: "capacity", valueName: "SIZE",
+              summary: "simulated device size; without it the backing filesystem is the device",
+              defaultText: "real device", pendingFeature: "the space model"),
+        Entry(name: "external", valueName: "SIZE",
+              summary: "simulated space used outside the container (other apps); less than capacity",
+              defaultText: "0", pendingFeature: "the space model"),
+        Entry(name: "low", valueName: "SIZE|N%",
+              summary: "purge when available space drops below this",
+              defaultText: "10%", pendingFeature: "the purge monitor"),
+        Entry(name: "high", valueName: "SIZE|N%",
+              summary: "purge until available space is at least this; not below low",
+              defaultText: "20%", pendingFeature: "the purge monitor"),
+        Entry(name: "purgeable", valueName: "P1:P2",
+              summary: "purgeable zones, relative to the container ('purgeable=' for none)",
+              defaultText: "Library/Caches:caches:tmp", pendingFeature: "the purge monitor"),
+        Entry(name: "cloud", valueName: "DIR",
+              summary: "remote store for ubiquitous zones: an absolute path outside the container",
+              defaultText: "off", pendingFeature: "the cloud tier"),
+        Entry(name: "ubiquitous", valueName: "P1:P2",
+              summary: "ubiquitous zones, relative to the container ('ubiquitous=' for none)",
+              defaultText: "Documents", pendingFeature: "the cloud tier"),
+        Entry(name: "state", valueName: "DIR",
+              summary: "where purgefs keeps its state (absolute path); the daemon logs to DIR/daemon.log",
+              defaultText: "CONTAINER/.purgefs", pendingFeature: nil),
+        Entry(name: "bundle", valueName: "P",
+              summary: "the part of the container counted as the app itself in usage and metrics",
+              defaultText: "none", pendingFeature: "usage and metrics"),
+        Entry(name: "metrics_interval", valueName: "DURATION",
+              summary: "how often totals are sampled: 30s, 15m, 1h, 1d or seconds",
+              defaultText: "1h", pendingFeature: "metrics"),
+        Entry(name: "optimize_storage", valueName: nil,
+              summary: "under pressure, also evict uploaded ubiquitous files",
+              defaultText: "off", pendingFeature: "the cloud tier"),
+    ]
+
+    /// FUSE and kernel mount flags that libfuse 3.14 accepts, passed through as given.
+    public static let passThroughFlags: [String] = [
+        "allow_other", "allow_root", "default_permissions", "auto_unmount", "debug",
+        "ro", "rw", "suid", "nosuid", "dev", "nodev", "exec", "noexec",
+        "async", "sync", "dirsync", "atime", "noatime",
+    ]
+
+    /// FUSE and kernel mount options with a value, passed through as given.
+    /// (`subtype=` is accepted only as `subtype=purgefs`.)
+    public static let passThroughValueOptions: [String] = [
+        "fsname", "subtype", "max_read", "context", "fscontext", "defcontext", "rootcontext",
+    ]
+
+    /// Words accepted and dropped: fstab and mount(8) bookkeeping that
+    /// means nothing to the filesystem, and `relatime`, the kernel's default
+    /// for a new mount, which libfuse 3.14 does not know. Also dropped:
+    /// `user=NAME`, and any `x-*` or `comment=*`.
+    public static let ignoredWords: [String] = [
+        "defaults", "auto", "noauto", "nofail", "_netdev", "user", "users", "nouser",
+        "owner", "group", "relatime",
+    ]
+
+    /// Prefixes of words accepted and dropped (see `ignoredWords`).
+    public static let ignoredPrefixes: [String] = ["x-", "comment=", "user="]
+}

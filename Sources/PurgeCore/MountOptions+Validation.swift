@@ -1,0 +1,71 @@
+extension MountOptions {
+    /// Checks that hold between options, whatever the container.
+    /// Called by `parse`; call again after changing fields by hand.
+    public func validate() throws(OptionError) {
+        if let capacity, external >= capacity {
+            throw .externalNotBelowCapacity(external: ByteSize.format(external), capacity: ByteSize.format(capacity))
+        }
+        if let lowAboveHigh = lowExceedsHigh(), lowAboveHigh {
+            throw .lowAboveHigh(low: low.displayText, high: high.displayText)
+        }
+        for purgeable in purgeableZones {
+            for ubiquitous in ubiquitousZones
+            where RelativePath.isSameOrInside(purgeable, ubiquitous) || RelativePath.isSameOrInside(ubiquitous, purgeable) {
+                throw .zonesOverlap(purgeable: purgeable, ubiquitous: ubiquitous)
+            }
+        }
+        if stateDirectory == nil {
+            let state = Self.defaultStateDirectoryName
+            for (option, zones) in [("purgeable", purgeableZones), ("ubiquitous", ubiquitousZones)] {
+                for zone in zones where RelativePath.isSameOrInside(zone, state) {
+                    throw .coversStateDirectory(option: option, path: zone)
+                }
+            }
+        }
+        if fuseOptions.contains("allow_other") && fuseOptions.contains("allow_root") {
+            throw .conflictingOptions("allow_other", "allow_root")
+        }
+    }
+
+    /// Whether `low` exceeds `high`, or `nil` when that cannot be told yet
+    /// (one is a percentage, the other bytes, and the device is the real
+    /// one, whose size is known only once mounted).
+    public func lowExceedsHigh() -> Bool? {
+        switch (low, high) {
+        case (.percent(let lowShare), .percent(let highShare)): return lowShare > highShare
+        case (.bytes(let lowBytes), .bytes(let highBytes)): return lowBytes > highBytes
+        default:
+            guard let capacity else { return nil }
+            return low.bytes(ofCapacity: capacity) > high.bytes(ofCapacity: capacity)
+        }
+    }
+
+    /// Checks that need the container's absolute, canonical path: the state
+    /// directory and the remote store must not sit where purgefs would serve,
+    /// purge or upload them.
+    public func validate(containerPath: String) throws(OptionError) {
+        guard let container = AbsolutePath.normalise(containerPath) else {
+            preconditionFailure("validate(containerPath:) needs an absolute path, got \(containerPath)")
+        }
+        if let state = stateDirectory, let inside = AbsolutePath.relative(state, to: container) {
+            if inside.isEmpty { throw .stateDirectoryIsContainer(state) }
+            for (option, zones) in [("purgeable", purgeableZones), ("ubiquitous", ubiquitousZones)] {
+                for zone in zones where RelativePath.isSameOrInside(inside, zone) || RelativePath.isSameOrInside(zone, inside) {
+                    throw .coversStateDirectory(option: option, path: zone)
+                }
+            }
+        }
+        if let cloud, AbsolutePath.relative(cloud, to: container) != nil {
+            throw .cloudInsideContainer(cloud)
+        }
+    }
+
+    /// The state directory for a container at `containerPath`.
+    public func stateDirectoryPath(containerPath: String) -> String {
+        stateDirectory ?? (containerPath == "/" ? "/" : containerPath + "/") + Self.defaultStateDirectoryName
+    }
+
+    /// The pass-through options as one `-o` string for libfuse, escaped so
+    /// libfuse splits it as purgefs did (see `OptionList`).
+    public var fuseOptionString: String { OptionList.joined(fuseOptions) }
+}

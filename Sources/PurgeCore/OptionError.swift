@@ -1,0 +1,82 @@
+/// Why a `-o` option list was refused. Each `description` is one line that
+/// names the option and the bad value, ready to follow `purgefs: `.
+public enum OptionError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// An option purgefs does not know (neither its own, nor FUSE's, nor an fstab word).
+    case unknownOption(String)
+    /// `name` needs `name=VALUE` but was given bare.
+    case missingValue(option: String)
+    /// A flag such as `optimize_storage` or `allow_other` was given `=VALUE`.
+    case unexpectedValue(option: String, value: String)
+    /// The value could not be read; `reason` says why.
+    case invalidValue(option: String, value: String, reason: ValueError)
+    /// A zone or bundle path is not a clean path inside the container.
+    case invalidRelativePath(option: String, path: String, reason: RelativePathProblem)
+    /// `cloud` or `state` is not an absolute path.
+    case notAbsolutePath(option: String, path: String)
+    /// `low` is above `high` (both shown as given, resolved against the capacity if needed).
+    case lowAboveHigh(low: String, high: String)
+    /// `external` leaves no room in the simulated device.
+    case externalNotBelowCapacity(external: String, capacity: String)
+    /// The same directory is both purgeable and ubiquitous (or one contains the other).
+    case zonesOverlap(purgeable: String, ubiquitous: String)
+    /// Two options that cannot both hold.
+    case conflictingOptions(String, String)
+    /// A purgeable or ubiquitous zone would hold purgefs's own state directory.
+    case coversStateDirectory(option: String, path: String)
+    /// `state=` names the container itself.
+    case stateDirectoryIsContainer(String)
+    /// `cloud=` lies inside the container: the remote store would be served and uploaded into itself.
+    case cloudInsideContainer(String)
+    /// `subtype=` with another name: `purgefs unmount` finds mounts by their type `fuse.purgefs`.
+    case unsupportedSubtype(String)
+
+    public var description: String {
+        switch self {
+        case .unknownOption(let name):
+            return "unknown mount option '\(name)'"
+        case .missingValue(let option):
+            return "mount option '\(option)' needs a value: \(option)=VALUE"
+        case .unexpectedValue(let option, let value):
+            return "mount option '\(option)' takes no value (got \(option)=\(value))"
+        case .invalidValue(let option, let value, let reason):
+            return "\(option)=\(value): \(reason)"
+        case .invalidRelativePath(let option, let path, let reason):
+            return "\(option): '\(path)' \(reason)"
+        case .notAbsolutePath(let option, let path):
+            return "\(option)=\(path): must be an absolute path"
+        case .lowAboveHigh(let low, let high):
+            return "low=\(low) is above high=\(high): purging starts below low and stops at high"
+        case .externalNotBelowCapacity(let external, let capacity):
+            return "external=\(external) leaves no space in capacity=\(capacity): external must be less than capacity"
+        case .zonesOverlap(let purgeable, let ubiquitous):
+            return "purgeable zone '\(purgeable)' overlaps ubiquitous zone '\(ubiquitous)': a file cannot be both"
+        case .conflictingOptions(let first, let second):
+            return "mount options '\(first)' and '\(second)' contradict each other"
+        case .coversStateDirectory(let option, let path):
+            return "\(option) zone '\(path)' would hold purgefs's own state directory; choose another zone or state="
+        case .stateDirectoryIsContainer(let path):
+            return "state=\(path): the state directory cannot be the container itself"
+        case .cloudInsideContainer(let path):
+            return "cloud=\(path): the remote store must be outside the container"
+        case .unsupportedSubtype(let name):
+            return "subtype=\(name): purgefs mounts always have subtype 'purgefs' (type fuse.purgefs)"
+        }
+    }
+}
+
+/// What is wrong with a path that must lie inside the container.
+public enum RelativePathProblem: Error, Equatable, Sendable, CustomStringConvertible {
+    case empty
+    case absolute
+    case parentReference
+    case containerItself
+
+    public var description: String {
+        switch self {
+        case .empty: return "is empty (an empty entry between ':' separators?)"
+        case .absolute: return "must be relative to the container, not absolute"
+        case .parentReference: return "must not contain '..'"
+        case .containerItself: return "is the container itself; name a directory inside it"
+        }
+    }
+}

@@ -1,0 +1,115 @@
+/// The `user.purgefs.*` extended attributes: answered by purgefs itself,
+/// never listed, never stored under these names in the backing store.
+///
+/// This type knows the names, where each applies and whether it can be read
+/// or written; the adapter supplies the values.
+public enum PurgeAttribute: String, CaseIterable, Sendable {
+    // Every directory (recursive) and, where marked, every file.
+    case size, files, allocated, purgeable
+    case cloneSavings = "clone_savings"
+    // The container root.
+    case capacity, external, available
+    case availableImportant = "available_important"
+    case availableOpportunistic = "available_opportunistic"
+    case purgedBytes = "purged_bytes"
+    case purgedFiles = "purged_files"
+    case purge
+    // Files (pinned also on directories; group and tombstone on zone directories).
+    case pinned, group, tombstone
+    case contentID = "content_id"
+    case lastUsed = "last_used"
+    case shared, ubiquitous, uploaded
+    case downloadStatus = "download_status"
+    case evict, download
+
+    /// The namespace every purgefs attribute lives in.
+    public static let prefix = "user.purgefs."
+
+    /// What kind of object an attribute is asked of.
+    public enum Target: Sendable {
+        case root, directory, file
+        /// Symlinks, fifos, sockets, devices: no purgefs attribute applies.
+        case other
+    }
+
+    /// Parses a full attribute name. `nil` for names outside the namespace;
+    /// `.unknown` for names inside it that purgefs does not define.
+    public static func parse(_ name: String) -> Lookup {
+        guard name.hasPrefix(prefix) else { return .foreign }
+        guard let attribute = PurgeAttribute(rawValue: String(name.dropFirst(prefix.count))) else { return .unknown }
+        return .known(attribute)
+    }
+
+    public enum Lookup: Equatable, Sendable {
+        /// Not a purgefs name: the container's own attribute, passed through.
+        case foreign
+        /// In the purgefs namespace but not defined: `ENODATA` on read, `EINVAL` on write.
+        case unknown
+        case known(PurgeAttribute)
+    }
+
+    /// Whether the attribute can be read on `target`.
+    public func isReadable(on target: Target) -> Bool {
+        switch self {
+        case .size, .allocated, .purgeable, .pinned:
+            return target != .other
+        case .files, .cloneSavings, .group, .tombstone:
+            return target == .root || target == .directory
+        case .capacity, .external, .available, .availableImportant, .availableOpportunistic,
+             .purgedBytes, .purgedFiles:
+            return target == .root
+        case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus:
+            return target == .file
+        case .purge, .evict, .download:
+            return false
+        }
+    }
+
+    /// Whether the attribute can be written on `target` (whether the value is
+    /// acceptable is checked separately).
+    public func isWritable(on target: Target) -> Bool {
+        switch self {
+        case .capacity, .external, .purge:
+            return target == .root
+        case .pinned:
+            return target != .other
+        case .group, .tombstone:
+            return target == .root || target == .directory
+        case .evict, .download:
+            return target == .file
+        case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .availableImportant,
+             .availableOpportunistic, .purgedBytes, .purgedFiles, .contentID, .lastUsed, .shared,
+             .ubiquitous, .uploaded, .downloadStatus:
+            return false
+        }
+    }
+
+    /// Only the mount's owner or root may change the device or purge.
+    public var isControl: Bool {
+        switch self {
+        case .capacity, .external, .purge: return true
+        default: return false
+        }
+    }
+
+    /// The full name, `user.purgefs.<name>`.
+    public var fullName: String { Self.prefix + rawValue }
+}
+
+extension PurgeAttribute {
+    /// Parses a flag value: `1` or `0` (a trailing newline, as `echo` leaves, is allowed).
+    public static func parseFlag(_ bytes: [UInt8]) -> Bool? {
+        switch trimmed(bytes) {
+        case [UInt8(ascii: "1")]: return true
+        case [UInt8(ascii: "0")]: return false
+        default: return nil
+        }
+    }
+
+    /// The value without one trailing newline or NUL.
+    static func trimmed(_ bytes: [UInt8]) -> ArraySlice<UInt8> {
+        var slice = bytes[...]
+        if let last = slice.last, last == 0x0A || last == 0 { slice = slice.dropLast() }
+        return slice
+    }
+}

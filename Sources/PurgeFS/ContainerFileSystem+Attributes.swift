@@ -1,0 +1,113 @@
+import CFuse
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Extended attributes, statfs and access.
+///
+/// `user.purgefs.*` names are answered by `VirtualAttributes` and never
+/// reach the backing store; every other name is the container's own and
+/// passes through. They are reached through the inode's `/proc/self/fd`
+/// link, which for a symlink would follow it; Linux allows no `user.*`
+/// attributes on symlinks, so a symlink answers as one without attributes.
+extension ContainerFileSystem {
+    /// A purgefs name's value, or nil for a name that is not purgefs's.
+    func virtualValue(of id: NodeID, name: CName) throws(Errno) -> [UInt8]? {
+        switch PurgeAttribute.parse(String(cString: name)) {
+        case .foreign: return nil
+        case .unknown: throw Errno.noData
+        case .known(let attribute):
+            return Array(try VirtualAttributes(filesystem: self).value(of: attribute, on: inodes.inode(id)).utf8)
+        }
+    }
+
+    /// With an empty buffer, the size of the value (the size probe).
+    func extendedAttribute(of id: NodeID, name: CName, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        if let value = try virtualValue(of: id, name: name) {
+            // A probe answers the largest size the value can have, so a value
+            // that changes before the read still fits.
+            if buffer.count == 0 { return max(value.count, VirtualAttributes.probeSize) }
+            guard value.count <= buffer.count else { throw Errno.outOfRange }
+            buffer.copyBytes(from: value)
+            return value.count
+        }
+        let inode = inodes.inode(id)
+        if inode.isSymbolicLink { throw Errno.noData }
+        return try inode.descriptor.extendedAttribute(name, into: buffer)
+    }
+
+    func setExtendedAttribute(
+        of id: NodeID, name: CName, value: UnsafeRawBufferPointer, flags: Int32, caller: uid_t
+    ) throws(Errno) {
+        let inode = inodes.inode(id)
+        switch PurgeAttribute.parse(String(cString: name)) {
+        case .foreign:
+            if inode.isSymbolicLink { throw Errno.notPermitted }
+            try inode.descriptor.setExtendedAttribute(name, value: value, flags: flags)
+        case .unknown:
+            throw Errno.invalidArgument
+        case .known(let attribute):
+            try VirtualAttributes(filesystem: self).set(attribute, on: inode, value: Array(value), caller: caller)
+        }
+    }
+
+    /// The container's own names: purgefs names are answered on request
+    /// only, and any stored in the backing store are not shown.
+    func listExtendedAttributes(of id: NodeID, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        let inode = inodes.inode(id)
+        if inode.isSymbolicLink { return 0 }
+        var names = [UInt8](repeating: 0, count: max(try inode.descriptor.listExtendedAttributes(into: .init(start: nil, count: 0)), 1))
+        let count = try names.withUnsafeMutableBytes { raw in
+            Result { () throws(Errno) -> Int in try inode.descriptor.listExtendedAttributes(into: raw) }
+        }.get()
+        let prefix = Array(PurgeAttribute.prefix.utf8)
+        var shown: [UInt8] = []
+        for name in names[..<count].split(separator: 0, omittingEmptySubsequences: true)
+        where !name.starts(with: prefix) {
+            shown += name
+            shown.append(0)
+        }
+        if buffer.count == 0 { return shown.count }
+        guard shown.count <= buffer.count else { throw Errno.outOfRange }
+        buffer.copyBytes(from: shown)
+        return shown.count
+    }
+
+    func removeExtendedAttribute(of id: NodeID, name: CName) throws(Errno) {
+        let inode = inodes.inode(id)
+        switch PurgeAttribute.parse(String(cString: name)) {
+        case .foreign:
+            if inode.isSymbolicLink { throw Errno.noData }
+            try inode.descriptor.removeExtendedAttribute(name)
+        case .unknown:
+            throw Errno.noData
+        case .known(let attribute):
+            // Removing a flag clears it; nothing else can be removed.
+            guard [.pinned, .group, .tombstone].contains(attribute),
+                  attribute.isWritable(on: VirtualAttributes.target(of: inode))
+            else { throw Errno.noData }
+            try setFlag(attribute, false, for: inode)
+        }
+    }
+
+    /// The device as the mount shows it: a simulated device reports its
+    /// capacity as the size and what is available as free.
+    func fileSystemStatus() throws(Errno) -> statvfs {
+        var figures = try root.fileSystemStatus()
+        let model = state.capacityModel
+        guard model.isSimulated else { return figures }
+        let status = state.status()
+        let unit = UInt64(max(figures.f_frsize, 1))
+        figures.f_blocks = fsblkcnt_t(status.capacity / unit)
+        figures.f_bfree = fsblkcnt_t(status.available / unit)
+        figures.f_bavail = figures.f_bfree
+        return figures
+    }
+
+    /// Checks access as the caller, groups included.
+    func checkAccess(_ id: NodeID, mask: Int32, caller: CallerIdentity) throws(Errno) {
+        let inode = inodes.inode(id)
+        if mask == F_OK { return }  // it exists: the kernel just looked it up
+        try caller.perform { () throws(Errno) in try inode.descriptor.checkAccess(mask) }
+    }
+}

@@ -1,0 +1,141 @@
+import CFuse
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Operations on names and inode attributes.
+extension ContainerFileSystem {
+    func lookup(parent: NodeID, name: CName) throws(Errno) -> fuse_entry_param {
+        try lookUp(name, in: inodes.inode(parent))
+    }
+
+    func forget(_ id: NodeID, count: UInt64) {
+        guard id != .root else { return }
+        inodes.forget(id, count: count)
+    }
+
+    func setAttributes(
+        of id: NodeID, to new: stat, changing fields: Int32, handle: OpenFile?
+    ) throws(Errno) -> stat {
+        let inode = inodes.inode(id)
+        let file = inode.descriptor
+        if fields & FUSE_SET_ATTR_MODE != 0 {
+            try file.changeMode(new.st_mode & 0o7777)
+        }
+        let setsUser = fields & FUSE_SET_ATTR_UID != 0
+        let setsGroup = fields & FUSE_SET_ATTR_GID != 0
+        if setsUser || setsGroup {
+            try file.changeOwner(user: setsUser ? new.st_uid : uid_t.max, group: setsGroup ? new.st_gid : gid_t.max)
+        }
+        if fields & FUSE_SET_ATTR_SIZE != 0 {
+            try truncate(inode, to: new.st_size, through: handle)
+        }
+        let setsAccess = fields & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW) != 0
+        let setsModification = fields & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW) != 0
+        if setsAccess || setsModification {
+            let access = fields & FUSE_SET_ATTR_ATIME_NOW != 0 ? TimeSpec.now
+                : fields & FUSE_SET_ATTR_ATIME != 0 ? new.st_atim : TimeSpec.omit
+            let modification = fields & FUSE_SET_ATTR_MTIME_NOW != 0 ? TimeSpec.now
+                : fields & FUSE_SET_ATTR_MTIME != 0 ? new.st_mtim : TimeSpec.omit
+            try file.setTimes(access: access, modification: modification)
+        }
+        return visible(try file.status())
+    }
+
+    /// Truncation may grow the file: it makes room first, like a write.
+    private func truncate(_ inode: Inode, to size: off_t, through handle: OpenFile?) throws(Errno) {
+        let end = UInt64(max(size, 0))
+        if let handle {
+            try growing(handle, upTo: end) { () throws(Errno) in try handle.descriptor.truncate(to: Int64(size)) }
+            return
+        }
+        let reserved = try makeRoom(for: inode, upTo: end)
+        defer { state.release(reserved) }
+        try inode.descriptor.truncateThroughPath(to: Int64(size))
+        if let status = try? inode.descriptor.status() { state.noteResized(status) }
+    }
+
+    func readSymbolicLink(_ id: NodeID) throws(Errno) -> [CChar] {
+        var target = try inodes.inode(id).descriptor.readSymbolicLink()
+        target.append(0)
+        return target
+    }
+
+    func makeNode(parent: NodeID, name: CName, mode: mode_t, device: dev_t, caller: CallerIdentity) throws(Errno) -> fuse_entry_param {
+        try creating(name, in: parent) { (directory) throws(Errno) in
+            try caller.perform { () throws(Errno) in try directory.descriptor.makeNode(name, mode: mode, device: device) }
+        }
+    }
+
+    func makeDirectory(parent: NodeID, name: CName, mode: mode_t, caller: CallerIdentity) throws(Errno) -> fuse_entry_param {
+        try creating(name, in: parent) { (directory) throws(Errno) in
+            try caller.perform { () throws(Errno) in try directory.descriptor.makeDirectory(name, mode: mode) }
+        }
+    }
+
+    func makeSymbolicLink(parent: NodeID, name: CName, target: CName, caller: CallerIdentity) throws(Errno) -> fuse_entry_param {
+        try creating(name, in: parent) { (directory) throws(Errno) in
+            try caller.perform { () throws(Errno) in try directory.descriptor.makeSymbolicLink(name, target: target) }
+        }
+    }
+
+    func makeHardLink(to id: NodeID, parent: NodeID, name: CName) throws(Errno) -> fuse_entry_param {
+        let file = inodes.inode(id)
+        return try creating(name, in: parent) { (directory) throws(Errno) in
+            try file.descriptor.link(as: name, in: directory.descriptor)
+        }
+    }
+
+    /// Makes `name` in `parent` with `make`, under the directory's namespace
+    /// lock, and counts what it made.
+    private func creating(_ name: CName, in parent: NodeID, _ make: (Inode) throws(Errno) -> Void) throws(Errno) -> fuse_entry_param {
+        let directory = try creatableDirectory(parent, name)
+        return try locks.withLocks(directory.key) { () throws(Errno) -> fuse_entry_param in
+            try make(directory)
+            let entry = try lookUp(name, in: directory)
+            state.noteCreated(entry.attr, name: name, in: directory.key)
+            return entry
+        }
+    }
+
+    func unlink(parent: NodeID, name: CName, directory isDirectory: Bool) throws(Errno) {
+        let directory = inodes.inode(parent)
+        if isHidden(name, in: directory) { throw Errno.noEntry }
+        try locks.withLocks(directory.key) { () throws(Errno) in
+            let child = try? directory.descriptor.status(of: name)
+            try directory.descriptor.unlink(name, directory: isDirectory)
+            if let child { state.noteRemoved(child, from: directory.key) }
+        }
+    }
+
+    func rename(parent: NodeID, name: CName, newParent: NodeID, newName: CName, flags: UInt32) throws(Errno) {
+        let source = inodes.inode(parent)
+        let destination = inodes.inode(newParent)
+        if isHidden(name, in: source) { throw Errno.noEntry }
+        if isHidden(newName, in: destination) { throw Errno.notPermitted }
+        let renameFlags = RenameFlags(rawValue: flags)
+        try locks.withLocks(source.key, destination.key) { () throws(Errno) in
+            let moving = try? source.descriptor.status(of: name)
+            let replaced = try? destination.descriptor.status(of: newName)
+            try source.descriptor.rename(name, to: newName, in: destination.descriptor, flags: renameFlags)
+            guard let moving else { return }
+            if let replaced, EntryID(replaced) == EntryID(moving) { return }  // two names of one file: nothing moved
+            if let replaced {
+                if renameFlags.contains(.exchange) {
+                    state.noteMoved(replaced, from: destination.key, to: source.key, newName: name)
+                } else {
+                    state.noteRemoved(replaced, from: destination.key)
+                }
+            }
+            state.noteMoved(moving, from: source.key, to: destination.key, newName: newName)
+        }
+    }
+
+    /// The directory `parent`, where `name` may be created: the state
+    /// directory's name is reserved (`EPERM`), whatever the caller makes.
+    func creatableDirectory(_ parent: NodeID, _ name: CName) throws(Errno) -> Inode {
+        let directory = inodes.inode(parent)
+        if isHidden(name, in: directory) { throw Errno.notPermitted }
+        return directory
+    }
+}

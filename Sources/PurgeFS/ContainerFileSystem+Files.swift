@@ -1,0 +1,102 @@
+import CFuse
+import Glibc
+import PurgeSys
+
+/// Operations on open files.
+extension ContainerFileSystem {
+    /// Opens the backing file for I/O with the caller's flags. `O_DIRECT` is
+    /// honoured by the kernel's direct I/O mode instead, so the backing file
+    /// needs no aligned buffers.
+    func open(_ id: NodeID, flags: Int32) throws(Errno) -> OpenFile {
+        let inode = inodes.inode(id)
+        let file = OpenFile(descriptor: try inode.descriptor.reopen(flags: Self.backingFlags(flags)), inode: inode)
+        if inode.isRegularFile {
+            state.noteOpened(inode.key)
+            if flags & O_TRUNC != 0 { noteFigures(of: file) }
+        }
+        return file
+    }
+
+    /// Creates and opens `name`. The kernel asks only for names it believes
+    /// absent, but another opener may get there first: without `O_EXCL` the
+    /// existing file is then opened, and counted as opened, not as created.
+    func create(parent: NodeID, name: CName, mode: mode_t, flags: Int32, caller: CallerIdentity) throws(Errno) -> (fuse_entry_param, OpenFile) {
+        let directory = try creatableDirectory(parent, name)
+        let (entry, file, created) = try locks.withLocks(directory.key) { () throws(Errno) -> (fuse_entry_param, FileDescriptor, Bool) in
+            let exclusive = Self.backingFlags(flags) | O_CREAT | O_EXCL | O_NOFOLLOW
+            let file: FileDescriptor
+            var created = true
+            do throws(Errno) {
+                file = try caller.perform { () throws(Errno) in
+                    try FileDescriptor.open(name, in: directory.descriptor, flags: exclusive, mode: mode)
+                }
+            } catch where error == .exists && flags & O_EXCL == 0 {
+                // As the caller: the kernel checked only that it may create here.
+                file = try caller.perform { () throws(Errno) in
+                    try FileDescriptor.open(name, in: directory.descriptor, flags: Self.backingFlags(flags) | O_NOFOLLOW)
+                }
+                created = false
+            }
+            do throws(Errno) {
+                let entry = try self.entry(for: try file.reopen(flags: OpenFlags.path))
+                if created { state.noteCreated(entry.attr, name: name, in: directory.key) }
+                return (entry, file, created)
+            } catch {
+                file.closeQuietly()
+                throw error
+            }
+        }
+        let inode = inodes.inode(NodeID(entry.ino))
+        let open = OpenFile(descriptor: file, inode: inode)
+        state.noteOpened(inode.key)
+        if !created && flags & O_TRUNC != 0 { noteFigures(of: open) }
+        return (entry, open)
+    }
+
+    func release(_ file: OpenFile) {
+        if file.inode.isRegularFile { state.noteClosed(file.inode.key) }
+    }
+
+    func read(_ file: OpenFile) {
+        state.noteUsed(file.inode.key)
+    }
+
+    /// Emulates close(2) on the caller's descriptor: POSIX locks and
+    /// close-time errors (NFS, quotas) happen here, not at release.
+    func flush(_ handle: FileDescriptor) throws(Errno) {
+        try handle.duplicate().close()
+    }
+
+    func sync(_ handle: FileDescriptor, dataOnly: Bool) throws(Errno) {
+        try handle.sync(dataOnly: dataOnly)
+    }
+
+    func allocate(_ file: OpenFile, mode: Int32, offset: Int64, length: Int64) throws(Errno) {
+        // Only a plain allocation grows the file; KEEP_SIZE and punching do not change its size.
+        let end = mode == 0 ? UInt64(offset + length) : 0
+        try growing(file, upTo: end) { () throws(Errno) in
+            try file.descriptor.allocate(mode: mode, offset: offset, length: length)
+        }
+    }
+
+    func seek(_ handle: FileDescriptor, offset: Int64, whence: Int32) throws(Errno) -> Int64 {
+        try handle.seek(to: offset, whence: whence)
+    }
+
+    func copyRange(
+        from source: OpenFile, at sourceOffset: Int64, to destination: OpenFile, at offset: Int64,
+        length: Int, flags: UInt32
+    ) throws(Errno) -> Int {
+        let copied = try growing(destination, upTo: UInt64(offset) + UInt64(length)) { () throws(Errno) -> Int in
+            try destination.descriptor.copyRange(
+                from: source.descriptor, sourceOffset: sourceOffset, offset: offset, length: length, flags: flags)
+        }
+        state.noteUsed(source.inode.key)
+        state.noteUsed(destination.inode.key)
+        return copied
+    }
+
+    private static func backingFlags(_ flags: Int32) -> Int32 {
+        flags & ~(OpenFlags.direct | O_NOCTTY)
+    }
+}

@@ -1,0 +1,57 @@
+import PurgeCore
+import PurgeSys
+
+/// `user.purgefs.pinned`, `group` and `tombstone`: set in the ledger, kept
+/// in the state directory.
+extension ContainerFileSystem {
+    func setFlag(_ attribute: PurgeAttribute, _ on: Bool, for inode: Inode) throws(Errno) {
+        let id = inode.key
+        let flags = try state.withLedger { (ledger, _) throws(Errno) -> StoredFlags in
+            do throws(FlagError) {
+                try Self.apply(attribute, on, to: id, in: &ledger)
+            } catch {
+                switch error {
+                case .notInZone: throw Errno.invalidArgument
+                case .core(let error): throw Errno(error)
+                }
+            }
+            state.flags.set(StoredFlags.Flags(attribute), on, for: id)
+            return state.flags
+        }
+        do { try stateDirectory.replace(StoredFlags.fileName, with: flags.encoded) } catch {
+            Diagnostics.note("cannot save the purgefs flags: \(error)")
+        }
+    }
+
+    private enum FlagError: Error {
+        /// `group` and `tombstone` apply only inside purgeable zones.
+        case notInZone
+        case core(PurgeCoreError)
+    }
+
+    private static func apply(_ attribute: PurgeAttribute, _ on: Bool, to id: EntryID, in ledger: inout Ledger) throws(FlagError) {
+        switch attribute {
+        case .group, .tombstone:
+            let inZone: Bool
+            do { inZone = try ledger.directory(id).isInZone } catch { throw .core(error) }
+            guard inZone else { throw .notInZone }
+            do {
+                if attribute == .group { try ledger.setGroup(id, on) } else { try ledger.setTombstone(id, on) }
+            } catch {
+                throw .core(error)
+            }
+        default:
+            do { try ledger.setPinned(id, on) } catch { throw .core(error) }
+        }
+    }
+}
+
+extension StoredFlags.Flags {
+    init(_ attribute: PurgeAttribute) {
+        switch attribute {
+        case .group: self = .group
+        case .tombstone: self = .tombstone
+        default: self = .pinned
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import CFuse
+import Glibc
+
+/// Negotiation with the kernel at INIT.
+extension ContainerFileSystem {
+    func initialize(_ connection: UnsafeMutablePointer<fuse_conn_info>) {
+        let capable = connection.pointee.capable
+        // Zero-copy both ways, readdirplus for `ls -l`, parallel lookups in one directory.
+        let wanted = UInt32(
+            FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE | FUSE_CAP_SPLICE_READ | FUSE_CAP_READDIRPLUS
+                | FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_ASYNC_READ
+                | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_ASYNC_DIO)
+        connection.pointee.want |= wanted & capable
+        // No writeback cache: a write that does not fit must fail with ENOSPC
+        // from that very write(2), not later at close. The kernel may not
+        // handle suid/sgid clearing for us either: it must ask (no killpriv).
+        connection.pointee.want &= ~UInt32(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_HANDLE_KILLPRIV)
+        connection.pointee.time_gran = 1
+        whenReady()
+    }
+}

@@ -1,0 +1,64 @@
+import CFuse
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// The write path: anything that grows a file asks for room first, purging
+/// least recently used files if it does not fit, and fails with `ENOSPC`
+/// from that very call only when nothing purgeable is left. The file's
+/// earlier content is untouched by a write that fails.
+extension ContainerFileSystem {
+    /// Reserves room for `inode` to grow to `end` bytes; returns the amount
+    /// reserved, to be released once the ledger has the new size.
+    func makeRoom(for inode: Inode, upTo end: UInt64) throws(Errno) -> UInt64 {
+        for _ in 0..<8 {
+            switch state.room(for: inode.key, upTo: end) {
+            case .granted(let amount):
+                return amount
+            case .noSpace:
+                throw Errno.noSpace
+            case .purgeFirst(let bytes):
+                if purger.purge(.bytes(bytes), reason: .write) == 0 { throw Errno.noSpace }
+            }
+        }
+        throw Errno.noSpace
+    }
+
+    /// Runs `body` (which grows `file` to at most `end` bytes) with room made
+    /// for it, then records the file's new figures. A real device may still
+    /// be full: on `ENOSPC` the call is retried once after purging, when `retryable`.
+    func growing<T>(
+        _ file: OpenFile, upTo end: UInt64, retryable: Bool = true, _ body: () throws(Errno) -> T
+    ) throws(Errno) -> T {
+        let reserved = try makeRoom(for: file.inode, upTo: end)
+        defer { state.release(reserved) }
+        let result: T
+        do {
+            result = try body()
+        } catch where error == .noSpace && retryable {
+            guard purger.purge(.bytes(max(end, 1 << 20)), reason: .write) > 0 else { throw error }
+            result = try body()
+        }
+        noteFigures(of: file)
+        return result
+    }
+
+    /// Records the file's size and allocation after a change.
+    func noteFigures(of file: OpenFile) {
+        if let status = try? file.descriptor.status() { state.noteResized(status) }
+    }
+
+    /// `write_buf`: returns bytes written.
+    func write(_ file: OpenFile, _ data: UnsafeMutablePointer<fuse_bufvec>, at offset: off_t) throws(Errno) -> Int {
+        let length = fuse_buf_size(data)
+        // Data still in the kernel's pipe cannot be written twice.
+        let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
+        let written = try growing(file, upTo: UInt64(offset) + UInt64(length), retryable: inMemory) { () throws(Errno) -> Int in
+            let count = cfuse_write_bufvec_to_fd(data, file.descriptor.rawValue, offset, 1)
+            if count < 0 { throw Errno(Int32(-count)) }
+            return count
+        }
+        state.noteUsed(file.inode.key)
+        return written
+    }
+}

@@ -1,0 +1,103 @@
+import CFuse
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// The filesystem a mount serves: the container's backing directory passed
+/// through, operation for operation, by descriptor.
+///
+/// Each FUSE operation is a method that returns its result or throws an
+/// `Errno`; `Operations` turns that into exactly one reply.
+final class ContainerFileSystem: Sendable {
+    let inodes: InodeTable
+    /// The container's root directory, opened before mounting (so an in-place
+    /// mount still reaches the directory underneath).
+    let root: FileDescriptor
+    /// The state directory's entry, when it lies inside the container.
+    let hidden: HiddenEntry?
+    let timeouts: CacheTimeouts
+    /// Called once, when the kernel's INIT has been answered.
+    let whenReady: @Sendable () -> Void
+
+    /// The ledger, the device and the purge counters.
+    let state: ContainerState
+    let stateDirectory: StateDirectory
+    let locks = NamespaceLocks()
+    let notifier = KernelNotifier()
+    let purger: Purger
+    let monitor: SpaceMonitor
+    let recency: RecencyStore
+
+    init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, stateDirectory: StateDirectory,
+         log: PurgeLog, recency: RecencyStore, timeouts: CacheTimeouts = .init(),
+         whenReady: @escaping @Sendable () -> Void) throws(Errno) {
+        self.root = root
+        self.hidden = hidden
+        self.state = state
+        self.stateDirectory = stateDirectory
+        self.recency = recency
+        self.timeouts = timeouts
+        self.whenReady = whenReady
+        let inodes = InodeTable(root: root, status: try root.status())
+        self.inodes = inodes
+        let purger = Purger(
+            state: state, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
+            stateDirectory: stateDirectory)
+        self.purger = purger
+        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency)
+    }
+
+    /// Whether `name` in `directory` is the hidden state directory.
+    func isHidden(_ name: CName, in directory: Inode) -> Bool {
+        hidden?.hides(name, in: directory) ?? false
+    }
+
+    /// Opens `name` in `directory` as a new reference for the kernel.
+    /// Every reply that hands out an entry goes through here (or `entry(for:)`),
+    /// so every one is counted exactly once.
+    func lookUp(_ name: CName, in directory: Inode) throws(Errno) -> fuse_entry_param {
+        if isHidden(name, in: directory) { throw Errno.noEntry }
+        let descriptor = try FileDescriptor.open(name, in: directory.descriptor, flags: OpenFlags.path | O_NOFOLLOW)
+        return try entry(for: descriptor)
+    }
+
+    /// Counts a reference to the file open at `descriptor` (which the table
+    /// takes over) and describes it for the kernel.
+    func entry(for descriptor: FileDescriptor) throws(Errno) -> fuse_entry_param {
+        let status: stat
+        do { status = try descriptor.status() } catch {
+            descriptor.closeQuietly()
+            throw error
+        }
+        let inode = inodes.remember(descriptor: descriptor, status: status)
+        var entry = fuse_entry_param()
+        entry.ino = inode.id.rawValue
+        entry.attr = visible(status)
+        entry.attr_timeout = timeouts.attributes
+        entry.entry_timeout = timeouts.entries
+        return entry
+    }
+
+    func attributes(of id: NodeID) throws(Errno) -> stat {
+        visible(try inodes.inode(id).descriptor.status())
+    }
+
+    /// Attributes as seen through the mount: the directory holding the hidden
+    /// state directory has one subdirectory, and so one link, fewer.
+    func visible(_ status: stat) -> stat {
+        guard let hidden, status.st_mode & S_IFMT == S_IFDIR,
+              hidden.parent == EntryID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        else { return status }
+        var adjusted = status
+        adjusted.st_nlink -= 1
+        return adjusted
+    }
+}
+
+/// How long the kernel may trust what we told it. purgefs is the only writer
+/// of the container while mounted, and what it changes on its own (purges,
+/// evictions) it invalidates explicitly, so these can be long.
+struct CacheTimeouts: Sendable {
+    var entries: Double = 3600
+    var attributes: Double = 3600
+}

@@ -1,0 +1,64 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Everything read from the state directory and the container before
+/// mounting: the counters, flags and purge order of earlier mounts, the
+/// zones, and the ledger built by a walk of the container.
+struct ContainerOpening {
+    let directory: StateDirectory
+    let state: ContainerState
+    let purgeLog: PurgeLog
+    let recency: RecencyStore
+
+    init(prepared: MountPreparation, options: MountOptions, container: String) throws(MountError) {
+        directory = StateDirectory(descriptor: prepared.state)
+        recency = RecencyStore(directory: directory)
+        let counters = Self.load(PurgeCounters.fileName, from: directory, PurgeCounters.init(decoding:)) ?? PurgeCounters()
+        let flags = Self.load(StoredFlags.fileName, from: directory, StoredFlags.init(decoding:)) ?? StoredFlags()
+        do {
+            purgeLog = PurgeLog(file: try directory.openForAppending(PurgeLog.fileName))
+        } catch {
+            throw MountError("cannot open the purge log in the state directory: \(error)")
+        }
+
+        var zones = ZoneSet(paths: options.purgeableZones)
+        for problem in zones.resolve(from: prepared.root) { Self.say(problem) }
+
+        let showProgress = isatty(2) == 1
+        var scan = ContainerScan(
+            root: prepared.root, hidden: prepared.hidden, zones: Set(zones.directories.values), flags: flags,
+            recency: recency.load())
+        scan.progress = { count in
+            if showProgress { Self.say("indexing \(container): \(count) entries", ending: "\r") }
+        }
+        let clock = RecencyClock(time: { WallClock.nanoseconds() })
+        let ledger: Ledger
+        let names: DirectoryNames
+        do {
+            (ledger, names) = try scan.run(clock: clock)
+        } catch {
+            throw MountError("cannot index container \(container): \(error)")
+        }
+        if showProgress { Self.say("indexing \(container): done, \(ledger.linkedFileCount) files") }
+        state = ContainerState(
+            ledger: ledger, names: names, model: CapacityModel(options: options), counters: counters, flags: flags,
+            zones: zones, backing: prepared.root)
+    }
+
+    /// A state file decoded, or nil when it is missing; an unreadable one is
+    /// set aside with a line in the log, and purgefs starts afresh.
+    private static func load<T>(_ name: String, from directory: StateDirectory, _ decode: ([UInt8]) -> T?) -> T? {
+        guard let bytes = try? directory.read(name) else { return nil }
+        guard let value = decode(bytes) else {
+            Diagnostics.note("state file \(name) is malformed; starting afresh")
+            return nil
+        }
+        return value
+    }
+
+    private static func say(_ line: String, ending: String = "\n") {
+        var bytes = Array(("purgefs: " + line + ending).utf8)
+        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    }
+}

@@ -1,0 +1,91 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Builds the ledger at mount from a walk of the backing container, as `du`
+/// walks it: every directory and regular file, the zones, the stored
+/// purgefs flags, and the recency of an earlier mount.
+///
+/// The walk does not enter the state directory, does not follow symlinks
+/// and does not cross into another filesystem (a bind mount inside the
+/// container is not the container's, and is never purged).
+struct ContainerScan {
+    let root: FileDescriptor
+    let hidden: HiddenEntry?
+    /// The purgeable zones that exist, by identity.
+    let zones: Set<EntryID>
+    let flags: StoredFlags
+    let recency: RecencySnapshot?
+    /// Called every `progressInterval` entries with the count so far.
+    var progress: (Int) -> Void = { _ in }
+    var progressInterval = 100_000
+
+    /// Walks the container; errors reading single directories are reported
+    /// to the daemon log and the walk goes on.
+    func run(clock: RecencyClock) throws(Errno) -> (Ledger, DirectoryNames) {
+        let rootStatus = try root.status()
+        let rootID = EntryID(rootStatus)
+        var ledger = Ledger(clock: clock)
+        var names = DirectoryNames(root: rootID)
+        do {
+            try ledger.addDirectory(rootID, parent: nil)
+            try apply(flags.flags(of: rootID), to: rootID, in: &ledger)
+        } catch {
+            preconditionFailure("purgefs: an empty ledger refused the root: \(error)")
+        }
+        var count = 0
+        try TreeWalk(root: root).run(visit: { visit in
+            count += 1
+            if count % progressInterval == 0 { progress(count) }
+            let parent = EntryID(visit.parent)
+            if let hidden, hidden.parent == parent, hidden.hides(visit.name) { return false }
+            let id = EntryID(visit.status)
+            do {
+                switch visit.status.st_mode & S_IFMT {
+                case S_IFDIR:
+                    guard visit.status.st_dev == rootStatus.st_dev else { return false }
+                    try ledger.addDirectory(id, parent: parent)
+                    names.record(id, parent: parent, name: visit.name)
+                    if zones.contains(id) { try ledger.setZone(id, true) }
+                    try apply(flags.flags(of: id), to: id, in: &ledger)
+                    return true
+                case S_IFREG:
+                    if ledger.contains(id) {
+                        try ledger.addLink(id, parent: parent)
+                    } else {
+                        try ledger.addFile(
+                            id, parent: parent, size: UInt64(visit.status.st_size),
+                            allocated: ContainerState.allocated(visit.status),
+                            lastUsed: Self.stamp(fromTimesOf: visit.status))
+                        try apply(flags.flags(of: id), to: id, in: &ledger)
+                    }
+                default:
+                    break
+                }
+            } catch {
+                Diagnostics.note("indexing: \(error)")
+            }
+            return false
+        }, failed: { directory, error in
+            Diagnostics.note("indexing: cannot read directory \(EntryID(directory)): \(error)")
+        })
+        progress(count)
+        if let recency { ledger.restoreRecency(recency) }
+        return (ledger, names)
+    }
+
+    private func apply(_ stored: StoredFlags.Flags, to id: EntryID, in ledger: inout Ledger) throws(PurgeCoreError) {
+        if stored.contains(.pinned) { try ledger.setPinned(id, true) }
+        if stored.contains(.group) { try ledger.setGroup(id, true) }
+        if stored.contains(.tombstone) { try ledger.setTombstone(id, true) }
+    }
+
+    /// A file never seen through the mount counts as last used when it was
+    /// last modified or read, whichever is later.
+    static func stamp(fromTimesOf status: stat) -> UInt64 {
+        func nanoseconds(_ time: timespec) -> UInt64 {
+            time.tv_sec < 0 ? 0 : UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        }
+        return max(nanoseconds(status.st_mtim), nanoseconds(status.st_atim))
+    }
+}

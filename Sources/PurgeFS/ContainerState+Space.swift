@@ -1,0 +1,93 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// The device: what is available, and room for writes.
+extension ContainerState {
+    /// What a request for room gets.
+    enum Room: Equatable {
+        /// Reserved: give it back with `release` once the write is in the ledger.
+        case granted(UInt64)
+        /// Purge this much first, then ask again.
+        case purgeFirst(UInt64)
+        /// Even purging everything would not make it fit.
+        case noSpace
+    }
+
+    /// The space figures now. For a real device this reads the backing
+    /// filesystem's free space.
+    func status() -> SpaceStatus {
+        let backingSpace = readBackingSpace()
+        return lock.withLock { currentStatus(backing: backingSpace) }
+    }
+
+    /// Figures under the lock: writes in flight count as used. The backing
+    /// figures are read before taking the lock (a real device needs them;
+    /// `capacity` may switch the model between real and simulated at any time).
+    private func currentStatus(backing: BackingSpace) -> SpaceStatus {
+        var status = model.status(usage: ledger.usage, purgeable: ledger.rootTotals.purgeable, backing: backing)
+        status.available = status.available > reserved ? status.available - reserved : 0
+        return status
+    }
+
+    /// Asks for room for file `id` to grow to `end` bytes (nothing to ask
+    /// when it does not grow, or when the ledger does not count it).
+    func room(for id: EntryID, upTo end: UInt64) -> Room {
+        let need: UInt64 = lock.withLock {
+            guard let size = try? ledger.file(id).size, end > size else { return 0 }
+            return Self.blocks(end) - Self.blocks(size)
+        }
+        return room(for: need)
+    }
+
+    /// Bytes in whole 4 KiB blocks: what growing to `size` may allocate.
+    private static func blocks(_ size: UInt64) -> UInt64 {
+        (size + 4095) / 4096 * 4096
+    }
+
+    /// Asks for room for `need` more bytes.
+    func room(for need: UInt64) -> Room {
+        guard need > 0 else { return .granted(0) }
+        let backingSpace = readBackingSpace()
+        return lock.withLock {
+            let status = currentStatus(backing: backingSpace)
+            if need <= status.available {
+                reserved += need
+                return .granted(need)
+            }
+            return status.canFit(need) ? .purgeFirst(status.bytesToFree(for: need)) : .noSpace
+        }
+    }
+
+    func release(_ amount: UInt64) {
+        guard amount > 0 else { return }
+        lock.withLock { reserved -= min(reserved, amount) }
+    }
+
+    /// How much the monitor should purge now (0: nothing), with its hysteresis.
+    func monitorTarget() -> UInt64 {
+        let backingSpace = readBackingSpace()
+        return lock.withLock { monitor.target(for: currentStatus(backing: backingSpace)) }
+    }
+
+    /// Nothing purgeable is left: the monitor stops until the next drop below the low mark.
+    func stopMonitorEpisode() {
+        lock.withLock { monitor.stop() }
+    }
+
+    var capacityModel: CapacityModel { lock.withLock { model } }
+
+    func changeDevice(capacity: UInt64? = nil, external: UInt64? = nil) {
+        lock.withLock {
+            if let capacity { model.capacity = capacity }
+            if let external { model.external = external }
+        }
+    }
+
+    /// The backing filesystem's size and free space; zero if it cannot be read.
+    private func readBackingSpace() -> BackingSpace {
+        guard let figures = try? backing.fileSystemStatus() else { return BackingSpace(size: 0, available: 0) }
+        let unit = UInt64(figures.f_frsize)
+        return BackingSpace(size: UInt64(figures.f_blocks) * unit, available: UInt64(figures.f_bavail) * unit)
+    }
+}

@@ -1,0 +1,97 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// The ledger follows every change the passthrough makes. Only regular
+/// files and directories are counted; anything else is ignored. A change the
+/// ledger refuses means it has drifted from the backing store (a change made
+/// behind the mount's back): that is logged, never fatal, and the next mount
+/// starts from a fresh walk.
+extension ContainerState {
+    func noteCreated(_ status: stat, name: CName, in parent: EntryID) {
+        let id = EntryID(status)
+        switch status.st_mode & S_IFMT {
+        case S_IFREG:
+            track { (ledger, _) throws(PurgeCoreError) in
+                if ledger.contains(id) {
+                    try ledger.addLink(id, parent: parent)
+                } else {
+                    try ledger.addFile(id, parent: parent, size: UInt64(status.st_size), allocated: Self.allocated(status))
+                }
+            }
+        case S_IFDIR:
+            track { (ledger, names) throws(PurgeCoreError) in
+                try ledger.addDirectory(id, parent: parent)
+                names.record(id, parent: parent, name: name)
+                zones.update(after: id, in: &ledger, names: names)
+            }
+        default:
+            break
+        }
+    }
+
+    func noteRemoved(_ status: stat, from parent: EntryID) {
+        let id = EntryID(status)
+        switch status.st_mode & S_IFMT {
+        case S_IFREG:
+            track { (ledger, _) throws(PurgeCoreError) in try ledger.removeLink(id, parent: parent) }
+        case S_IFDIR:
+            track { (ledger, names) throws(PurgeCoreError) in
+                try ledger.removeDirectory(id)
+                names.remove(id)
+                zones.update(after: nil, in: &ledger, names: names)
+            }
+        default:
+            break
+        }
+    }
+
+    func noteMoved(_ status: stat, from parent: EntryID, to newParent: EntryID, newName: CName) {
+        let kind = status.st_mode & S_IFMT
+        guard kind == S_IFREG || kind == S_IFDIR else { return }
+        let id = EntryID(status)
+        track { (ledger, names) throws(PurgeCoreError) in
+            try ledger.move(id, from: parent, to: newParent)
+            if kind == S_IFDIR {
+                names.record(id, parent: newParent, name: newName)
+                zones.update(after: id, in: &ledger, names: names)
+            }
+        }
+    }
+
+    func noteResized(_ status: stat) {
+        guard status.st_mode & S_IFMT == S_IFREG else { return }
+        let id = EntryID(status)
+        track { (ledger, _) throws(PurgeCoreError) in
+            try ledger.update(id, size: UInt64(status.st_size), allocated: Self.allocated(status))
+        }
+    }
+
+    func noteOpened(_ id: EntryID) {
+        track { (ledger, _) throws(PurgeCoreError) in
+            try ledger.open(id)
+            try ledger.markUsed(id)
+        }
+    }
+
+    func noteClosed(_ id: EntryID) {
+        track { (ledger, _) throws(PurgeCoreError) in try ledger.close(id) }
+    }
+
+    func noteUsed(_ id: EntryID) {
+        track { (ledger, _) throws(PurgeCoreError) in try ledger.markUsed(id) }
+    }
+
+    /// Bytes the file occupies on disk.
+    static func allocated(_ status: stat) -> UInt64 {
+        UInt64(status.st_blocks) * 512
+    }
+
+    private func track(_ change: (inout Ledger, inout DirectoryNames) throws(PurgeCoreError) -> Void) {
+        do {
+            try withLedger(change)
+        } catch {
+            Diagnostics.note("accounting drifted from the backing store: \(error)")
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// What purgefs knows about the container beyond the backing files: the
+/// ledger (totals, purge order), where directories are, the device model
+/// and the purge counters, all behind one lock.
+///
+/// Lock order: `NamespaceLocks` stripes, then this lock. Nothing here does
+/// I/O under the lock except `statvfs` of the backing filesystem.
+final class ContainerState: @unchecked Sendable {
+    let lock = ThreadLock()
+    // Guarded by `lock`.
+    var ledger: Ledger
+    var names: DirectoryNames
+    var model: CapacityModel
+    var monitor = PurgeMonitor()
+    /// Bytes promised to writes in flight, not yet in the ledger.
+    var reserved: UInt64 = 0
+    var counters: PurgeCounters
+    var flags: StoredFlags
+    var zones: ZoneSet
+
+    /// The backing filesystem, for its real size and free space.
+    let backing: FileDescriptor
+
+    init(ledger: Ledger, names: DirectoryNames, model: CapacityModel, counters: PurgeCounters, flags: StoredFlags,
+         zones: ZoneSet, backing: FileDescriptor) {
+        self.ledger = ledger
+        self.names = names
+        self.model = model
+        self.counters = counters
+        self.flags = flags
+        self.zones = zones
+        self.backing = backing
+    }
+
+    /// Runs `body` with exclusive access to the ledger and directory names.
+    func withLedger<T, E: Error>(_ body: (inout Ledger, inout DirectoryNames) throws(E) -> T) throws(E) -> T {
+        try lock.withLock { () throws(E) -> T in try body(&ledger, &names) }
+    }
+
+    /// Reads under the lock.
+    func read<T>(_ body: (Ledger, DirectoryNames) -> T) -> T {
+        lock.withLock { body(ledger, names) }
+    }
+
+    var purgeCounters: PurgeCounters { lock.withLock { counters } }
+
+    func countPurged(bytes: UInt64, files: UInt64) -> PurgeCounters {
+        lock.withLock {
+            counters.bytes += bytes
+            counters.files += files
+            return counters
+        }
+    }
+}
+
+/// Totals purged since the container was first mounted, kept in the state directory.
+struct PurgeCounters: Equatable, Sendable {
+    var bytes: UInt64 = 0
+    var files: UInt64 = 0
+
+    static let fileName = "purged"
+
+    /// `bytes N\nfiles N\n`
+    var encoded: [UInt8] { Array("bytes \(bytes)\nfiles \(files)\n".utf8) }
+
+    init() {}
+
+    init?(decoding data: [UInt8]) {
+        var values: [String: UInt64] = [:]
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let value = UInt64(parts[1]) else { return nil }
+            values[String(parts[0])] = value
+        }
+        guard let bytes = values["bytes"], let files = values["files"] else { return nil }
+        self.bytes = bytes
+        self.files = files
+    }
+}
+
+extension EntryID {
+    /// The identity of the backing file `status` describes.
+    init(_ status: stat) {
+        self.init(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+}

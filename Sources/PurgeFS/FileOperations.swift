@@ -1,0 +1,92 @@
+import CFuse
+import Glibc
+import PurgeSys
+
+/// The entries of the operations table for open files.
+enum FileOperations {
+    static func install(into ops: inout fuse_lowlevel_ops) {
+        ops.open = { request, id, info in
+            Operations.replying(request) { fs throws(Errno) in
+                let file = try fs.open(NodeID(id), flags: info!.pointee.flags)
+                fs.describe(file, opened: info!.pointee.flags, in: info!)
+                if fuse_reply_open(request, info) != 0 { OpenFile.detach(from: info!) }  // the caller was interrupted
+            }
+        }
+        ops.create = { request, parent, name, mode, info in
+            Operations.replying(request) { fs throws(Errno) in
+                var (entry, file) = try fs.create(
+                    parent: NodeID(parent), name: name!, mode: mode, flags: info!.pointee.flags,
+                    caller: CallerIdentity(request!))
+                fs.describe(file, opened: info!.pointee.flags, in: info!)
+                if fuse_reply_create(request, &entry, info) != 0 { OpenFile.detach(from: info!) }
+            }
+        }
+        ops.read = { request, _, size, offset, info in
+            // Spliced from the backing file to the kernel where possible: no copy through userspace.
+            let file = OpenFile.from(info!)
+            Operations.filesystem(request).read(file)
+            var data = cfuse_bufvec_fd(file.descriptor.rawValue, size, offset)
+            fuse_reply_data(request, &data, FUSE_BUF_SPLICE_MOVE)
+        }
+        ops.write_buf = { request, _, data, offset, info in
+            Operations.replying(request) { fs throws(Errno) in
+                let written = try fs.write(OpenFile.from(info!), data!, at: offset)
+                fuse_reply_write(request, written)
+            }
+        }
+        ops.flush = { request, _, info in
+            Operations.replying(request) { fs throws(Errno) in
+                try fs.flush(FileOperations.handle(info!))
+                fuse_reply_err(request, 0)
+            }
+        }
+        ops.release = { request, _, info in
+            Operations.filesystem(request).release(OpenFile.from(info!))
+            OpenFile.detach(from: info!)
+            fuse_reply_err(request, 0)
+        }
+        ops.fsync = { request, _, dataOnly, info in
+            Operations.replying(request) { fs throws(Errno) in
+                try fs.sync(FileOperations.handle(info!), dataOnly: dataOnly != 0)
+                fuse_reply_err(request, 0)
+            }
+        }
+        ops.fallocate = { request, _, mode, offset, length, info in
+            Operations.replying(request) { fs throws(Errno) in
+                try fs.allocate(OpenFile.from(info!), mode: mode, offset: Int64(offset), length: Int64(length))
+                fuse_reply_err(request, 0)
+            }
+        }
+        ops.lseek = { request, _, offset, whence, info in
+            Operations.replying(request) { fs throws(Errno) in
+                let position = try fs.seek(FileOperations.handle(info!), offset: Int64(offset), whence: whence)
+                fuse_reply_lseek(request, off_t(position))
+            }
+        }
+        ops.copy_file_range = { request, _, sourceOffset, sourceInfo, _, offset, info, length, flags in
+            Operations.replying(request) { fs throws(Errno) in
+                let copied = try fs.copyRange(
+                    from: OpenFile.from(sourceInfo!), at: Int64(sourceOffset), to: OpenFile.from(info!),
+                    at: Int64(offset), length: length, flags: UInt32(flags))
+                fuse_reply_write(request, copied)
+            }
+        }
+    }
+}
+
+extension FileOperations {
+    static func handle(_ info: UnsafeMutablePointer<fuse_file_info>) -> FileDescriptor {
+        OpenFile.from(info).descriptor
+    }
+}
+
+extension ContainerFileSystem {
+    /// Fills the reply's file info: the handle, and how the kernel may cache.
+    func describe(_ file: OpenFile, opened flags: Int32, in info: UnsafeMutablePointer<fuse_file_info>) {
+        file.attach(to: info)
+        let direct = flags & OpenFlags.direct != 0
+        cfuse_fi_set_direct_io(info, direct ? 1 : 0)
+        // Only the mount changes the data, so the page cache survives reopening.
+        cfuse_fi_set_keep_cache(info, direct ? 0 : 1)
+    }
+}

@@ -1,0 +1,95 @@
+import PurgeCore
+import Glibc
+import PurgeSys
+import Synchronization
+
+/// Every inode the kernel holds a reference to, with its lookup count.
+///
+/// One entry per backing inode (by device and inode number), so hard links
+/// share a node and a change through one name shows through the other at
+/// once. Counts follow the FUSE rule: +1 for every entry replied (lookup,
+/// create, mknod, mkdir, symlink, link, readdirplus), −n on forget; the entry
+/// is erased at zero. Lookup and forget both run under the one lock, so a
+/// lookup racing a forget either revives the entry or makes a new one.
+final class InodeTable: Sendable {
+    private struct Entry {
+        let inode: Inode
+        var lookups: UInt64
+    }
+
+    private struct Storage {
+        var byID: [NodeID: Entry] = [:]
+        var byKey: [EntryID: NodeID] = [:]
+        var nextID: UInt64 = NodeID.root.rawValue + 1
+    }
+
+    private let storage = Mutex(Storage())
+
+    /// Installs the root; its count never reaches zero during the session.
+    init(root descriptor: FileDescriptor, status: stat) {
+        let key = EntryID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        let root = Inode(id: .root, descriptor: descriptor, key: key, fileType: status.st_mode & S_IFMT)
+        storage.withLock { table in
+            table.byID[.root] = Entry(inode: root, lookups: 1 << 62)
+            table.byKey[key] = .root
+        }
+    }
+
+    /// The inode behind `id`. An unknown ID is a bug in the lookup counting
+    /// (ours or the kernel's), never a user error, so it traps.
+    func inode(_ id: NodeID) -> Inode {
+        guard let inode = storage.withLock({ $0.byID[id]?.inode }) else {
+            fatalError("purgefs: the kernel used \(id), which is not in the inode table")
+        }
+        return inode
+    }
+
+    /// Counts one more reference to the backing file open at `descriptor`
+    /// with attributes `status`. If the file is known already, the new
+    /// descriptor is closed and the known inode returned.
+    func remember(descriptor: FileDescriptor, status: stat) -> Inode {
+        let key = EntryID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        let (inode, duplicate) = storage.withLock { table -> (Inode, Bool) in
+            if let id = table.byKey[key] {
+                table.byID[id]!.lookups += 1
+                return (table.byID[id]!.inode, true)
+            }
+            let id = NodeID(table.nextID)
+            table.nextID += 1
+            let inode = Inode(id: id, descriptor: descriptor, key: key, fileType: status.st_mode & S_IFMT)
+            table.byID[id] = Entry(inode: inode, lookups: 1)
+            table.byKey[key] = id
+            return (inode, false)
+        }
+        if duplicate { descriptor.closeQuietly() }
+        return inode
+    }
+
+    /// Drops `count` references; erases the entry at zero (its descriptor
+    /// closes when the last in-flight user lets go of the `Inode`).
+    func forget(_ id: NodeID, count: UInt64) {
+        let erased: Inode? = storage.withLock { table in
+            guard let entry = table.byID[id] else {
+                fatalError("purgefs: the kernel forgot \(id), which is not in the inode table")
+            }
+            precondition(entry.lookups >= count, "purgefs: lookup count of \(id) would drop below zero")
+            let remaining = entry.lookups - count
+            if remaining > 0 {
+                table.byID[id]!.lookups = remaining
+                return nil
+            }
+            table.byID[id] = nil
+            table.byKey[entry.inode.key] = nil
+            return entry.inode
+        }
+        _ = erased  // released outside the lock: closing a descriptor can block
+    }
+
+    /// The node the kernel knows the backing file `id` by, if it knows it.
+    func node(for id: EntryID) -> NodeID? {
+        storage.withLock { $0.byKey[id] }
+    }
+
+    /// How many inodes the table holds (the root included).
+    var count: Int { storage.withLock { $0.byID.count } }
+}

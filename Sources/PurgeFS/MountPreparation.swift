@@ -1,0 +1,72 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Everything checked and opened before mounting: a bad request fails here,
+/// with one clear line, before anything is mounted.
+struct MountPreparation {
+    /// The container's root, opened before the mount can cover it.
+    let root: FileDescriptor
+    /// The state directory, opened likewise.
+    let state: FileDescriptor
+    /// The daemon log in the state directory, for stderr once detached.
+    let log: FileDescriptor
+    let hidden: HiddenEntry?
+
+    static let logName = "daemon.log"
+
+    init(_ request: MountRequest) throws(MountError) {
+        let container = request.container
+        root = try Self.openDirectory(container, role: "container")
+        let mountpoint = try Self.openDirectory(request.mountpoint, role: "mountpoint")
+        mountpoint.closeQuietly()
+        if let type = (try? MountTable.current())?.fuseMount(at: request.mountpoint)?.fileSystemType {
+            throw MountError("mountpoint \(request.mountpoint) is busy: \(type) is mounted there")
+        }
+
+        let statePath = request.options.stateDirectory ?? container + "/" + MountOptions.defaultStateDirectoryName
+        let stateParent = Self.parent(of: statePath)
+        let stateName = Self.lastComponent(of: statePath)
+        let parent = try Self.openDirectory(stateParent, role: "state directory's parent")
+        defer { parent.closeQuietly() }
+        do {
+            try parent.makeDirectory(stateName, mode: 0o700)
+        } catch where error == .exists {
+            // Kept from an earlier mount.
+        } catch {
+            throw MountError("cannot create state directory \(statePath): \(error)")
+        }
+        do {
+            state = try FileDescriptor.open(stateName, in: parent, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            log = try FileDescriptor.open(Self.logName, in: state, flags: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, mode: 0o600)
+            let parentStatus = try parent.status()
+            hidden = HiddenEntry(
+                parent: EntryID(device: UInt64(parentStatus.st_dev), inode: UInt64(parentStatus.st_ino)),
+                name: Array(stateName.utf8CString))
+        } catch {
+            throw MountError("cannot open state directory \(statePath): \(error)")
+        }
+    }
+
+    private static func openDirectory(_ path: String, role: String) throws(MountError) -> FileDescriptor {
+        do {
+            return try FileDescriptor.open(path: path, flags: OpenFlags.path | O_DIRECTORY)
+        } catch where error == .noEntry {
+            throw MountError("\(role) \(path) does not exist")
+        } catch where error == .notDirectory {
+            throw MountError("\(role) \(path) is not a directory")
+        } catch {
+            throw MountError("cannot open \(role) \(path): \(error)")
+        }
+    }
+
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    private static func lastComponent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+}

@@ -1,0 +1,222 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Carries out purges: asks the planner for victims, removes them from the
+/// backing store safely, and reports back to the ledger, the log, the
+/// counters and the kernel.
+///
+/// Safety: a victim is reached only through its directory, opened by walking
+/// recorded names down from the root with `O_NOFOLLOW` and checking each
+/// step's identity; its name is found by listing that directory and
+/// matching the inode number; and under the directory's namespace lock the
+/// name is checked again (`fstatat`, no follow) and the ledger asked whether
+/// the file is still a candidate, just before `unlinkat`. A symlink in a zone
+/// is never a candidate; a directory is never removed.
+final class Purger: Sendable {
+    private let state: ContainerState
+    private let root: FileDescriptor
+    private let locks: NamespaceLocks
+    private let notifier: KernelNotifier
+    private let inodes: InodeTable
+    private let log: PurgeLog
+    private let stateDirectory: StateDirectory
+    /// One purge at a time: the monitor, writes and manual purges take turns.
+    private let serial = ThreadLock()
+    /// Victims removed before their log lines are written and synced.
+    static let batchSize = 1024
+
+    init(state: ContainerState, root: FileDescriptor, locks: NamespaceLocks, notifier: KernelNotifier,
+         inodes: InodeTable, log: PurgeLog, stateDirectory: StateDirectory) {
+        self.state = state
+        self.root = root
+        self.locks = locks
+        self.notifier = notifier
+        self.inodes = inodes
+        self.log = log
+        self.stateDirectory = stateDirectory
+    }
+
+    /// Purges toward `goal`, least recently used first; returns the bytes freed.
+    @discardableResult
+    func purge(_ goal: PurgeGoal, reason: PurgeLog.Reason) -> UInt64 {
+        serial.withLock {
+            var freed: UInt64 = 0
+            var skipped: Set<EntryID> = []
+            while true {
+                let remaining: PurgeGoal
+                switch goal {
+                case .all: remaining = .all
+                case .bytes(let need):
+                    guard freed < need else { return freed }
+                    remaining = .bytes(need - freed)
+                }
+                let plan = state.read { ledger, _ in PurgePlanner.plan(remaining, in: ledger, excluding: skipped) }
+                guard !plan.victims.isEmpty else { return freed }
+                var progress = false
+                // In batches, each settled (logged, synced, counted) before the next
+                // starts: a crash loses the log lines of at most one batch.
+                var start = 0
+                while start < plan.victims.count {
+                    let batch = Array(plan.victims[start..<min(start + Self.batchSize, plan.victims.count)])
+                    start += batch.count
+                    let outcome = execute(batch, reason: reason)
+                    freed += outcome.freed
+                    skipped.formUnion(outcome.skipped)
+                    progress = progress || outcome.purged > 0 || !outcome.skipped.isEmpty
+                }
+                if !progress { return freed }
+            }
+        }
+    }
+
+    private struct Outcome {
+        var freed: UInt64 = 0
+        var purged = 0
+        var skipped: Set<EntryID> = []
+    }
+
+    /// A name of a victim that was removed (or the file truncated through it).
+    private struct Done {
+        var victim: Int
+        var directory: EntryID
+        var name: [CChar]
+    }
+
+    private func execute(_ victims: [PurgeVictim], reason: PurgeLog.Reason) -> Outcome {
+        // Which victims to look for in which directory: every name of a file
+        // to delete, one name of a file to truncate.
+        var work: [EntryID: [Int]] = [:]
+        var order: [EntryID] = []
+        for (index, victim) in victims.enumerated() {
+            let directories = victim.action == .delete ? victim.directories : Array(victim.directories.prefix(1))
+            for directory in directories {
+                if work[directory] == nil { order.append(directory) }
+                work[directory, default: []].append(index)
+            }
+        }
+        var done: [Done] = []
+        var approved: Set<Int> = []
+        var refused: Set<Int> = []
+        for directory in order {
+            process(directory, victims: work[directory]!, of: victims, approved: &approved, refused: &refused, done: &done)
+        }
+        return settle(victims, done: done, refused: refused, reason: reason)
+    }
+
+    /// Finds and purges the victims' names in one directory, listing it once.
+    private func process(
+        _ directoryID: EntryID, victims indices: [Int], of victims: [PurgeVictim],
+        approved: inout Set<Int>, refused: inout Set<Int>, done: inout [Done]
+    ) {
+        guard let chain = state.read({ _, names in names.components(of: directoryID) }),
+              let directory = try? DirectoryNames.open(chain, from: root)
+        else {
+            refused.formUnion(indices)
+            return
+        }
+        defer { directory.closeQuietly() }
+        var wanted: [UInt64: Int] = [:]
+        for index in indices where victims[index].file.device == directoryID.device {
+            wanted[victims[index].file.inode] = index
+        }
+        try? locks.withLocks(directoryID) { () throws(Errno) in
+            let stream = try DirectoryStream(directory)
+            while !wanted.isEmpty, let entry = try stream.next() {
+                guard let index = wanted[entry.inode] else { continue }
+                let victim = victims[index]
+                guard let status = try? directory.status(of: entry.name), status.st_mode & S_IFMT == S_IFREG,
+                      EntryID(status) == victim.file
+                else { continue }
+                if !approved.contains(index) {
+                    guard !refused.contains(index), state.read({ ledger, _ in ledger.canPurge(victim) }) else {
+                        refused.insert(index)
+                        wanted[entry.inode] = nil
+                        continue
+                    }
+                    approved.insert(index)
+                }
+                if (try? remove(entry.name, in: directory, as: victim)) != nil {
+                    done.append(Done(victim: index, directory: directoryID, name: Self.copy(entry.name)))
+                } else {
+                    refused.insert(index)
+                }
+                wanted[entry.inode] = nil
+            }
+        }
+    }
+
+    private func remove(_ name: CName, in directory: FileDescriptor, as victim: PurgeVictim) throws(Errno) {
+        switch victim.action {
+        case .delete:
+            try directory.unlink(name)
+        case .truncate:
+            let file = try FileDescriptor.open(name, in: directory, flags: O_WRONLY | O_NOFOLLOW | O_NONBLOCK)
+            defer { file.closeQuietly() }
+            guard EntryID(try file.status()) == victim.file else { throw Errno.noEntry }
+            try file.truncate(to: 0)
+        }
+    }
+
+    /// Reports what was done to the ledger, the counters, the log and the kernel.
+    private func settle(_ victims: [PurgeVictim], done: [Done], refused: Set<Int>, reason: PurgeLog.Reason) -> Outcome {
+        var outcome = Outcome()
+        var namesDone: [Int: [Done]] = [:]
+        for item in done { namesDone[item.victim, default: []].append(item) }
+        let now = WallClock.seconds()
+        var records: [PurgeLog.Record] = []
+        var freedFiles: UInt64 = 0
+        for (index, names) in namesDone.sorted(by: { $0.key < $1.key }) {
+            let victim = victims[index]
+            let complete = victim.action == .truncate || names.count == victim.directories.count
+            let path = state.withLedger { (ledger, directoryNames) -> String in
+                do {
+                    if complete {
+                        try ledger.purged(victim)
+                    } else {
+                        for name in names { try ledger.removeLink(victim.file, parent: name.directory) }
+                    }
+                } catch {
+                    Diagnostics.note("accounting drifted during a purge: \(error)")
+                }
+                let directory = directoryNames.path(of: names[0].directory) ?? "?"
+                let file = String(cString: names[0].name)
+                return directory.isEmpty ? file : directory + "/" + file
+            }
+            if complete {
+                outcome.freed += victim.bytes
+                outcome.purged += 1
+                freedFiles += 1
+                records.append(PurgeLog.Record(
+                    time: now, path: path, bytes: victim.bytes, size: victim.size,
+                    lastUsed: Double(victim.lastUsed) / 1e9, reason: reason, action: victim.action))
+            }
+            tellKernel(victim, names: names)
+        }
+        for index in refused where namesDone[index] == nil { outcome.skipped.insert(victims[index].file) }
+        log.append(records)
+        if freedFiles > 0 {
+            let counters = state.countPurged(bytes: outcome.freed, files: freedFiles)
+            do { try stateDirectory.replace(PurgeCounters.fileName, with: counters.encoded) } catch {
+                Diagnostics.note("cannot record the purge counters: \(error)")
+            }
+        }
+        return outcome
+    }
+
+    private func tellKernel(_ victim: PurgeVictim, names: [Done]) {
+        let child = inodes.node(for: victim.file)
+        if victim.action == .truncate {
+            if let child { notifier.send(.dataChanged(child)) }
+            return
+        }
+        for name in names {
+            guard let parent = inodes.node(for: name.directory) else { continue }
+            notifier.send(.deleted(parent: parent, child: child, name: name.name))
+        }
+    }
+
+    private static func copy(_ name: CName) -> [CChar] {
+        Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
+    }
+}

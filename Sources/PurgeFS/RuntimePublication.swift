@@ -1,0 +1,37 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Publishes this daemon's `RuntimeRecord` for its mount, and removes it.
+struct RuntimePublication {
+    let directory: String
+    let fileName: String
+
+    /// Writes the record once the mount is in the table. Failing to publish
+    /// is not fatal (only `purgefs log` and `metrics` of a covered state
+    /// directory need it): it is said in the daemon log.
+    static func publish(mountpoint: String, state: FileDescriptor, container: String) -> RuntimePublication? {
+        guard let mount = (try? MountTable.current())?.topmost(at: mountpoint), mount.isPurgefs else {
+            Diagnostics.note("cannot find this mount in the mount table to publish it")
+            return nil
+        }
+        let directory = RuntimeRecord.directory(
+            user: CurrentProcess.effectiveUserID, runtimeDirectory: CurrentProcess.environmentValue("XDG_RUNTIME_DIR"))
+        let record = RuntimeRecord(processID: getpid(), stateDescriptor: state.rawValue, container: container)
+        let publication = RuntimePublication(directory: directory, fileName: RuntimeRecord.fileName(mountID: mount.id))
+        do {
+            _ = mkdir(directory, 0o755)
+            let folder = try FileDescriptor.open(path: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            defer { folder.closeQuietly() }
+            try StateDirectory(descriptor: folder).replace(publication.fileName, with: record.encoded)
+        } catch {
+            Diagnostics.note("cannot publish the runtime record in \(directory): \(error)")
+            return nil
+        }
+        return publication
+    }
+
+    func withdraw() {
+        _ = unlink(directory + "/" + fileName)
+    }
+}

@@ -1,0 +1,65 @@
+import CFuse
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// One libfuse session: created with our operations, mounted, looped, torn down.
+struct Session {
+    let filesystem: ContainerFileSystem
+    let request: MountRequest
+
+    func run() throws(MountError) {
+        var ops = Operations.table()
+        let arguments = ["purgefs", "-o", fuseOptions]
+        var cArguments = arguments.map { strdup($0) }
+        defer { cArguments.forEach { free($0) } }
+        var args = cfuse_args(Int32(cArguments.count), &cArguments)
+        defer { fuse_opt_free_args(&args) }
+
+        let userdata = Unmanaged.passRetained(filesystem)
+        defer { userdata.release() }
+        cfuse_capture_log(1)
+        guard let session = fuse_session_new(&args, &ops, MemoryLayout<fuse_lowlevel_ops>.size, userdata.toOpaque()) else {
+            throw MountError("libfuse refused the options \(arguments[2])\(Self.capturedLog())")
+        }
+        defer { fuse_session_destroy(session) }
+        filesystem.notifier.attach(session)
+        defer { filesystem.notifier.detach() }
+        guard fuse_set_signal_handlers(session) == 0 else {
+            throw MountError("cannot install signal handlers")
+        }
+        defer { fuse_remove_signal_handlers(session) }
+        guard fuse_session_mount(session, request.mountpoint) == 0 else {
+            throw MountError("cannot mount on \(request.mountpoint)\(Self.capturedLog())")
+        }
+        cfuse_capture_log(0)
+        defer { fuse_session_unmount(session) }
+        let publication = RuntimePublication.publish(
+            mountpoint: request.mountpoint, state: filesystem.stateDirectory.descriptor, container: request.container)
+        defer { publication?.withdraw() }
+        let status = cfuse_session_loop_mt(session, FileSystemServer.workerThreads, 0)
+        if status < 0 {
+            throw MountError("the session ended with an error: \(Errno(-status))")
+        }
+    }
+
+    /// What libfuse said about a failure, as the end of our one line.
+    private static func capturedLog() -> String {
+        let line = String(cString: cfuse_captured_log())
+        cfuse_capture_log(0)
+        return line.isEmpty ? "" : ": " + line
+    }
+
+    /// The options libfuse and the kernel see: ours first, then the user's
+    /// (each escaped as libfuse's option splitter expects).
+    private var fuseOptions: String {
+        var ours = ["fsname=" + request.container, "subtype=purgefs"]
+        let user = request.options.fuseOptions
+        // Other users may only see what the kernel lets them: purgefs serves
+        // every request as root, so the kernel must check permissions.
+        if user.contains("allow_other") && !user.contains("default_permissions") {
+            ours.append("default_permissions")
+        }
+        return OptionList.joined(ours + user)
+    }
+}

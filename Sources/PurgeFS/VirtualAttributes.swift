@@ -1,0 +1,126 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Answers and applies the `user.purgefs.*` attributes from the ledger and
+/// the device model. Values are decimal ASCII without a newline.
+///
+/// Error precedence for a purgefs name: unknown name, or one that does not
+/// apply to the path, first (`ENODATA` on read, `EINVAL` on write); then
+/// permission for control attributes (`EPERM`); then the value (`EINVAL`).
+struct VirtualAttributes {
+    let filesystem: ContainerFileSystem
+
+    /// The longest value any numeric attribute can have: a size probe answers
+    /// this, so a value that grows between probe and read still fits.
+    static let probeSize = 20
+
+    /// The value of `attribute` on `inode`.
+    func value(of attribute: PurgeAttribute, on inode: Inode) throws(Errno) -> String {
+        let target = Self.target(of: inode)
+        guard attribute.isReadable(on: target) else { throw Errno.noData }
+        let state = filesystem.state
+        let id = inode.key
+        switch attribute {
+        case .size, .files, .allocated, .purgeable, .cloneSavings:
+            if target == .file {
+                let info = try fileInfo(id)
+                switch attribute {
+                case .size: return String(info.size)
+                case .allocated: return String(info.allocated)
+                case .purgeable: return info.isInZone ? "1" : "0"
+                default: throw Errno.noData
+                }
+            }
+            let totals = try directoryInfo(id).totals
+            switch attribute {
+            case .size: return String(totals.size)
+            case .files: return String(totals.files)
+            case .allocated: return String(totals.allocated)
+            case .purgeable: return String(totals.purgeable)
+            default: return String(totals.cloneSavings)
+            }
+        case .capacity, .external, .available, .availableImportant, .availableOpportunistic:
+            let status = state.status()
+            switch attribute {
+            case .capacity: return String(status.capacity)
+            case .external: return String(status.external)
+            case .available: return String(status.available)
+            case .availableImportant: return String(status.availableImportant)
+            default: return String(status.availableOpportunistic)
+            }
+        case .purgedBytes:
+            return String(state.purgeCounters.bytes)
+        case .purgedFiles:
+            return String(state.purgeCounters.files)
+        case .pinned:
+            return target == .file ? flag(try fileInfo(id).isPinned) : flag(try directoryInfo(id).isPinned)
+        case .group, .tombstone:
+            let info = try directoryInfo(id)
+            guard info.isInZone else { throw Errno.noData }
+            return flag(attribute == .group ? info.isGroup : info.isTombstone)
+        case .lastUsed:
+            return String(try fileInfo(id).lastUsed / 1_000_000_000)
+        case .contentID, .shared, .ubiquitous, .uploaded, .downloadStatus:
+            // Clones and the cloud tier are not built yet: nothing to answer.
+            throw Errno.noData
+        case .purge, .evict, .download:
+            throw Errno.noData
+        }
+    }
+
+    /// Applies a write of `attribute` on `inode` by `caller`.
+    func set(_ attribute: PurgeAttribute, on inode: Inode, value: [UInt8], caller: uid_t) throws(Errno) {
+        let target = Self.target(of: inode)
+        guard attribute.isWritable(on: target) else { throw Errno.invalidArgument }
+        if attribute.isControl && caller != 0 && caller != DaemonIdentity.shared.user { throw Errno.notPermitted }
+        let text = String(decoding: Self.trimmed(value), as: UTF8.self)
+        switch attribute {
+        case .capacity:
+            guard let size = try? ByteSize(parsing: text), size.bytes > 0 else { throw Errno.invalidArgument }
+            filesystem.state.changeDevice(capacity: size.bytes)
+            filesystem.monitor.kick()
+        case .external:
+            guard let size = try? ByteSize(parsing: text) else { throw Errno.invalidArgument }
+            filesystem.state.changeDevice(external: size.bytes)
+            filesystem.monitor.kick()
+        case .purge:
+            if text == "all" {
+                filesystem.purger.purge(.all, reason: .manual)
+            } else {
+                guard let size = try? ByteSize(parsing: text) else { throw Errno.invalidArgument }
+                filesystem.purger.purge(.bytes(size.bytes), reason: .manual)
+            }
+        case .pinned, .group, .tombstone:
+            guard let on = PurgeAttribute.parseFlag(value) else { throw Errno.invalidArgument }
+            try filesystem.setFlag(attribute, on, for: inode)
+        default:
+            throw Errno.invalidArgument
+        }
+    }
+
+    static func target(of inode: Inode) -> PurgeAttribute.Target {
+        if inode.id == .root { return .root }
+        if inode.isDirectory { return .directory }
+        return inode.isRegularFile ? .file : .other
+    }
+
+    private func fileInfo(_ id: EntryID) throws(Errno) -> FileInfo {
+        guard let info = filesystem.state.read({ ledger, _ in try? ledger.file(id) }) else { throw Errno.noData }
+        return info
+    }
+
+    private func directoryInfo(_ id: EntryID) throws(Errno) -> DirectoryInfo {
+        guard let info = filesystem.state.read({ ledger, _ in try? ledger.directory(id) }) else { throw Errno.noData }
+        return info
+    }
+
+    private func flag(_ on: Bool) -> String { on ? "1" : "0" }
+
+    /// The value without one trailing newline or NUL, as `setfattr` or `echo` may leave.
+    private static func trimmed(_ bytes: [UInt8]) -> ArraySlice<UInt8> {
+        var slice = bytes[...]
+        if let last = slice.last, last == 0x0A || last == 0 { slice = slice.dropLast() }
+        return slice
+    }
+}

@@ -1,0 +1,76 @@
+import Glibc
+
+/// Starting and reaping child processes with `posix_spawn`, never `fork`:
+/// forking a multithreaded Swift process can leave the child holding locks
+/// that no thread will release.
+public enum ChildProcess {
+    /// How to set up the child's descriptors.
+    public enum FileAction: Sendable {
+        /// `dup2(from, to)` in the child (clears close-on-exec on `to`).
+        case duplicate(FileDescriptor, to: FileDescriptor)
+        /// Open `path` as descriptor `fd` in the child.
+        case open(String, as: FileDescriptor, flags: Int32)
+    }
+
+    /// Starts `path` with `arguments` (including argv[0]) and `environment`;
+    /// `searchPath` looks `path` up in `$PATH` (`posix_spawnp`). Descriptors
+    /// marked close-on-exec stay closed in the child. Wraps `posix_spawn(3)`.
+    public static func spawn(_ path: String, arguments: [String], environment: [String],
+                             fileActions: [FileAction] = [], searchPath: Bool = false) throws(Errno) -> ProcessID {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for action in fileActions {
+            // These return an error number rather than setting errno.
+            let result: Int32
+            switch action {
+            case .duplicate(let from, let to):
+                result = posix_spawn_file_actions_adddup2(&actions, from.rawValue, to.rawValue)
+            case .open(let path, let fd, let flags):
+                result = posix_spawn_file_actions_addopen(&actions, fd.rawValue, path, flags, 0)
+            }
+            guard result == 0 else { throw Errno(result) }
+        }
+        let argv = CStringArray(arguments), envp = CStringArray(environment)
+        var pid: pid_t = 0
+        let result = argv.withPointer { argvPointer in
+            envp.withPointer { envpPointer in
+                searchPath
+                    ? posix_spawnp(&pid, path, &actions, nil, argvPointer, envpPointer)
+                    : posix_spawn(&pid, path, &actions, nil, argvPointer, envpPointer)
+            }
+        }
+        guard result == 0 else { throw Errno(result) }
+        return ProcessID(rawValue: pid)
+    }
+
+    /// Waits for `pid` to end; retries `EINTR`. Wraps `waitpid(2)`.
+    public static func wait(_ pid: ProcessID) throws(Errno) -> WaitStatus {
+        var status: Int32 = 0
+        _ = try retryingInterrupts { waitpid(pid.rawValue, &status, 0) }
+        return WaitStatus(raw: status)
+    }
+
+    /// Like `wait`, but returns `nil` at once if `pid` is still running.
+    /// Wraps `waitpid(2)` with `WNOHANG`.
+    public static func poll(_ pid: ProcessID) throws(Errno) -> WaitStatus? {
+        var status: Int32 = 0
+        let result = try checked { waitpid(pid.rawValue, &status, WNOHANG) }
+        return result == 0 ? nil : WaitStatus(raw: status)
+    }
+}
+
+/// A NULL-terminated array of C strings for `argv`/`envp`, freed on deinit.
+private final class CStringArray {
+    private var pointers: [UnsafeMutablePointer<CChar>?]
+
+    init(_ strings: [String]) {
+        pointers = strings.map { strdup($0) } + [nil]
+    }
+
+    deinit { pointers.forEach { free($0) } }
+
+    func withPointer<Result>(_ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Result) -> Result {
+        pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}

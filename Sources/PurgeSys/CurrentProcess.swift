@@ -1,0 +1,76 @@
+import Glibc
+
+/// This process's own state: environment, identity, session, working
+/// directory, inherited descriptors. What a command changes on itself
+/// before it serves or starts a daemon; the server's threads never call these.
+public enum CurrentProcess {
+    /// The environment as `NAME=value` strings. Reads `environ(7)`.
+    public static var environment: [String] {
+        var result: [String] = []
+        guard Int(bitPattern: environ) != 0 else { return result } // NULL after clearenv(3)
+        var entry = environ
+        while let pointer = entry.pointee {
+            result.append(String(cString: pointer))
+            entry += 1
+        }
+        return result
+    }
+
+    /// The value of one environment variable. Wraps `getenv(3)`.
+    public static func environmentValue(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// Removes an environment variable, so no child inherits it.
+    /// Wraps `unsetenv(3)`.
+    public static func removeEnvironmentValue(_ name: String) throws(Errno) {
+        _ = try checked { unsetenv(name) }
+    }
+
+    /// The effective user ID: 0 may unmount with `umount2` itself.
+    /// Wraps `geteuid(2)`.
+    public static var effectiveUserID: uid_t { geteuid() }
+
+    /// Starts a new session without a controlling terminal, as a daemon
+    /// does so that the caller's terminal closing cannot signal it.
+    /// Wraps `setsid(2)`.
+    public static func startSession() throws(Errno) {
+        _ = try checked { setsid() }
+    }
+
+    /// Changes the working directory. Wraps `chdir(2)`.
+    public static func changeDirectory(_ path: String) throws(Errno) {
+        _ = try checked(path: path) { chdir($0) }
+    }
+
+    /// Sleeps the calling thread for `milliseconds`, resuming after a signal
+    /// with the time that is left. For polling against a deadline.
+    /// Wraps `nanosleep(2)`.
+    public static func sleep(milliseconds: Int) {
+        var request = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR {
+            request = remaining
+        }
+    }
+
+    /// Marks every open descriptor from `lowest` up close-on-exec, so a
+    /// child gets only what its file actions give it. A daemon must not keep
+    /// a pipe its caller left open (a test harness's, say): the caller would
+    /// wait on it for as long as the daemon lives. Only for a short-lived,
+    /// single-threaded caller: it changes this process's descriptors.
+    /// (`posix_spawn_file_actions_addclosefrom_np` would do this in the child,
+    /// but glibc declares it only under `_GNU_SOURCE`.) Best effort: a
+    /// descriptor that cannot be marked is one the child could not use either.
+    /// Lists `/proc/self/fd` with `readdir(3)`; wraps `fcntl(2)` with `F_SETFD`.
+    public static func markDescriptorsCloseOnExec(from lowest: Int32) {
+        guard let directory = try? FileDescriptor.open(path: "/proc/self/fd", flags: O_RDONLY | O_DIRECTORY) else { return }
+        defer { directory.closeQuietly() }
+        guard let stream = try? DirectoryStream(directory) else { return }
+        let own = [directory.rawValue, stream.descriptor.rawValue]
+        while let entry = try? stream.next() {
+            guard let fd = Int32(String(cString: entry.name)), fd >= lowest, !own.contains(fd) else { continue }
+            try? FileDescriptor(rawValue: fd).setCloseOnExec()
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Glibc
+
+/// Calls on paths the command is given: the adapter works on held
+/// descriptors with `*at()` calls, but a command line names paths.
+public enum Paths {
+    /// The canonical absolute path: symlinks, `.` and `..` resolved.
+    /// Wraps `realpath(3)`.
+    public static func canonical(_ path: String) throws(Errno) -> String {
+        guard let resolved = realpath(path, nil) else { throw Errno.current }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// The working directory. Wraps `getcwd(3)`.
+    public static func workingDirectory() throws(Errno) -> String {
+        guard let directory = getcwd(nil, 0) else { throw Errno.current }
+        defer { free(directory) }
+        return String(cString: directory)
+    }
+
+    /// Whether `path` is a directory, following symlinks. Wraps `stat(2)`.
+    public static func isDirectory(_ path: String) throws(Errno) -> Bool {
+        var status = stat()
+        _ = try checked(path: path) { stat($0, &status) }
+        return status.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// Whether anything exists at `path` (a dangling symlink counts).
+    /// Wraps `lstat(2)`.
+    public static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
+    }
+
+    /// Unmounts the filesystem mounted at `path` (needs `CAP_SYS_ADMIN`; a
+    /// user unmounts a FUSE mount with `fusermount3 -u`). Wraps `umount2(2)`.
+    public static func unmount(_ path: String) throws(Errno) {
+        _ = try checked(path: path) { umount2($0, 0) }
+    }
+}

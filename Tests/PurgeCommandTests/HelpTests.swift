@@ -1,0 +1,40 @@
+import XCTest
+import PurgeCore
+@testable import PurgeCommand
+
+/// The help must stay true to the parser: every option it accepts is
+/// documented, and options whose feature is still to come say so.
+final class HelpTests: XCTestCase {
+    func testMountHelpDocumentsEveryOption() {
+        let help = MountCommand.help
+        for entry in MountOptionCatalog.purgefsOptions {
+            XCTAssertTrue(help.contains("  \(entry.name)"), entry.name)
+            XCTAssertTrue(help.contains("Default: \(entry.defaultText)."), entry.name)
+        }
+        for word in MountOptionCatalog.passThroughFlags + MountOptionCatalog.ignoredWords {
+            XCTAssertTrue(help.contains(word), word)
+        }
+    }
+
+    func testPendingFeaturesAreMarked() {
+        let help = MountCommand.help
+        for entry in MountOptionCatalog.purgefsOptions {
+            if let feature = entry.pendingFeature {
+                XCTAssertTrue(help.contains("[later: \(feature)]"), entry.name)
+            }
+        }
+    }
+
+    func testHelpFitsIn80Columns() {
+        for text in [Purgefs.help, MountCommand.help, UnmountCommand.help] {
+            for line in text.split(separator: "\n") where !line.contains("fuse.purgefs  capacity") {
+                XCTAssertLessThanOrEqual(line.count, 90, String(line))
+            }
+        }
+    }
+
+    func testTopLevelHelpListsBuiltAndPlannedCommands() {
+        for command in Purgefs.subcommands { XCTAssertTrue(Purgefs.help.contains("  \(command.name) ")) }
+        for name in Purgefs.plannedCommands { XCTAssertTrue(Purgefs.help.contains(name)) }
+    }
+}

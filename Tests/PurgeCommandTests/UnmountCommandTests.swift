@@ -1,0 +1,34 @@
+import XCTest
+@testable import PurgeCommand
+
+final class UnmountCommandTests: XCTestCase {
+    private func assertUsage(_ arguments: [String], _ line: String, at: UInt = #line) {
+        do throws(CommandExit) {
+            _ = try UnmountCommand(parsing: arguments)
+            XCTFail("\(arguments) parsed", line: at)
+        } catch {
+            XCTAssertEqual(error, .usage(line), line: at)
+        }
+    }
+
+    func testParsing() throws {
+        XCTAssertEqual(try UnmountCommand(parsing: ["/m"]).pathArgument, "/m")
+        XCTAssertEqual(try UnmountCommand(parsing: ["--", "-m"]).pathArgument, "-m")
+        assertUsage([], "unmount: MOUNTPOINT is missing (see purgefs unmount --help)")
+        assertUsage(["/a", "/b"], "unmount: unexpected argument '/b'; give one MOUNTPOINT")
+        assertUsage(["-l", "/a"], "unmount: unknown flag '-l' (see purgefs unmount --help)")
+    }
+
+    func testRefusesWhatIsNotAPurgefsMount() throws {
+        var proc = try UnmountCommand(parsing: ["/proc"])
+        XCTAssertThrowsError(try proc.validate()) { error in
+            XCTAssertEqual(error as? CommandExit, .failure("/proc is a proc mount, not a purgefs mount"))
+        }
+        var plain = try UnmountCommand(parsing: ["/proc/self/.."])
+        XCTAssertThrowsError(try plain.validate()) // resolves to /proc: same refusal
+        var notMounted = try UnmountCommand(parsing: ["/nonexistent/purgefs-test/../x"])
+        XCTAssertThrowsError(try notMounted.validate()) { error in
+            XCTAssertEqual(error as? CommandExit, .failure("/nonexistent/x is not a mount point"))
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import XCTest
+import PurgeCore
+
+final class ByteSizeTests: XCTestCase {
+    private func bytes(_ text: String) throws -> UInt64 { try ByteSize(parsing: text).bytes }
+
+    private func assertRefused(_ text: String, _ expected: ValueError, line: UInt = #line) {
+        XCTAssertThrowsError(try ByteSize(parsing: text), line: line) { error in
+            XCTAssertEqual(error as? ValueError, expected, "for '\(text)'", line: line)
+        }
+    }
+
+    func testPlainBytes() throws {
+        XCTAssertEqual(try bytes("0"), 0)
+        XCTAssertEqual(try bytes("4096"), 4096)
+        XCTAssertEqual(try bytes("512B"), 512)
+        XCTAssertEqual(try bytes("007"), 7)
+    }
+
+    func testUnitsArePowersOf1024() throws {
+        XCTAssertEqual(try bytes("1K"), 1024)
+        XCTAssertEqual(try bytes("64k"), 64 << 10)
+        XCTAssertEqual(try bytes("3M"), 3 << 20)
+        XCTAssertEqual(try bytes("1G"), 1 << 30)
+        XCTAssertEqual(try bytes("2T"), 2 << 40)
+    }
+
+    func testOptionalByteSuffixMeansTheSame() throws {
+        XCTAssertEqual(try bytes("1GB"), 1 << 30)
+        XCTAssertEqual(try bytes("1GiB"), 1 << 30)
+        XCTAssertEqual(try bytes("1gib"), 1 << 30)
+        XCTAssertEqual(try bytes("5MB"), 5 << 20)
+    }
+
+    func testFractionsWithAUnitRoundDown() throws {
+        XCTAssertEqual(try bytes("1.5G"), 3 << 29)
+        XCTAssertEqual(try bytes("0.5K"), 512)
+        XCTAssertEqual(try bytes("0.1K"), 102) // 102.4 rounded down
+        XCTAssertEqual(try bytes("1.000000000000000000000001T"), 1 << 40)
+    }
+
+    func testRefusals() {
+        assertRefused("", .empty)
+        assertRefused("-1", .negative)
+        assertRefused("-1G", .negative)
+        assertRefused("+1G", .notASize)
+        assertRefused("G", .notASize)
+        assertRefused("12Q", .notASize)
+        assertRefused("1 G", .notASize)
+        assertRefused(" 1G", .notASize)
+        assertRefused("1G ", .notASize)
+        assertRefused("1e9", .notASize)
+        assertRefused("0x10", .notASize)
+        assertRefused("1P", .notASize)
+        assertRefused("1KK", .notASize)
+        assertRefused(".5G", .notASize)
+        assertRefused("5.G", .notASize)
+        assertRefused("1.5", .fractionOfAByte)
+        assertRefused("1.5B", .fractionOfAByte)
+        assertRefused("١٢", .notASize) // Arabic-Indic digits are not ASCII digits
+        assertRefused("1.0000000000000000000000001G", .tooManyDecimals)
+    }
+
+    func testOverflow() throws {
+        XCTAssertEqual(try bytes("18446744073709551615"), UInt64.max)
+        assertRefused("18446744073709551616", .tooLarge)
+        assertRefused("99999999999999999999999", .tooLarge)
+        XCTAssertEqual(try bytes("16777215T"), 16777215 << 40)
+        assertRefused("16777216T", .tooLarge)
+        XCTAssertEqual(try bytes("16777215.99999999999999999T"), UInt64.max) // rounds down to fit
+        assertRefused("16777216.0T", .tooLarge)
+    }
+
+    func testFormatting() {
+        XCTAssertEqual(ByteSize.format(0), "0 B")
+        XCTAssertEqual(ByteSize.format(1023), "1023 B")
+        XCTAssertEqual(ByteSize.format(1024), "1 KiB")
+        XCTAssertEqual(ByteSize.format(1536), "1.5 KiB")
+        XCTAssertEqual(ByteSize.format(3 << 29), "1.5 GiB")
+        XCTAssertEqual(ByteSize.format(10 << 40), "10 TiB")
+        XCTAssertEqual(ByteSize.format((1 << 20) - 1), "1 MiB") // rounds up into the next unit
+        XCTAssertEqual(ByteSize.format((1 << 20) - 60), "1023.9 KiB")
+        XCTAssertEqual(ByteSize.format(1 << 60), "1 EiB")
+        XCTAssertEqual(ByteSize.format(UInt64.max), "16 EiB")
+        XCTAssertEqual(ByteSize(bytes: 2048).description, "2 KiB")
+    }
+
+    func testFormattedTextParsesBackToTheSameUnit() throws {
+        for value: UInt64 in [1 << 10, 3 << 29, 7 << 40] {
+            let text = ByteSize.format(value).split(separator: " ").joined()
+            XCTAssertEqual(try bytes(text), value)
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import PurgeCore
+import XCTest
+
+final class CapacityModelTests: XCTestCase {
+    let gib: UInt64 = 1 << 30
+
+    func testSimulatedDevice() {
+        let model = CapacityModel(capacity: 10 * gib, external: 3 * gib, low: .percent(10), high: .percent(20))
+        let status = model.status(usage: 2 * gib, purgeable: gib)
+        XCTAssertEqual(status.capacity, 10 * gib)
+        XCTAssertEqual(status.available, 5 * gib)
+        XCTAssertEqual(status.availableImportant, 6 * gib)
+        XCTAssertEqual(status.availableOpportunistic, 5 * gib - gib)
+        XCTAssertEqual(status.lowMark, gib)
+        XCTAssertEqual(status.highMark, 2 * gib)
+        XCTAssertFalse(status.isBelowLow)
+        XCTAssertEqual(status.monitorTarget, 0)
+    }
+
+    func testAvailableNeverGoesBelowZero() {
+        let model = CapacityModel(capacity: gib, external: 2 * gib)
+        let status = model.status(usage: gib, purgeable: 100)
+        XCTAssertEqual(status.available, 0)
+        XCTAssertEqual(status.availableOpportunistic, 0)
+        XCTAssertEqual(status.availableImportant, 100)
+    }
+
+    func testRealDeviceUsesTheBackingSnapshot() {
+        let model = CapacityModel(external: gib, low: .bytes(100), high: .bytes(200))
+        XCTAssertFalse(model.isSimulated)
+        let status = model.status(usage: 12345, purgeable: 0, backing: BackingSpace(size: 50 * gib, available: 4 * gib))
+        XCTAssertEqual(status.capacity, 50 * gib)
+        XCTAssertEqual(status.available, 3 * gib, "external squeezes a real device too")
+        XCTAssertEqual(status.lowMark, 100)
+    }
+
+    func testFromMountOptions() {
+        var options = MountOptions()
+        options.capacity = 1000
+        options.external = 10
+        options.low = .bytes(5)
+        XCTAssertEqual(CapacityModel(options: options), CapacityModel(capacity: 1000, external: 10, low: .bytes(5), high: .percent(20)))
+    }
+
+    func testBytesToFreeForAWrite() {
+        let status = CapacityModel(capacity: 1000).status(usage: 900, purgeable: 300)
+        XCTAssertEqual(status.available, 100)
+        XCTAssertEqual(status.bytesToFree(for: 50), 0)
+        XCTAssertEqual(status.bytesToFree(for: 100), 0)
+        XCTAssertEqual(status.bytesToFree(for: 250), 150)
+        XCTAssertTrue(status.canFit(400))
+        XCTAssertFalse(status.canFit(401), "more than available + purgeable: ENOSPC without purging")
+    }
+
+    func testMonitorTargetReachesTheHighMark() {
+        let model = CapacityModel(capacity: 1000, low: .bytes(100), high: .bytes(300))
+        XCTAssertEqual(model.status(usage: 950, purgeable: 500).monitorTarget, 250)
+        XCTAssertEqual(model.status(usage: 850, purgeable: 500).monitorTarget, 0, "between the marks: no new episode")
+        let swapped = CapacityModel(capacity: 1000, low: .bytes(300), high: .bytes(100))
+        XCTAssertEqual(swapped.status(usage: 800, purgeable: 500).monitorTarget, 100, "marks the wrong way round: up to low")
+    }
+
+    func testMonitorHysteresis() {
+        let model = CapacityModel(capacity: 1000, low: .bytes(100), high: .bytes(300))
+        var monitor = PurgeMonitor()
+        XCTAssertEqual(monitor.target(for: model.status(usage: 850, purgeable: 500)), 0, "above low: idle")
+        XCTAssertFalse(monitor.isPurging)
+        XCTAssertEqual(monitor.target(for: model.status(usage: 950, purgeable: 500)), 250, "below low: start")
+        XCTAssertTrue(monitor.isPurging)
+        // A round freed only part of it: A is between the marks, keep going.
+        XCTAssertEqual(monitor.target(for: model.status(usage: 850, purgeable: 400)), 150)
+        XCTAssertEqual(monitor.target(for: model.status(usage: 700, purgeable: 250)), 0, "at high: stop")
+        XCTAssertFalse(monitor.isPurging)
+        XCTAssertEqual(monitor.target(for: model.status(usage: 850, purgeable: 250)), 0, "between the marks again: idle")
+        _ = monitor.target(for: model.status(usage: 990, purgeable: 0))
+        monitor.stop()
+        XCTAssertEqual(monitor.target(for: model.status(usage: 850, purgeable: 0)), 0)
+    }
+}

@@ -1,0 +1,43 @@
+import XCTest
+import PurgeCore
+
+/// The catalog drives `purgefs mount --help`: everything it lists must parse.
+final class MountOptionCatalogTests: XCTestCase {
+    private let sampleValues = [
+        "SIZE": "1G", "SIZE|N%": "15%", "P1:P2": "zone", "DIR": "/srv/elsewhere", "P": "App", "DURATION": "30s",
+    ]
+
+    func testEveryPurgefsOptionInTheCatalogParses() throws {
+        for entry in MountOptionCatalog.purgefsOptions {
+            let item: String
+            if let valueName = entry.valueName {
+                let value = try XCTUnwrap(sampleValues[valueName], "no sample for \(valueName)")
+                item = "\(entry.name)=\(value)"
+            } else {
+                item = entry.name
+            }
+            XCTAssertNoThrow(try MountOptions.parse([item]), item)
+        }
+    }
+
+    func testCatalogMatchesSpecTable() {
+        XCTAssertEqual(MountOptionCatalog.purgefsOptions.map(\.name), [
+            "capacity", "external", "low", "high", "purgeable", "cloud", "ubiquitous", "state", "bundle",
+            "metrics_interval", "optimize_storage",
+        ])
+    }
+
+    func testEveryPassThroughAndIgnoredWordParses() {
+        for flag in MountOptionCatalog.passThroughFlags where flag != "allow_root" {
+            XCTAssertEqual(try MountOptions.parse([flag]).fuseOptions, [flag])
+        }
+        XCTAssertEqual(try MountOptions.parse(["allow_root"]).fuseOptions, ["allow_root"])
+        for name in MountOptionCatalog.passThroughValueOptions {
+            let item = name == "subtype" ? "subtype=purgefs" : "\(name)=1"
+            XCTAssertEqual(try MountOptions.parse([item]).fuseOptions, [item])
+        }
+        for word in MountOptionCatalog.ignoredWords {
+            XCTAssertEqual(try MountOptions.parse([word]).fuseOptions, [])
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import XCTest
+import PurgeCore
+
+final class OptionListTests: XCTestCase {
+    func testSplitsOnCommasAndDropsEmptyItems() {
+        XCTAssertEqual(OptionList.split("a,b=1,,c"), ["a", "b=1", "c"])
+        XCTAssertEqual(OptionList.split(""), [])
+        XCTAssertEqual(OptionList.split(",,"), [])
+    }
+
+    func testBackslashEscapesLikeLibfuse() {
+        XCTAssertEqual(OptionList.split(#"fsname=a\,b,ro"#), ["fsname=a,b", "ro"])
+        XCTAssertEqual(OptionList.split(#"fsname=a\\b"#), [#"fsname=a\b"#])
+        XCTAssertEqual(OptionList.split(#"fsname=a\054b"#), ["fsname=a,b"])
+        XCTAssertEqual(OptionList.split(#"x\"#), [#"x\"#]) // a trailing backslash stays
+    }
+
+    func testJoinedEscapesWhatSplitWouldCut() {
+        let items = ["fsname=a,b", #"context=x\y"#, "ro"]
+        XCTAssertEqual(OptionList.joined(items), #"fsname=a\,b,context=x\\y,ro"#)
+        XCTAssertEqual(OptionList.split(OptionList.joined(items)), items)
+    }
+}

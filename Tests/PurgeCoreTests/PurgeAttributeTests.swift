@@ -1,0 +1,53 @@
+import PurgeCore
+import XCTest
+
+final class PurgeAttributeTests: XCTestCase {
+    func testNamesOutsideTheNamespacePassThrough() {
+        XCTAssertEqual(PurgeAttribute.parse("user.mine"), .foreign)
+        XCTAssertEqual(PurgeAttribute.parse("security.selinux"), .foreign)
+        XCTAssertEqual(PurgeAttribute.parse("user.purgefsx"), .foreign)
+    }
+
+    func testUnknownNamesInsideTheNamespace() {
+        XCTAssertEqual(PurgeAttribute.parse("user.purgefs.bogus"), .unknown)
+        XCTAssertEqual(PurgeAttribute.parse("user.purgefs."), .unknown)
+        XCTAssertEqual(PurgeAttribute.parse("user.purgefs.SIZE"), .unknown)
+    }
+
+    func testEverySpecNameParses() {
+        let spec = ["size", "files", "allocated", "purgeable", "clone_savings", "capacity", "external", "available",
+                    "available_important", "available_opportunistic", "purged_bytes", "purged_files", "purge",
+                    "pinned", "group", "tombstone", "content_id", "last_used", "shared", "ubiquitous", "uploaded",
+                    "download_status", "evict", "download"]
+        for name in spec {
+            guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
+                return XCTFail("\(name) does not parse")
+            }
+            XCTAssertEqual(attribute.fullName, "user.purgefs." + name)
+        }
+        XCTAssertEqual(spec.count, PurgeAttribute.allCases.count)
+    }
+
+    func testWhereAttributesApply() {
+        XCTAssertTrue(PurgeAttribute.size.isReadable(on: .file))
+        XCTAssertTrue(PurgeAttribute.files.isReadable(on: .directory))
+        XCTAssertFalse(PurgeAttribute.files.isReadable(on: .file))
+        XCTAssertTrue(PurgeAttribute.capacity.isReadable(on: .root))
+        XCTAssertFalse(PurgeAttribute.capacity.isReadable(on: .directory))
+        XCTAssertFalse(PurgeAttribute.purge.isReadable(on: .root))
+        XCTAssertTrue(PurgeAttribute.purge.isWritable(on: .root))
+        XCTAssertFalse(PurgeAttribute.size.isWritable(on: .file))
+        XCTAssertFalse(PurgeAttribute.lastUsed.isReadable(on: .directory))
+        XCTAssertFalse(PurgeAttribute.size.isReadable(on: .other))
+        XCTAssertTrue(PurgeAttribute.capacity.isControl)
+        XCTAssertFalse(PurgeAttribute.pinned.isControl)
+    }
+
+    func testFlagValues() {
+        XCTAssertEqual(PurgeAttribute.parseFlag(Array("1".utf8)), true)
+        XCTAssertEqual(PurgeAttribute.parseFlag(Array("0\n".utf8)), false)
+        XCTAssertNil(PurgeAttribute.parseFlag(Array("yes".utf8)))
+        XCTAssertNil(PurgeAttribute.parseFlag(Array("11".utf8)))
+        XCTAssertNil(PurgeAttribute.parseFlag([]))
+    }
+}

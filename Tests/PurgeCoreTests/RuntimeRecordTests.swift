@@ -1,0 +1,23 @@
+import PurgeCore
+import XCTest
+
+final class RuntimeRecordTests: XCTestCase {
+    func testRoundTrip() {
+        let record = RuntimeRecord(processID: 4242, stateDescriptor: 7, container: "/srv/my app")
+        XCTAssertEqual(RuntimeRecord(decoding: record.encoded), record)
+        XCTAssertEqual(record.stateDirectoryPath, "/proc/4242/fd/7")
+    }
+
+    func testMalformedRecordsAreRefused() {
+        XCTAssertNil(RuntimeRecord(decoding: Array("pid x\nstate 3\ncontainer /c\n".utf8)))
+        XCTAssertNil(RuntimeRecord(decoding: Array("pid 1\ncontainer /c\n".utf8)))
+        XCTAssertNil(RuntimeRecord(decoding: Array("garbage".utf8)))
+    }
+
+    func testDirectoryByUser() {
+        XCTAssertEqual(RuntimeRecord.directory(user: 0, runtimeDirectory: "/run/user/0"), "/run/purgefs")
+        XCTAssertEqual(RuntimeRecord.directory(user: 1000, runtimeDirectory: "/run/user/1000"), "/run/user/1000/purgefs")
+        XCTAssertEqual(RuntimeRecord.directory(user: 1000, runtimeDirectory: nil), "/tmp/purgefs-1000")
+        XCTAssertEqual(RuntimeRecord.fileName(mountID: 31), "mount-31")
+    }
+}
