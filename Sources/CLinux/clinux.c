@@ -1,7 +1,9 @@
 #define _GNU_SOURCE
 #include "clinux.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
@@ -60,3 +62,29 @@ ssize_t clinux_listxattr(const char *path, char *list, size_t size) { return lis
 ssize_t clinux_llistxattr(const char *path, char *list, size_t size) { return llistxattr(path, list, size); }
 int clinux_removexattr(const char *path, const char *name) { return removexattr(path, name); }
 int clinux_lremovexattr(const char *path, const char *name) { return lremovexattr(path, name); }
+
+int clinux_handle_of(int fd, int *type, unsigned char *buffer, unsigned capacity) {
+    struct {
+        struct file_handle header;
+        unsigned char bytes[MAX_HANDLE_SZ];
+    } handle;
+    handle.header.handle_bytes = MAX_HANDLE_SZ;
+    int mount_id;
+    if (name_to_handle_at(fd, "", &handle.header, &mount_id, AT_EMPTY_PATH) != 0) return -1;
+    if (handle.header.handle_bytes > capacity) { errno = EOVERFLOW; return -1; }
+    *type = handle.header.handle_type;
+    memcpy(buffer, handle.header.f_handle, handle.header.handle_bytes);
+    return (int)handle.header.handle_bytes;
+}
+
+int clinux_open_by_handle(int mount_fd, int type, const unsigned char *bytes, unsigned length, int flags) {
+    struct {
+        struct file_handle header;
+        unsigned char bytes[MAX_HANDLE_SZ];
+    } handle;
+    if (length > MAX_HANDLE_SZ) { errno = EINVAL; return -1; }
+    handle.header.handle_bytes = length;
+    handle.header.handle_type = type;
+    memcpy(handle.header.f_handle, bytes, length);
+    return open_by_handle_at(mount_fd, &handle.header, flags);
+}

@@ -8,11 +8,14 @@ public enum Purgefs {
 
     /// The subcommands that exist. A new one is a file with a `Subcommand`
     /// type, added here and removed from `plannedCommands`.
-    static var subcommands: [any Subcommand.Type] { [MountCommand.self, UnmountCommand.self] }
+    static var subcommands: [any Subcommand.Type] {
+        [MountCommand.self, UnmountCommand.self, UsageCommand.self, SpaceCommand.self, ManualPurgeCommand.self,
+         PinCommand.self, UnpinCommand.self, LogCommand.self]
+    }
 
     /// SPEC's subcommands that are not built yet: named so the error says so,
     /// rather than calling them unknown.
-    static let plannedCommands = ["usage", "space", "purge", "clone", "pin", "unpin", "evict", "download", "log", "metrics", "demo"]
+    static let plannedCommands = ["clone", "evict", "download", "metrics", "demo"]
 
     /// What the command line asks for, decided before anything touches the system.
     enum Route {
@@ -92,6 +95,11 @@ public enum Purgefs {
           purgefs mount CONTAINER [MOUNTPOINT] [-f] [-o OPT[,OPT...]]
           purgefs CONTAINER MOUNTPOINT -o OPTS     (the form mount.fuse3 and fstab use)
           purgefs unmount MOUNTPOINT
+          purgefs usage PATH [--json]
+          purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE] [--json]
+          purgefs purge MOUNTPOINT (--bytes SIZE | --all)
+          purgefs pin PATH | purgefs unpin PATH
+          purgefs log MOUNTPOINT|CONTAINER [--json]
           purgefs help [COMMAND]
 
         Commands:

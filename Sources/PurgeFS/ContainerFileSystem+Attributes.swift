@@ -33,7 +33,7 @@ extension ContainerFileSystem {
         }
         let inode = inodes.inode(id)
         if inode.isSymbolicLink { throw Errno.noData }
-        return try inode.descriptor.extendedAttribute(name, into: buffer)
+        return try inode.withDescriptor { (file) throws(Errno) in try file.extendedAttribute(name, into: buffer) }
     }
 
     func setExtendedAttribute(
@@ -43,7 +43,7 @@ extension ContainerFileSystem {
         switch PurgeAttribute.parse(String(cString: name)) {
         case .foreign:
             if inode.isSymbolicLink { throw Errno.notPermitted }
-            try inode.descriptor.setExtendedAttribute(name, value: value, flags: flags)
+            try inode.withDescriptor { (file) throws(Errno) in try file.setExtendedAttribute(name, value: value, flags: flags) }
         case .unknown:
             throw Errno.invalidArgument
         case .known(let attribute):
@@ -56,13 +56,16 @@ extension ContainerFileSystem {
     func listExtendedAttributes(of id: NodeID, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         let inode = inodes.inode(id)
         if inode.isSymbolicLink { return 0 }
-        var names = [UInt8](repeating: 0, count: max(try inode.descriptor.listExtendedAttributes(into: .init(start: nil, count: 0)), 1))
-        let count = try names.withUnsafeMutableBytes { raw in
-            Result { () throws(Errno) -> Int in try inode.descriptor.listExtendedAttributes(into: raw) }
-        }.get()
+        let names = try inode.withDescriptor { (file) throws(Errno) -> [UInt8] in
+            var names = [UInt8](repeating: 0, count: max(try file.listExtendedAttributes(into: .init(start: nil, count: 0)), 1))
+            let count = try names.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) -> Int in try file.listExtendedAttributes(into: raw) }
+            }.get()
+            return Array(names[..<count])
+        }
         let prefix = Array(PurgeAttribute.prefix.utf8)
         var shown: [UInt8] = []
-        for name in names[..<count].split(separator: 0, omittingEmptySubsequences: true)
+        for name in names.split(separator: 0, omittingEmptySubsequences: true)
         where !name.starts(with: prefix) {
             shown += name
             shown.append(0)
@@ -78,7 +81,7 @@ extension ContainerFileSystem {
         switch PurgeAttribute.parse(String(cString: name)) {
         case .foreign:
             if inode.isSymbolicLink { throw Errno.noData }
-            try inode.descriptor.removeExtendedAttribute(name)
+            try inode.withDescriptor { (file) throws(Errno) in try file.removeExtendedAttribute(name) }
         case .unknown:
             throw Errno.noData
         case .known(let attribute):
@@ -108,6 +111,8 @@ extension ContainerFileSystem {
     func checkAccess(_ id: NodeID, mask: Int32, caller: CallerIdentity) throws(Errno) {
         let inode = inodes.inode(id)
         if mask == F_OK { return }  // it exists: the kernel just looked it up
-        try caller.perform { () throws(Errno) in try inode.descriptor.checkAccess(mask) }
+        try inode.withDescriptor { (file) throws(Errno) in
+            try caller.perform { () throws(Errno) in try file.checkAccess(mask) }
+        }
     }
 }

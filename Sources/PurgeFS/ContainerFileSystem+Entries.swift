@@ -18,7 +18,14 @@ extension ContainerFileSystem {
         of id: NodeID, to new: stat, changing fields: Int32, handle: OpenFile?
     ) throws(Errno) -> stat {
         let inode = inodes.inode(id)
-        let file = inode.descriptor
+        return try inode.withDescriptor { (file) throws(Errno) -> stat in
+            try setAttributes(of: inode, through: file, to: new, changing: fields, handle: handle)
+        }
+    }
+
+    private func setAttributes(
+        of inode: Inode, through file: FileDescriptor, to new: stat, changing fields: Int32, handle: OpenFile?
+    ) throws(Errno) -> stat {
         if fields & FUSE_SET_ATTR_MODE != 0 {
             try file.changeMode(new.st_mode & 0o7777)
         }
@@ -28,7 +35,7 @@ extension ContainerFileSystem {
             try file.changeOwner(user: setsUser ? new.st_uid : uid_t.max, group: setsGroup ? new.st_gid : gid_t.max)
         }
         if fields & FUSE_SET_ATTR_SIZE != 0 {
-            try truncate(inode, to: new.st_size, through: handle)
+            try truncate(inode, file, to: new.st_size, through: handle)
         }
         let setsAccess = fields & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW) != 0
         let setsModification = fields & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW) != 0
@@ -43,7 +50,7 @@ extension ContainerFileSystem {
     }
 
     /// Truncation may grow the file: it makes room first, like a write.
-    private func truncate(_ inode: Inode, to size: off_t, through handle: OpenFile?) throws(Errno) {
+    private func truncate(_ inode: Inode, _ file: FileDescriptor, to size: off_t, through handle: OpenFile?) throws(Errno) {
         let end = UInt64(max(size, 0))
         if let handle {
             try growing(handle, upTo: end) { () throws(Errno) in try handle.descriptor.truncate(to: Int64(size)) }
@@ -51,47 +58,48 @@ extension ContainerFileSystem {
         }
         let reserved = try makeRoom(for: inode, upTo: end)
         defer { state.release(reserved) }
-        try inode.descriptor.truncateThroughPath(to: Int64(size))
-        if let status = try? inode.descriptor.status() { state.noteResized(status) }
+        try file.truncateThroughPath(to: Int64(size))
+        if let status = try? file.status() { state.noteResized(status) }
     }
 
     func readSymbolicLink(_ id: NodeID) throws(Errno) -> [CChar] {
-        var target = try inodes.inode(id).descriptor.readSymbolicLink()
+        var target = try inodes.inode(id).withDescriptor { (link) throws(Errno) in try link.readSymbolicLink() }
         target.append(0)
         return target
     }
 
     func makeNode(parent: NodeID, name: CName, mode: mode_t, device: dev_t, caller: CallerIdentity) throws(Errno) -> fuse_entry_param {
         try creating(name, in: parent) { (directory) throws(Errno) in
-            try caller.perform { () throws(Errno) in try directory.descriptor.makeNode(name, mode: mode, device: device) }
+            try caller.perform { () throws(Errno) in try directory.makeNode(name, mode: mode, device: device) }
         }
     }
 
     func makeDirectory(parent: NodeID, name: CName, mode: mode_t, caller: CallerIdentity) throws(Errno) -> fuse_entry_param {
         try creating(name, in: parent) { (directory) throws(Errno) in
-            try caller.perform { () throws(Errno) in try directory.descriptor.makeDirectory(name, mode: mode) }
+            try caller.perform { () throws(Errno) in try directory.makeDirectory(name, mode: mode) }
         }
     }
 
     func makeSymbolicLink(parent: NodeID, name: CName, target: CName, caller: CallerIdentity) throws(Errno) -> fuse_entry_param {
         try creating(name, in: parent) { (directory) throws(Errno) in
-            try caller.perform { () throws(Errno) in try directory.descriptor.makeSymbolicLink(name, target: target) }
+            try caller.perform { () throws(Errno) in try directory.makeSymbolicLink(name, target: target) }
         }
     }
 
     func makeHardLink(to id: NodeID, parent: NodeID, name: CName) throws(Errno) -> fuse_entry_param {
         let file = inodes.inode(id)
         return try creating(name, in: parent) { (directory) throws(Errno) in
-            try file.descriptor.link(as: name, in: directory.descriptor)
+            try file.withDescriptor { (source) throws(Errno) in try source.link(as: name, in: directory) }
         }
     }
 
     /// Makes `name` in `parent` with `make`, under the directory's namespace
     /// lock, and counts what it made.
-    private func creating(_ name: CName, in parent: NodeID, _ make: (Inode) throws(Errno) -> Void) throws(Errno) -> fuse_entry_param {
+    /// `make` gets the parent directory's descriptor.
+    private func creating(_ name: CName, in parent: NodeID, _ make: (FileDescriptor) throws(Errno) -> Void) throws(Errno) -> fuse_entry_param {
         let directory = try creatableDirectory(parent, name)
         return try locks.withLocks(directory.key) { () throws(Errno) -> fuse_entry_param in
-            try make(directory)
+            try directory.withDescriptor { (descriptor) throws(Errno) in try make(descriptor) }
             let entry = try lookUp(name, in: directory)
             state.noteCreated(entry.attr, name: name, in: directory.key)
             return entry
@@ -102,9 +110,11 @@ extension ContainerFileSystem {
         let directory = inodes.inode(parent)
         if isHidden(name, in: directory) { throw Errno.noEntry }
         try locks.withLocks(directory.key) { () throws(Errno) in
-            let child = try? directory.descriptor.status(of: name)
-            try directory.descriptor.unlink(name, directory: isDirectory)
-            if let child { state.noteRemoved(child, from: directory.key) }
+            try directory.withDescriptor { (descriptor) throws(Errno) in
+                let child = try? descriptor.status(of: name)
+                try descriptor.unlink(name, directory: isDirectory)
+                if let child { state.noteRemoved(child, from: directory.key) }
+            }
         }
     }
 
@@ -115,9 +125,14 @@ extension ContainerFileSystem {
         if isHidden(newName, in: destination) { throw Errno.notPermitted }
         let renameFlags = RenameFlags(rawValue: flags)
         try locks.withLocks(source.key, destination.key) { () throws(Errno) in
-            let moving = try? source.descriptor.status(of: name)
-            let replaced = try? destination.descriptor.status(of: newName)
-            try source.descriptor.rename(name, to: newName, in: destination.descriptor, flags: renameFlags)
+            let (moving, replaced) = try source.withDescriptor { (from) throws(Errno) -> (stat?, stat?) in
+                try destination.withDescriptor { (to) throws(Errno) -> (stat?, stat?) in
+                    let moving = try? from.status(of: name)
+                    let replaced = try? to.status(of: newName)
+                    try from.rename(name, to: newName, in: to, flags: renameFlags)
+                    return (moving, replaced)
+                }
+            }
             guard let moving else { return }
             if let replaced, EntryID(replaced) == EntryID(moving) { return }  // two names of one file: nothing moved
             if let replaced {

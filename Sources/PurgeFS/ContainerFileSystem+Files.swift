@@ -9,7 +9,8 @@ extension ContainerFileSystem {
     /// needs no aligned buffers.
     func open(_ id: NodeID, flags: Int32) throws(Errno) -> OpenFile {
         let inode = inodes.inode(id)
-        let file = OpenFile(descriptor: try inode.descriptor.reopen(flags: Self.backingFlags(flags)), inode: inode)
+        let descriptor = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: Self.backingFlags(flags)) }
+        let file = try OpenFile(descriptor: descriptor, inode: inode)
         if inode.isRegularFile {
             state.noteOpened(inode.key)
             if flags & O_TRUNC != 0 { noteFigures(of: file) }
@@ -23,19 +24,8 @@ extension ContainerFileSystem {
     func create(parent: NodeID, name: CName, mode: mode_t, flags: Int32, caller: CallerIdentity) throws(Errno) -> (fuse_entry_param, OpenFile) {
         let directory = try creatableDirectory(parent, name)
         let (entry, file, created) = try locks.withLocks(directory.key) { () throws(Errno) -> (fuse_entry_param, FileDescriptor, Bool) in
-            let exclusive = Self.backingFlags(flags) | O_CREAT | O_EXCL | O_NOFOLLOW
-            let file: FileDescriptor
-            var created = true
-            do throws(Errno) {
-                file = try caller.perform { () throws(Errno) in
-                    try FileDescriptor.open(name, in: directory.descriptor, flags: exclusive, mode: mode)
-                }
-            } catch where error == .exists && flags & O_EXCL == 0 {
-                // As the caller: the kernel checked only that it may create here.
-                file = try caller.perform { () throws(Errno) in
-                    try FileDescriptor.open(name, in: directory.descriptor, flags: Self.backingFlags(flags) | O_NOFOLLOW)
-                }
-                created = false
+            let (file, created) = try directory.withDescriptor { (parent) throws(Errno) in
+                try Self.openCreating(name, in: parent, mode: mode, flags: flags, caller: caller)
             }
             do throws(Errno) {
                 let entry = try self.entry(for: try file.reopen(flags: OpenFlags.path))
@@ -47,10 +37,32 @@ extension ContainerFileSystem {
             }
         }
         let inode = inodes.inode(NodeID(entry.ino))
-        let open = OpenFile(descriptor: file, inode: inode)
+        let open: OpenFile
+        do { open = try OpenFile(descriptor: file, inode: inode) } catch {
+            file.closeQuietly()
+            throw error
+        }
         state.noteOpened(inode.key)
         if !created && flags & O_TRUNC != 0 { noteFigures(of: open) }
         return (entry, open)
+    }
+
+    /// Opens `name` in `parent`, creating it as the caller; returns whether it was created.
+    private static func openCreating(
+        _ name: CName, in parent: FileDescriptor, mode: mode_t, flags: Int32, caller: CallerIdentity
+    ) throws(Errno) -> (FileDescriptor, Bool) {
+        do {
+            let file = try caller.perform { () throws(Errno) in
+                try FileDescriptor.open(name, in: parent, flags: backingFlags(flags) | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode)
+            }
+            return (file, true)
+        } catch where error == .exists && flags & O_EXCL == 0 {
+            // As the caller: the kernel checked only that it may create here.
+            let file = try caller.perform { () throws(Errno) in
+                try FileDescriptor.open(name, in: parent, flags: backingFlags(flags) | O_NOFOLLOW)
+            }
+            return (file, false)
+        }
     }
 
     func release(_ file: OpenFile) {

@@ -38,7 +38,10 @@ final class ContainerFileSystem: Sendable {
         self.recency = recency
         self.timeouts = timeouts
         self.whenReady = whenReady
-        let inodes = InodeTable(root: root, status: try root.status())
+        let inodes = InodeTable(
+            root: try root.duplicate(), status: try root.status(),
+            // open_by_handle_at refuses an O_PATH descriptor as its mount reference.
+            pool: DescriptorPool(filesystem: try root.reopen(flags: O_RDONLY | O_DIRECTORY), openFilesLimit: ResourceLimits.openFiles))
         self.inodes = inodes
         let purger = Purger(
             state: state, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
@@ -57,7 +60,9 @@ final class ContainerFileSystem: Sendable {
     /// so every one is counted exactly once.
     func lookUp(_ name: CName, in directory: Inode) throws(Errno) -> fuse_entry_param {
         if isHidden(name, in: directory) { throw Errno.noEntry }
-        let descriptor = try FileDescriptor.open(name, in: directory.descriptor, flags: OpenFlags.path | O_NOFOLLOW)
+        let descriptor = try directory.withDescriptor { (parent) throws(Errno) in
+            try FileDescriptor.open(name, in: parent, flags: OpenFlags.path | O_NOFOLLOW)
+        }
         return try entry(for: descriptor)
     }
 
@@ -79,7 +84,7 @@ final class ContainerFileSystem: Sendable {
     }
 
     func attributes(of id: NodeID) throws(Errno) -> stat {
-        visible(try inodes.inode(id).descriptor.status())
+        visible(try inodes.inode(id).withDescriptor { (file) throws(Errno) in try file.status() })
     }
 
     /// Attributes as seen through the mount: the directory holding the hidden

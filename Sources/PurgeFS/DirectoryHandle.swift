@@ -11,7 +11,7 @@ final class DirectoryHandle: Sendable {
 
     init(_ directory: Inode) throws(Errno) {
         self.directory = directory
-        self.stream = try DirectoryStream(directory.descriptor)
+        self.stream = try directory.withDescriptor { (descriptor) throws(Errno) in try DirectoryStream(descriptor) }
     }
 
     /// Runs `body` with exclusive use of the stream.

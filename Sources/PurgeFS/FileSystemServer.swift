@@ -18,6 +18,8 @@ public enum FileSystemServer {
         _ request: MountRequest, whenReady: @escaping @Sendable (_ log: FileDescriptor) -> Void
     ) throws(MountError) {
         let prepared = try MountPreparation(request)
+        // Every inode the kernel holds is an open O_PATH descriptor here.
+        ResourceLimits.raiseOpenFiles()
         // The kernel has applied the caller's umask already.
         umask(0)
         _ = chdir("/")

@@ -1,29 +1,134 @@
-import PurgeCore
 import Glibc
+import PurgeCore
 import PurgeSys
+import Synchronization
 
-/// A backing file the kernel knows by a `NodeID`, held open with an `O_PATH`
-/// descriptor so every operation reaches it by descriptor, never by a path
-/// string: renames of it or of any directory above it cannot misdirect us,
-/// and a ~4 KB path costs nothing.
+/// A backing file the kernel knows by a `NodeID`, reached through an
+/// `O_PATH | O_NOFOLLOW` descriptor so every operation works by descriptor,
+/// never by a path string: renames of it or of any directory above it cannot
+/// misdirect us, and a ~4 KB path costs nothing.
+///
+/// The kernel may hold more inodes than the process may hold descriptors, so
+/// the descriptor of an idle inode can be evicted (`DescriptorPool`): its
+/// file handle is kept instead, and the descriptor reopened from it on the
+/// next use. An inode in use, open, or on a filesystem without file handles
+/// keeps its descriptor.
 final class Inode: Sendable {
     let id: NodeID
-    /// `O_PATH | O_NOFOLLOW` descriptor of the backing file.
-    let descriptor: FileDescriptor
     let key: EntryID
     /// `S_IFMT` bits: the file type never changes for an inode.
     let fileType: mode_t
+    private let pool: DescriptorPool
+    private let slot: Mutex<Slot>
 
-    init(id: NodeID, descriptor: FileDescriptor, key: EntryID, fileType: mode_t) {
+    private struct Slot {
+        /// The descriptor, or -1 while evicted.
+        var descriptor: Int32
+        /// Operations using the descriptor now, plus open files of this inode.
+        var users: Int32 = 0
+        var lastUse: UInt64 = 0
+        /// Taken at the first eviction.
+        var handle: FileHandle?
+    }
+
+    init(id: NodeID, descriptor: FileDescriptor, key: EntryID, fileType: mode_t, pool: DescriptorPool) {
         self.id = id
-        self.descriptor = descriptor
         self.key = key
         self.fileType = fileType
+        self.pool = pool
+        self.slot = Mutex(Slot(descriptor: descriptor.rawValue, lastUse: pool.tick()))
+        pool.opened()
     }
 
     var isDirectory: Bool { fileType == S_IFDIR }
     var isSymbolicLink: Bool { fileType == S_IFLNK }
     var isRegularFile: Bool { fileType == S_IFREG }
 
-    deinit { descriptor.closeQuietly() }
+    /// Runs `body` with the inode's `O_PATH` descriptor, valid only inside it.
+    func withDescriptor<T>(_ body: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T {
+        let descriptor = try acquire()
+        defer { release() }
+        return try body(descriptor)
+    }
+
+    /// Keeps the descriptor from eviction while a file of this inode is open:
+    /// an unlinked file cannot be reopened by its handle.
+    func pin() throws(Errno) { _ = try acquire() }
+    func unpin() { release() }
+
+    private func acquire() throws(Errno) -> FileDescriptor {
+        let tick = pool.tick()
+        let (current, handle): (Int32, FileHandle?) = slot.withLock { slot in
+            if slot.descriptor >= 0 {
+                slot.users += 1
+                slot.lastUse = tick
+            }
+            return (slot.descriptor, slot.handle)
+        }
+        if current >= 0 { return FileDescriptor(rawValue: current) }
+        guard let handle else { throw Errno.badFileDescriptor }  // evicted without a handle: a bug
+        let reopened = try pool.reopen(handle, expecting: key)
+        let (descriptor, duplicate): (Int32, Bool) = slot.withLock { slot in
+            slot.users += 1
+            slot.lastUse = tick
+            if slot.descriptor >= 0 { return (slot.descriptor, true) }  // another thread reopened it first
+            slot.descriptor = reopened.rawValue
+            return (reopened.rawValue, false)
+        }
+        if duplicate { reopened.closeQuietly() } else { pool.opened() }
+        return FileDescriptor(rawValue: descriptor)
+    }
+
+    private func release() {
+        slot.withLock { $0.users -= 1 }
+    }
+
+    /// Takes `descriptor` (a fresh one of the same identity) if this inode's
+    /// was evicted; returns whether it did.
+    func adopt(_ descriptor: FileDescriptor) -> Bool {
+        let adopted = slot.withLock { slot -> Bool in
+            guard slot.descriptor < 0 else { return false }
+            slot.descriptor = descriptor.rawValue
+            slot.handle = nil
+            return true
+        }
+        if adopted { pool.opened() }
+        return adopted
+    }
+
+    /// `withDescriptor` for callers with nothing to report on failure.
+    func withDescriptorQuietly<T>(_ body: (FileDescriptor) -> T) -> T? {
+        try? withDescriptor { (descriptor) throws(Errno) -> T in body(descriptor) }
+    }
+
+    /// When the descriptor was last used, if it could be evicted now.
+    var evictableSince: UInt64? {
+        slot.withLock { $0.descriptor >= 0 && $0.users == 0 ? $0.lastUse : nil }
+    }
+
+    /// Closes the descriptor if nothing uses it, keeping the file handle.
+    /// Returns whether it did; a filesystem without handles keeps it open.
+    func evict() -> Bool {
+        let closed: Int32? = slot.withLock { slot in
+            guard slot.descriptor >= 0, slot.users == 0 else { return nil }
+            if slot.handle == nil {
+                guard let handle = try? FileHandle(of: FileDescriptor(rawValue: slot.descriptor)) else { return nil }
+                slot.handle = handle
+            }
+            defer { slot.descriptor = -1 }
+            return slot.descriptor
+        }
+        guard let closed else { return false }
+        FileDescriptor(rawValue: closed).closeQuietly()
+        pool.closed()
+        return true
+    }
+
+    deinit {
+        let descriptor = slot.withLock { $0.descriptor }
+        if descriptor >= 0 {
+            FileDescriptor(rawValue: descriptor).closeQuietly()
+            pool.closed()
+        }
+    }
 }

@@ -24,11 +24,16 @@ final class InodeTable: Sendable {
     }
 
     private let storage = Mutex(Storage())
+    let pool: DescriptorPool
+    private let evicting = Atomic<Bool>(false)
 
     /// Installs the root; its count never reaches zero during the session.
-    init(root descriptor: FileDescriptor, status: stat) {
+    /// The table owns `descriptor` from now on.
+    init(root descriptor: FileDescriptor, status: stat, pool: DescriptorPool) {
+        self.pool = pool
         let key = EntryID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-        let root = Inode(id: .root, descriptor: descriptor, key: key, fileType: status.st_mode & S_IFMT)
+        let root = Inode(id: .root, descriptor: descriptor, key: key, fileType: status.st_mode & S_IFMT, pool: pool)
+        _ = try? root.pin()  // the root's descriptor is never evicted
         storage.withLock { table in
             table.byID[.root] = Entry(inode: root, lookups: 1 << 62)
             table.byKey[key] = .root
@@ -41,6 +46,7 @@ final class InodeTable: Sendable {
         guard let inode = storage.withLock({ $0.byID[id]?.inode }) else {
             fatalError("purgefs: the kernel used \(id), which is not in the inode table")
         }
+        if pool.isOverBudget { evictIdleDescriptors() }
         return inode
     }
 
@@ -56,12 +62,15 @@ final class InodeTable: Sendable {
             }
             let id = NodeID(table.nextID)
             table.nextID += 1
-            let inode = Inode(id: id, descriptor: descriptor, key: key, fileType: status.st_mode & S_IFMT)
+            let inode = Inode(id: id, descriptor: descriptor, key: key, fileType: status.st_mode & S_IFMT, pool: pool)
             table.byID[id] = Entry(inode: inode, lookups: 1)
             table.byKey[key] = id
             return (inode, false)
         }
-        if duplicate { descriptor.closeQuietly() }
+        // A known inode whose descriptor was evicted takes the fresh one: it
+        // names the file now under this identity, even if the old one is gone.
+        if duplicate && !inode.adopt(descriptor) { descriptor.closeQuietly() }
+        if pool.isOverBudget { evictIdleDescriptors() }
         return inode
     }
 
@@ -88,6 +97,24 @@ final class InodeTable: Sendable {
     /// The node the kernel knows the backing file `id` by, if it knows it.
     func node(for id: EntryID) -> NodeID? {
         storage.withLock { $0.byKey[id] }
+    }
+
+    /// Closes the descriptors of the least recently used idle inodes until
+    /// the pool is back to three quarters of its budget. One thread at a time.
+    private func evictIdleDescriptors() {
+        guard evicting.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
+        defer { evicting.store(false, ordering: .releasing) }
+        let root = inode(.root)
+        guard root.withDescriptorQuietly({ pool.canReopen(sample: $0) }) == true else { return }
+        var candidates = storage.withLock { table in
+            table.byID.values.compactMap { entry in entry.inode.evictableSince.map { (entry.inode, $0) } }
+        }
+        candidates.sort { $0.1 < $1.1 }
+        let target = pool.budget * 3 / 4
+        for (inode, _) in candidates where inode.id != .root {
+            if pool.count <= target { break }
+            _ = inode.evict()
+        }
     }
 
     /// How many inodes the table holds (the root included).

@@ -10,12 +10,18 @@ final class OpenFile: Sendable {
     let descriptor: FileDescriptor
     let inode: Inode
 
-    init(descriptor: FileDescriptor, inode: Inode) {
+    /// Takes over `descriptor`, and keeps the inode's own descriptor from
+    /// eviction while the file is open.
+    init(descriptor: FileDescriptor, inode: Inode) throws(Errno) {
+        try inode.pin()
         self.descriptor = descriptor
         self.inode = inode
     }
 
-    deinit { descriptor.closeQuietly() }
+    deinit {
+        descriptor.closeQuietly()
+        inode.unpin()
+    }
 
     /// Stores a new reference in the reply's file info.
     func attach(to info: UnsafeMutablePointer<fuse_file_info>) {

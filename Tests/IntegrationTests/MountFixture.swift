@@ -90,8 +90,8 @@ final class MountFixture: @unchecked Sendable {
     // MARK: Mounting
 
     /// The command line that mounts this fixture.
-    func mountArguments(_ options: [String], foreground: Bool, inPlace: Bool) -> [String] {
-        var arguments = [binary, "mount", container]
+    func mountArguments(_ options: [String], foreground: Bool, inPlace: Bool, launcher: [String] = []) -> [String] {
+        var arguments = launcher + [binary, "mount", container]
         if !inPlace { arguments.append(mountpoint) }
         if foreground { arguments.append("-f") }
         if !options.isEmpty { arguments += ["-o", options.joined(separator: ",")] }
@@ -102,9 +102,10 @@ final class MountFixture: @unchecked Sendable {
     /// foreground form it polls the mount table until the mount appears with
     /// fstype `fuse.purgefs`, failing at once with the daemon's stderr if it
     /// died. The daemonizing form must be usable the moment the command returns.
-    func mount(options: [String] = [], foreground: Bool = true, inPlace: Bool = false) throws {
+    /// `launcher` runs the daemon (e.g. `prlimit --nofile=N --`); it must exec it in place.
+    func mount(options: [String] = [], foreground: Bool = true, inPlace: Bool = false, launcher: [String] = []) throws {
         let target = inPlace ? container : mountpoint
-        let arguments = mountArguments(options, foreground: foreground, inPlace: inPlace)
+        let arguments = mountArguments(options, foreground: foreground, inPlace: inPlace, launcher: launcher)
         guard MountTable.mounts(at: target).isEmpty else {
             throw SubprocessError("\(target) is already mounted before the test mounts it")
         }

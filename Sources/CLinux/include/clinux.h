@@ -54,4 +54,11 @@ ssize_t clinux_llistxattr(const char *path, char *list, size_t size);
 int clinux_removexattr(const char *path, const char *name);
 int clinux_lremovexattr(const char *path, const char *name);
 
+/// name_to_handle_at(2) with AT_EMPTY_PATH: the handle of the file `fd`
+/// refers to, as handle type then bytes in `buffer` (at most `capacity`).
+/// Returns the number of handle bytes, or -1 with errno.
+int clinux_handle_of(int fd, int *type, unsigned char *buffer, unsigned capacity);
+/// open_by_handle_at(2).
+int clinux_open_by_handle(int mount_fd, int type, const unsigned char *bytes, unsigned length, int flags);
+
 #endif

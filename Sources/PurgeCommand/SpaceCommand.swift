@@ -1,0 +1,124 @@
+import PurgeCore
+import PurgeSys
+
+/// `purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE] [--json]`:
+/// shows the device a mount sees, and changes the simulated one.
+struct SpaceCommand: Subcommand {
+    static let name = "space"
+    static let abstract = "Show the device's space, or change the simulated device"
+    static let help = """
+        Usage: purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE] [--json]
+
+        \(TextLayout.paragraph(
+            "Shows the space of the device the purgefs mount at MOUNTPOINT sees, from the attributes of its root. "
+            + "With --capacity or --external, first changes the simulated device (a mount without capacity= "
+            + "becomes simulated once a capacity is set): df on the mount shows it at once, and the space "
+            + "monitor purges within a second if available space falls below the low mark. Only the mount's "
+            + "owner or root may change it."))
+
+        Flags:
+        \(TextLayout.row("--capacity SIZE", "set the simulated device size (more than 0)"))
+        \(TextLayout.row("--external SIZE", "set the simulated space used outside the container (other apps)"))
+        \(TextLayout.row("--json", "print the figures as one JSON object, in bytes"))
+        \(TextLayout.row("-h, --help", "show this help"))
+
+        \(TextLayout.paragraph("SIZE: bytes, or a number with K, M, G or T (powers of 1024), as in 512M or 1.5G."))
+
+        Figures (JSON field names in brackets):
+        \(TextLayout.row("capacity", "device size; df shows it as the size [capacity]"))
+        \(TextLayout.row("external", "simulated use outside the container [external]"))
+        \(TextLayout.row("used", paragraphs: ["capacity - external - available: what the container uses on a simulated device; on a real one everything the backing filesystem holds [used]"]))
+        \(TextLayout.row("available", "free space; df shows it as available [available]"))
+        \(TextLayout.row("for important usage", "available + purgeable: what a write that matters can get [available_important]"))
+        \(TextLayout.row("for opportunistic usage", "available - low mark, not below 0 [available_opportunistic]"))
+        \(TextLayout.row("purgeable", "bytes purging could free [purgeable]"))
+        \(TextLayout.row("purged", "bytes and files purged since the container was created [purged_bytes, purged_files]"))
+        """
+
+    var pathArgument: String
+    var capacity: ByteSize?
+    var external: ByteSize?
+    var json = false
+    var access = AttributeAccess.live
+    private(set) var root = ""
+
+    init(parsing arguments: [String]) throws(CommandExit) {
+        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
+                                         valueFlags: ["--capacity": "SIZE", "--external": "SIZE"], switchFlags: ["--json"])
+        pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
+        capacity = try parsed.size("--capacity", command: Self.name, positive: true)
+        external = try parsed.size("--external", command: Self.name)
+        json = parsed.switches.contains("--json")
+    }
+
+    mutating func validate() throws(CommandExit) {
+        root = try MountLocation.mountPoint(pathArgument).path
+    }
+
+    func run(_ context: CommandContext) throws(CommandExit) {
+        if capacity != nil || external != nil {
+            let current = (capacity: try access.number(.capacity, of: root), external: try access.number(.external, of: root))
+            for (attribute, size) in Self.order(capacity: capacity, external: external, current: current) {
+                try access.set(attribute, of: root, to: String(size.bytes))
+            }
+        }
+        let figures = try DeviceFigures.read(root: root, access)
+        print(json ? Self.json(figures, mountpoint: root).pretty : Self.text(figures, mountpoint: root, changed: changes))
+    }
+
+    /// The changes in the order that keeps the monitor from purging for a
+    /// state in between: first what leaves more space available (a larger
+    /// capacity, a smaller external), then what leaves less.
+    static func order(capacity: ByteSize?, external: ByteSize?, current: (capacity: UInt64, external: UInt64))
+        -> [(PurgeAttribute, ByteSize)] {
+        var changes: [(PurgeAttribute, ByteSize)] = []
+        if let capacity { changes.append((.capacity, capacity)) }
+        if let external { changes.append((.external, external)) }
+        func raisesAvailable(_ change: (PurgeAttribute, ByteSize)) -> Bool {
+            change.0 == .capacity ? change.1.bytes >= current.capacity : change.1.bytes <= current.external
+        }
+        return changes.filter(raisesAvailable) + changes.filter { !raisesAvailable($0) }
+    }
+
+    /// What was set, for the first line of the text.
+    private var changes: [String] {
+        (capacity.map { ["capacity \($0)"] } ?? []) + (external.map { ["external \($0)"] } ?? [])
+    }
+
+    static func text(_ figures: DeviceFigures, mountpoint: String, changed: [String] = []) -> String {
+        var lines: [String] = []
+        if !changed.isEmpty { lines.append("Set " + changed.joined(separator: " and ") + ".") }
+        lines.append("Space of \(mountpoint):")
+        let rows: [(name: String, bytes: UInt64, note: String)] = [
+            ("capacity", figures.capacity, ""),
+            ("external", figures.external, ""),
+            ("used", figures.used, ""),
+            ("available", figures.available, ""),
+            ("available for important usage", figures.availableImportant, ""),
+            ("available for opportunistic usage", figures.availableOpportunistic, ""),
+            ("purgeable", figures.purgeable, ""),
+            ("purged", figures.purgedBytes, " in " + HumanText.count(figures.purgedFiles, "file")),
+        ]
+        let nameWidth = rows.map(\.name.count).max() ?? 0
+        let sizeWidth = rows.map { HumanText.size($0.bytes).count }.max() ?? 0
+        for row in rows {
+            lines.append("  " + HumanText.left(row.name, nameWidth) + "  " + HumanText.right(HumanText.size(row.bytes), sizeWidth) + row.note)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func json(_ figures: DeviceFigures, mountpoint: String) -> JSONValue {
+        .object([
+            ("mountpoint", .string(mountpoint)),
+            ("capacity", .integer(figures.capacity)),
+            ("external", .integer(figures.external)),
+            ("used", .integer(figures.used)),
+            ("available", .integer(figures.available)),
+            ("available_important", .integer(figures.availableImportant)),
+            ("available_opportunistic", .integer(figures.availableOpportunistic)),
+            ("purgeable", .integer(figures.purgeable)),
+            ("purged_bytes", .integer(figures.purgedBytes)),
+            ("purged_files", .integer(figures.purgedFiles)),
+        ])
+    }
+}

@@ -1,0 +1,104 @@
+import PurgeCore
+import PurgeSys
+
+/// `purgefs usage PATH [--json]`: the Settings > Storage breakdown of a
+/// purgefs mount, or of a directory inside one.
+struct UsageCommand: Subcommand {
+    static let name = "usage"
+    static let abstract = "Show a container's storage, Settings > Storage style"
+    static let help = """
+        Usage: purgefs usage PATH [--json]
+
+        \(TextLayout.paragraph(
+            "Shows what the purgefs mount at PATH, or the directory PATH inside one, holds, the way iOS shows an "
+            + "app in Settings > General > Storage: the app, Documents, caches and tmp (the purgeable zones "
+            + "Library/Caches, caches and tmp, each with what purging could free), other data, clone savings, and "
+            + "the device, with a bar of the device's space. For a directory inside the mount, the categories "
+            + "are the parts of that directory (all of it when it is inside Documents or a zone); the device is "
+            + "the mount's. Every figure comes from the user.purgefs.* attributes, exact at the moment of the "
+            + "read, however large the tree. The app needs the mount option bundle=, which this version does not "
+            + "record yet: it shows as not set, and counts as other data."))
+
+        Flags:
+        \(TextLayout.row("--json", "print every figure in bytes, as one JSON object (fields below)"))
+        \(TextLayout.row("-h, --help", "show this help"))
+
+        JSON fields (sizes in bytes):
+        \(TextLayout.row("path, mountpoint", "the directory shown, and the mount it is on"))
+        \(TextLayout.row("app", "the app's bytes (bundle=), null while not recorded"))
+        \(TextLayout.row("documents", "logical size of Documents"))
+        \(TextLayout.row("caches", "logical size of the purgeable zones present"))
+        \(TextLayout.row("caches_purgeable", "what purging them could free"))
+        \(TextLayout.row("zones", "each zone present: path (in the container), size, purgeable"))
+        \(TextLayout.row("other_data", "size - documents - caches - app"))
+        \(TextLayout.row("size, files", "the directory's logical size and number of regular files"))
+        \(TextLayout.row("allocated", "bytes stored on disk, clone-shared data counted once"))
+        \(TextLayout.row("purgeable", "what purging could free in the directory"))
+        \(TextLayout.row("clone_savings", "bytes not stored thanks to clones"))
+        \(TextLayout.row("device", paragraphs: [
+            "capacity, external, used (capacity - available: everything in use on the device, external included), "
+            + "available, available_important (available + purgeable), available_opportunistic (available - low "
+            + "mark), purgeable (the whole container's), purged_bytes, purged_files"]))
+        """
+
+    var pathArgument: String
+    var json = false
+    var access = AttributeAccess.live
+    private(set) var location: MountLocation?
+
+    init(parsing arguments: [String]) throws(CommandExit) {
+        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help, switchFlags: ["--json"])
+        pathArgument = try parsed.onePath("PATH", command: Self.name)
+        json = parsed.switches.contains("--json")
+    }
+
+    mutating func validate() throws(CommandExit) {
+        let location = try MountLocation.find(pathArgument)
+        guard location.mount != nil else {
+            throw .failure("\(location.path) is not on a purgefs mount (usage reads the figures a mount answers)")
+        }
+        self.location = location
+    }
+
+    func run(_ context: CommandContext) throws(CommandExit) {
+        guard let location, let mount = location.mount, let relative = location.relative else {
+            preconditionFailure("run() before validate()")
+        }
+        let report = try Self.report(path: location.path, mountpoint: mount.mountPoint, relative: relative, access,
+                                     isDirectory: { (try? Paths.canonical($0)) == $0 })
+        print(json ? report.json.pretty : report.text)
+    }
+
+    /// Gathers the figures. `isDirectory(path)`: whether a category's path is
+    /// really there, not through a symlink (which the attribute calls would
+    /// follow, counting something twice or reading outside the mount).
+    static func report(path: String, mountpoint: String, relative: String, _ access: AttributeAccess,
+                       isDirectory: (String) -> Bool) throws(CommandExit) -> UsageReport {
+        guard let directory = try DirectoryFigures.readIfPresent(path, access) else {
+            throw .failure("\(path) is not a directory (usage shows a directory's breakdown)")
+        }
+        let device = try DeviceFigures.read(root: mountpoint, access)
+        /// The figures of a category: read where it lies inside the directory, all of the directory when it lies inside it.
+        func figures(of category: String) throws(CommandExit) -> DirectoryFigures? {
+            switch UsageReport.overlap(of: category, with: relative) {
+            case .apart:
+                return nil
+            case .around:
+                return directory
+            case .inside:
+                let categoryPath = mountpoint + "/" + category
+                guard isDirectory(categoryPath) else { return nil }
+                return try DirectoryFigures.readIfPresent(categoryPath, access)
+            }
+        }
+        let documents = try figures(of: UsageReport.documentsPath)?.size ?? 0
+        var zones: [UsageReport.Zone] = []
+        for zone in UsageReport.zonePaths {
+            if let found = try figures(of: zone) {
+                zones.append(.init(path: zone, size: found.size, purgeable: found.purgeable))
+            }
+        }
+        return UsageReport(path: path, mountpoint: mountpoint, app: nil, documents: documents, zones: zones,
+                           directory: directory, device: device)
+    }
+}

@@ -1,0 +1,42 @@
+import XCTest
+@testable import PurgeCommand
+
+final class JSONValueTests: XCTestCase {
+    func testWritesFieldsInOrder() {
+        let value = JSONValue.object([("b", .integer(UInt64.max)), ("a", .array([.null, .bool(true), .string("x\"\n\u{1}")])),
+                                      ("e", .object([])), ("f", .array([]))])
+        XCTAssertEqual(value.pretty, """
+            {
+              "b": 18446744073709551615,
+              "a": [
+                null,
+                true,
+                "x\\"\\n\\u0001"
+              ],
+              "e": {},
+              "f": []
+            }
+            """)
+    }
+
+    func testReadsWhatItWrites() {
+        let value = JSONValue.object([("path", .string("caches/é \"q\" \\ \t")), ("n", .number("-1.5e3")),
+                                      ("list", .array([.integer(1), .object([("k", .bool(false))])]))])
+        XCTAssertEqual(JSONValue(parsing: value.pretty), value)
+    }
+
+    func testReadsEscapesAndSurrogates() {
+        XCTAssertEqual(JSONValue(parsing: #" "a\/b\u00e9\ud83d\ude00" "#), .string("a/bé😀"))
+        XCTAssertEqual(JSONValue(parsing: #"{"time":1764489600.123}"#)?["time"]?.doubleValue, 1764489600.123)
+        XCTAssertEqual(JSONValue(parsing: #"{"bytes":18446744073709551615}"#)?["bytes"]?.integerValue, UInt64.max)
+    }
+
+    func testRefusesWhatIsNotJSON() {
+        for text in ["", "{", #"{"a":1"#, #"{"a" 1}"#, #"{"a":1,}"#, "[1 2]", "nul", #""abc"#, "01x", "+1", #"{"a":"b"} x"#,
+                     "\"tab\there\"", #"{"path":"caches/a.b"#] {
+            XCTAssertNil(JSONValue(parsing: text), text)
+        }
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        XCTAssertNil(JSONValue(parsing: deep))
+    }
+}
