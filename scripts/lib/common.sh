@@ -1,9 +1,11 @@
+# shellcheck shell=bash
 # Shared helpers for the scripts in scripts/. Sourced, never run.
 #
 # Kept small on purpose: logging, finding the Swift toolchain, and reading the
 # mount table. Each script stays readable on its own.
 
 # The repository root, whatever directory the script was started from.
+# shellcheck disable=SC2034  # used by the scripts that source this file
 PURGEFS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 # Messages go to stderr so that a script's stdout stays its real output.
@@ -47,9 +49,9 @@ is_mounted() {
 # times (a just-closed file can keep it busy for a moment), then a lazy one so
 # that an exiting script never leaves a mount behind.
 unmount_own() {
-    local mp="$1" i
+    local mp="$1"
     is_mounted "$mp" || return 0
-    for i in 1 2 3 4 5; do
+    for _ in 1 2 3 4 5; do
         fusermount3 -u "$mp" 2>/dev/null && return 0
         is_mounted "$mp" || return 0
         sleep 0.2
