@@ -1,5 +1,6 @@
 import CFuse
 import Glibc
+import PurgeCore
 import PurgeSys
 
 /// Directory listing: readdir and readdirplus.
@@ -25,7 +26,11 @@ extension ContainerFileSystem {
                 let size: Int
                 if plus {
                     var entry = fuse_entry_param()
-                    if item.isDotOrDotDot {
+                    // `.`, `..`, and entries whose inode the kernel holds already
+                    // (from a create or an earlier lookup): no attributes, no
+                    // count; the kernel keeps what it has, or looks the name up.
+                    let known = inodes.node(for: EntryID(device: handle.directory.key.device, inode: item.inode)) != nil
+                    if item.isDotOrDotDot || known {
                         entry.attr.st_ino = ino_t(item.inode)
                         entry.attr.st_mode = mode_t(item.type) << 12
                     } else {
