@@ -50,29 +50,17 @@ struct LogCommand: Subcommand {
 
     static let fileName = "purge.log"
 
-    /// The daemon's state directory through its runtime record: the user's
-    /// own runtime directory first, then root's (a mount served by root).
+    /// The daemon's state directory, through its runtime record.
     private static func stateDirectory(ofMount location: MountLocation) throws(CommandExit) -> String {
         guard let mount = location.mount else { preconditionFailure("not a purgefs mount") }
-        let own = RuntimeRecord.directory(user: CurrentProcess.effectiveUserID,
-                                          runtimeDirectory: CurrentProcess.environmentValue("XDG_RUNTIME_DIR"))
-        let directories = own == RuntimeRecord.directory(user: 0, runtimeDirectory: nil) ? [own] : [own, RuntimeRecord.directory(user: 0, runtimeDirectory: nil)]
-        for directory in directories {
-            let recordPath = directory + "/" + RuntimeRecord.fileName(mountID: mount.id)
-            guard let data = try? FileDescriptor.readFile(recordPath, limit: 65536) else { continue }
-            guard let record = RuntimeRecord(decoding: data) else {
-                throw .failure("the runtime record \(recordPath) of the mount at \(location.path) is unreadable")
-            }
-            let state = record.stateDirectoryPath
-            do throws(Errno) {
-                guard try Paths.isDirectory(state) else { throw Errno.notDirectory }
-            } catch {
-                throw .failure("cannot reach the state directory of the daemon (pid \(record.processID)) serving \(location.path) through \(state): \(error)")
-            }
-            return state
+        let record = try RuntimeRecordLocator.record(of: mount, at: location.path)
+        let state = record.stateDirectoryPath
+        do throws(Errno) {
+            guard try Paths.isDirectory(state) else { throw Errno.notDirectory }
+        } catch {
+            throw .failure("cannot reach the state directory of the daemon (pid \(record.processID)) serving \(location.path) through \(state): \(error)")
         }
-        throw .failure("no runtime record of the mount at \(location.path) in \(directories.joined(separator: " or ")) "
-            + "(was it mounted by an older purgefs? remount it)")
+        return state
     }
 
     /// `CONTAINER/.purgefs` of a container that is not mounted over itself.

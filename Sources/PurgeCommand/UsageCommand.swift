@@ -11,13 +11,12 @@ struct UsageCommand: Subcommand {
 
         \(TextLayout.paragraph(
             "Shows what the purgefs mount at PATH, or the directory PATH inside one, holds, the way iOS shows an "
-            + "app in Settings > General > Storage: the app, Documents, caches and tmp (the purgeable zones "
-            + "Library/Caches, caches and tmp, each with what purging could free), other data, clone savings, and "
+            + "app in Settings > General > Storage: the app (the mount's bundle=), Documents, caches and tmp (the "
+            + "mount's purgeable zones, each with what purging could free), other data, clone savings, and "
             + "the device, with a bar of the device's space. For a directory inside the mount, the categories "
             + "are the parts of that directory (all of it when it is inside Documents or a zone); the device is "
             + "the mount's. Every figure comes from the user.purgefs.* attributes, exact at the moment of the "
-            + "read, however large the tree. The app needs the mount option bundle=, which this version does not "
-            + "record yet: it shows as not set, and counts as other data."))
+            + "read, however large the tree. Without bundle= the app shows as not set."))
 
         Flags:
         \(TextLayout.row("--json", "print every figure in bytes, as one JSON object (fields below)"))
@@ -25,7 +24,7 @@ struct UsageCommand: Subcommand {
 
         JSON fields (sizes in bytes):
         \(TextLayout.row("path, mountpoint", "the directory shown, and the mount it is on"))
-        \(TextLayout.row("app", "the app's bytes (bundle=), null while not recorded"))
+        \(TextLayout.row("app", "the app's bytes (bundle=), null without bundle="))
         \(TextLayout.row("documents", "logical size of Documents"))
         \(TextLayout.row("caches", "logical size of the purgeable zones present"))
         \(TextLayout.row("caches_purgeable", "what purging them could free"))
@@ -64,7 +63,9 @@ struct UsageCommand: Subcommand {
         guard let location, let mount = location.mount, let relative = location.relative else {
             preconditionFailure("run() before validate()")
         }
+        let record = try RuntimeRecordLocator.record(of: mount, at: location.path)
         let report = try Self.report(path: location.path, mountpoint: mount.mountPoint, relative: relative, access,
+                                     zones: record.zones, bundle: record.bundle,
                                      isDirectory: { (try? Paths.canonical($0)) == $0 })
         print(json ? report.json.pretty : report.text)
     }
@@ -73,6 +74,7 @@ struct UsageCommand: Subcommand {
     /// really there, not through a symlink (which the attribute calls would
     /// follow, counting something twice or reading outside the mount).
     static func report(path: String, mountpoint: String, relative: String, _ access: AttributeAccess,
+                       zones zonePaths: [String] = UsageReport.zonePaths, bundle: String? = nil,
                        isDirectory: (String) -> Bool) throws(CommandExit) -> UsageReport {
         guard let directory = try DirectoryFigures.readIfPresent(path, access) else {
             throw .failure("\(path) is not a directory (usage shows a directory's breakdown)")
@@ -93,12 +95,13 @@ struct UsageCommand: Subcommand {
         }
         let documents = try figures(of: UsageReport.documentsPath)?.size ?? 0
         var zones: [UsageReport.Zone] = []
-        for zone in UsageReport.zonePaths {
+        for zone in zonePaths {
             if let found = try figures(of: zone) {
                 zones.append(.init(path: zone, size: found.size, purgeable: found.purgeable))
             }
         }
-        return UsageReport(path: path, mountpoint: mountpoint, app: nil, documents: documents, zones: zones,
+        let app = try bundle.map { (bundle) throws(CommandExit) -> UInt64 in try figures(of: bundle)?.size ?? 0 }
+        return UsageReport(path: path, mountpoint: mountpoint, app: app, documents: documents, zones: zones,
                            directory: directory, device: device)
     }
 }

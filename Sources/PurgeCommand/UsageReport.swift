@@ -49,11 +49,12 @@ struct UsageReport: Equatable {
 
     // MARK: Text
 
-    static let glyphs: (documents: Character, caches: Character, other: Character, rest: Character, available: Character) =
-        ("█", "▓", "▒", "░", "·")
+    static let glyphs: (app: Character, documents: Character, caches: Character, other: Character, rest: Character,
+                        available: Character) = ("#", "█", "▓", "▒", "░", "·")
 
     var bar: StorageBar {
-        StorageBar(segments: [
+        let appSegment: [StorageBar.Segment] = app.map { [.init(glyph: Self.glyphs.app, label: "App", bytes: $0)] } ?? []
+        return StorageBar(segments: appSegment + [
             .init(glyph: Self.glyphs.documents, label: "Documents", bytes: documents),
             .init(glyph: Self.glyphs.caches, label: "Caches & tmp", bytes: caches),
             .init(glyph: Self.glyphs.other, label: "Other data", bytes: otherData),

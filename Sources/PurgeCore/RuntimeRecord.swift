@@ -10,11 +10,17 @@ public struct RuntimeRecord: Equatable, Sendable {
     public var stateDescriptor: Int32
     /// The container's path.
     public var container: String
+    /// The purgeable zones the mount was given (`-o purgeable=`).
+    public var zones: [String]
+    /// The app's part of the container (`-o bundle=`), if given.
+    public var bundle: String?
 
-    public init(processID: Int32, stateDescriptor: Int32, container: String) {
+    public init(processID: Int32, stateDescriptor: Int32, container: String, zones: [String] = [], bundle: String? = nil) {
         self.processID = processID
         self.stateDescriptor = stateDescriptor
         self.container = container
+        self.zones = zones
+        self.bundle = bundle
     }
 
     /// `/run/purgefs` for root; `$XDG_RUNTIME_DIR/purgefs` (or
@@ -28,21 +34,27 @@ public struct RuntimeRecord: Equatable, Sendable {
     /// The record's file name for the mount with this mountinfo ID.
     public static func fileName(mountID: Int) -> String { "mount-\(mountID)" }
 
-    /// `pid N\nstate FD\ncontainer PATH\n`
+    /// `pid N\nstate FD\ncontainer PATH\nzones P1:P2\n[bundle P\n]` (zone
+    /// paths cannot hold `:`, the option's own separator).
     public var encoded: [UInt8] {
-        Array("pid \(processID)\nstate \(stateDescriptor)\ncontainer \(container)\n".utf8)
+        var text = "pid \(processID)\nstate \(stateDescriptor)\ncontainer \(container)\nzones \(zones.joined(separator: ":"))\n"
+        if let bundle { text += "bundle \(bundle)\n" }
+        return Array(text.utf8)
     }
 
     public init?(decoding data: [UInt8]) {
         var fields: [Substring: Substring] = [:]
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            if line == "zones" { fields["zones"] = ""; continue }  // no zones
             guard let space = line.firstIndex(of: " ") else { return nil }
             fields[line[..<space]] = line[line.index(after: space)...]
         }
         guard let pid = fields["pid"].flatMap({ Int32($0) }), let state = fields["state"].flatMap({ Int32($0) }),
               let container = fields["container"]
         else { return nil }
-        self.init(processID: pid, stateDescriptor: state, container: String(container))
+        let zones = fields["zones"].map { $0.split(separator: ":").map(String.init) } ?? []
+        self.init(processID: pid, stateDescriptor: state, container: String(container), zones: zones,
+                  bundle: fields["bundle"].map(String.init))
     }
 
     /// The path through which the daemon's state directory is reached.

@@ -10,14 +10,16 @@ struct RuntimePublication {
     /// Writes the record once the mount is in the table. Failing to publish
     /// is not fatal (only `purgefs log` and `metrics` of a covered state
     /// directory need it): it is said in the daemon log.
-    static func publish(mountpoint: String, state: FileDescriptor, container: String) -> RuntimePublication? {
+    static func publish(mountpoint: String, state: FileDescriptor, container: String, options: MountOptions) -> RuntimePublication? {
         guard let mount = (try? MountTable.current())?.topmost(at: mountpoint), mount.isPurgefs else {
             Diagnostics.note("cannot find this mount in the mount table to publish it")
             return nil
         }
         let directory = RuntimeRecord.directory(
             user: CurrentProcess.effectiveUserID, runtimeDirectory: CurrentProcess.environmentValue("XDG_RUNTIME_DIR"))
-        let record = RuntimeRecord(processID: getpid(), stateDescriptor: state.rawValue, container: container)
+        let record = RuntimeRecord(
+            processID: getpid(), stateDescriptor: state.rawValue, container: container, zones: options.purgeableZones,
+            bundle: options.bundle)
         let publication = RuntimePublication(directory: directory, fileName: RuntimeRecord.fileName(mountID: mount.id))
         do {
             _ = mkdir(directory, 0o755)

@@ -35,7 +35,8 @@ struct Session {
         cfuse_capture_log(0)
         defer { fuse_session_unmount(session) }
         let publication = RuntimePublication.publish(
-            mountpoint: request.mountpoint, state: filesystem.stateDirectory.descriptor, container: request.container)
+            mountpoint: request.mountpoint, state: filesystem.stateDirectory.descriptor, container: request.container,
+            options: request.options)
         defer { publication?.withdraw() }
         let status = cfuse_session_loop_mt(session, FileSystemServer.workerThreads, 0)
         if status < 0 {

@@ -5,6 +5,9 @@ final class RuntimeRecordTests: XCTestCase {
     func testRoundTrip() {
         let record = RuntimeRecord(processID: 4242, stateDescriptor: 7, container: "/srv/my app")
         XCTAssertEqual(RuntimeRecord(decoding: record.encoded), record)
+        let full = RuntimeRecord(processID: 1, stateDescriptor: 3, container: "/c", zones: ["Library/Caches", "tmp"],
+                                 bundle: "App.app")
+        XCTAssertEqual(RuntimeRecord(decoding: full.encoded), full)
         XCTAssertEqual(record.stateDirectoryPath, "/proc/4242/fd/7")
     }
 
