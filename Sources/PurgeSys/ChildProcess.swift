@@ -14,12 +14,25 @@ public enum ChildProcess {
 
     /// Starts `path` with `arguments` (including argv[0]) and `environment`;
     /// `searchPath` looks `path` up in `$PATH` (`posix_spawnp`). Descriptors
-    /// marked close-on-exec stay closed in the child. Wraps `posix_spawn(3)`.
+    /// marked close-on-exec stay closed in the child. `ownProcessGroup` puts
+    /// the child in a new process group, so the terminal's Ctrl-C reaches
+    /// only us and we decide what happens to it (`POSIX_SPAWN_SETPGROUP`).
+    /// Wraps `posix_spawn(3)`.
     public static func spawn(_ path: String, arguments: [String], environment: [String],
-                             fileActions: [FileAction] = [], searchPath: Bool = false) throws(Errno) -> ProcessID {
+                             fileActions: [FileAction] = [], searchPath: Bool = false,
+                             ownProcessGroup: Bool = false) throws(Errno) -> ProcessID {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if ownProcessGroup {
+            // These return an error number rather than setting errno.
+            var result = posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+            if result == 0 { result = posix_spawnattr_setpgroup(&attributes, 0) }
+            guard result == 0 else { throw Errno(result) }
+        }
         for action in fileActions {
             // These return an error number rather than setting errno.
             let result: Int32
@@ -36,8 +49,8 @@ public enum ChildProcess {
         let result = argv.withPointer { argvPointer in
             envp.withPointer { envpPointer in
                 searchPath
-                    ? posix_spawnp(&pid, path, &actions, nil, argvPointer, envpPointer)
-                    : posix_spawn(&pid, path, &actions, nil, argvPointer, envpPointer)
+                    ? posix_spawnp(&pid, path, &actions, &attributes, argvPointer, envpPointer)
+                    : posix_spawn(&pid, path, &actions, &attributes, argvPointer, envpPointer)
             }
         }
         guard result == 0 else { throw Errno(result) }

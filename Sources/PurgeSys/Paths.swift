@@ -38,3 +38,13 @@ public enum Paths {
         _ = try checked(path: path) { umount2($0, 0) }
     }
 }
+
+extension Paths {
+    /// Detaches the filesystem mounted at `path` now and cleans it up once
+    /// nothing uses it any more: for a mount that must go although a process
+    /// still has a file open in it (needs `CAP_SYS_ADMIN`).
+    /// Wraps `umount2(2)` with `MNT_DETACH`.
+    public static func detach(_ path: String) throws(Errno) {
+        _ = try checked(path: path) { umount2($0, Int32(MNT_DETACH)) }
+    }
+}
