@@ -74,11 +74,12 @@ struct DemoCommand: Subcommand {
             throw .failure(tourFailure + kept + (cleanupProblem.map { "; and \($0.dropFirst("demo: ".count))" } ?? ""))
         }
         if let cleanupProblem { throw .failure(cleanupProblem) }
+        // Not wrapped: the paths are meant to be copied.
         if keep {
-            transcript.note("\nKept the container at \(session.containerPath) for inspection "
-                + "(its state is in .purgefs); remove it with: rm -r \(session.base)")
+            transcript.output("\nKept the container at \(session.containerPath) for inspection (its state is in "
+                + ".purgefs).\nRemove it with: rm -r \(session.base)")
         } else {
-            transcript.note("\nRemoved \(session.base).")
+            transcript.output("\nRemoved \(session.base).")
         }
     }
 }
