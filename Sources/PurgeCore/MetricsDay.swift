@@ -14,6 +14,11 @@ public struct MetricsDay: Equatable, Sendable {
     /// The day's rows, oldest first: the interval entries.
     public var entries: [MetricsSample]
 
+    public init(start: Int64, entries: [MetricsSample]) {
+        self.start = start
+        self.entries = entries
+    }
+
     public var end: Int64 { start + 86400 }
 
     /// The full-day entry: the day's rows folded into one, spanning the day.
