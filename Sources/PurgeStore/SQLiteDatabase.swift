@@ -11,13 +11,19 @@ final class SQLiteDatabase {
         case readOnly
     }
 
-    /// Wraps `sqlite3_open_v2`. A read-write open creates the file.
+    /// The VFS that keeps paths verbatim (see `shim.h`), registered once.
+    private static let verbatimVFS: String? = csqlite_register_verbatim_vfs().map { String(cString: $0) }
+
+    /// Wraps `sqlite3_open_v2`. A read-write open creates the file. `path`
+    /// must be absolute; it is used as given, symbolic links unresolved (so
+    /// `/proc/.../fd/N/` paths reach the directory, never a covered path).
     init(path: String, mode: Mode) throws(SQLiteError) {
         var opened: OpaquePointer?
         let flags = mode == .readWrite
             ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
-        let status = sqlite3_open_v2(path, &opened, flags, nil)
+        guard let vfs = Self.verbatimVFS else { throw SQLiteError(code: SQLITE_ERROR, message: "SQLite has no unix VFS") }
+        let status = sqlite3_open_v2(path, &opened, flags, vfs)
         guard let opened else { throw SQLiteError(code: status, message: "out of memory opening \(path)") }
         guard status == SQLITE_OK else {
             let error = SQLiteError(code: status, message: String(cString: sqlite3_errmsg(opened)))
