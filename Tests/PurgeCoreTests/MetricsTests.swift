@@ -125,11 +125,11 @@ final class MetricsTests: XCTestCase {
     func testRetentionFoldsIntoHoursThenDaysThenDrops() {
         let retention = MetricsRetention(samplesFor: 2 * 86400, hoursFor: 10 * 86400, daysFor: 30 * 86400)
         var history = History()
-        // Sixty days of a sample every 15 minutes, compacted every hour as the clock moves on.
+        // Forty days of a sample every 15 minutes, compacted every hour as the clock moves on.
         var now = june1
         var purgedTotal: UInt64 = 0
         var byHour: [Int64: UInt64] = [:]
-        for step in 0..<(60 * 96) {
+        for step in 0..<(40 * 96) {
             now = june1 + Int64(step) * 900 + 450
             var row = sample(at: now, from: now - 900, size: UInt64(step), purged: 1)
             row.purgedBytesTotal = purgedTotal

@@ -89,20 +89,20 @@ final class MetricsStoreTests: XCTestCase {
     func testCompactionBoundsTheHistory() throws {
         let store = try MetricsStore(path: path, mode: .readWrite)
         let retention = MetricsRetention(samplesFor: 86400, hoursFor: 3 * 86400, daysFor: 10 * 86400)
-        // Twenty days of a sample a minute (28,800 rows), compacted every six hours.
+        // Twenty days of a sample every five minutes (5,760 rows), compacted every six hours.
         var now = june1
-        for minute in 0..<(20 * 1440) {
-            now = june1 + Int64(minute) * 60
-            try store.insert(sample(now, size: UInt64(minute)))
-            if minute % 360 == 359 { try store.compact(now: now, retention: retention) }
+        for step in 0..<(20 * 288) {
+            now = june1 + Int64(step) * 300
+            try store.insert(sample(now, size: UInt64(step)))
+            if step % 72 == 71 { try store.compact(now: now, retention: retention) }
         }
         try store.compact(now: now, retention: retention)
         let rows = try store.samples(in: 0..<Int64.max)
         XCTAssertEqual(try store.count(), rows.count)
-        XCTAssertLessThanOrEqual(rows.count, 1440 + 60 + 4 * 24 + 11, "bounded")
+        XCTAssertLessThanOrEqual(rows.count, 288 + 12 + 4 * 24 + 11, "bounded")
         XCTAssertEqual(rows.filter { $0.resolution == .day }.count, 7, "days 9 to 15: older than three days, not older than ten")
-        XCTAssertEqual(rows.last?.dataFileSize, UInt64(20 * 1440 - 1))
-        XCTAssertEqual(rows.first { $0.resolution == .day }?.sampleCount, 1440)
+        XCTAssertEqual(rows.last?.dataFileSize, UInt64(20 * 288 - 1))
+        XCTAssertEqual(rows.first { $0.resolution == .day }?.sampleCount, 288)
         XCTAssertEqual(rows.reduce(0) { $0 + $1.purgedBytes }, rows.reduce(0) { $0 + $1.sampleCount }, "folding loses no purge")
         XCTAssertEqual(try store.compact(now: now, retention: retention).removed, 0, "nothing left to do")
     }
