@@ -1,3 +1,4 @@
+import PurgeCore
 /// JSON for `--json` output and the purge log, without Foundation. Object
 /// fields keep the order they are given in, so output reads the same every run.
 indirect enum JSONValue: Equatable, Sendable {
@@ -57,23 +58,7 @@ indirect enum JSONValue: Equatable, Sendable {
     }
 
     /// A JSON string literal.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
+    static func quoted(_ text: String) -> String { JSONText.quoted(text) }
 
     // MARK: Reading
 

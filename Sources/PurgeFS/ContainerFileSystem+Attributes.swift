@@ -93,17 +93,22 @@ extension ContainerFileSystem {
         }
     }
 
-    /// The device as the mount shows it: a simulated device reports its
-    /// capacity as the size and what is available as free.
+    /// The device as the mount shows it: its size and what is available, as
+    /// the space model has them (a simulated device, or the backing
+    /// filesystem less the simulated `external`).
     func fileSystemStatus() throws(Errno) -> statvfs {
         var figures = try root.fileSystemStatus()
-        let model = state.capacityModel
-        guard model.isSimulated else { return figures }
         let status = state.status()
         let unit = UInt64(max(figures.f_frsize, 1))
-        figures.f_blocks = fsblkcnt_t(status.capacity / unit)
-        figures.f_bfree = fsblkcnt_t(status.available / unit)
-        figures.f_bavail = figures.f_bfree
+        let available = fsblkcnt_t(status.available / unit)
+        if state.capacityModel.isSimulated {
+            figures.f_blocks = fsblkcnt_t(status.capacity / unit)
+            figures.f_bfree = available
+        } else {
+            let external = fsblkcnt_t(status.external / unit)
+            figures.f_bfree = max(figures.f_bfree > external ? figures.f_bfree - external : 0, available)
+        }
+        figures.f_bavail = available
         return figures
     }
 

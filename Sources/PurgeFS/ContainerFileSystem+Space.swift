@@ -31,15 +31,19 @@ extension ContainerFileSystem {
         _ file: OpenFile, upTo end: UInt64, retryable: Bool = true, _ body: () throws(Errno) -> T
     ) throws(Errno) -> T {
         let reserved = try makeRoom(for: file.inode, upTo: end)
-        defer { state.release(reserved) }
+        // Whatever happened, the ledger gets the file's figures as they are now.
+        defer {
+            noteFigures(of: file)
+            state.release(reserved)
+        }
         let result: T
         do {
             result = try body()
         } catch where error == .noSpace && retryable {
-            guard purger.purge(.bytes(max(end, 1 << 20)), reason: .write) > 0 else { throw error }
+            // What it reserved, or a little when it looked as if nothing would grow (holes).
+            guard purger.purge(.bytes(max(reserved, 1 << 20)), reason: .write) > 0 else { throw error }
             result = try body()
         }
-        noteFigures(of: file)
         return result
     }
 

@@ -63,7 +63,6 @@ struct ContainerOpening {
     }
 
     private static func say(_ line: String, ending: String = "\n") {
-        var bytes = Array(("purgefs: " + line + ending).utf8)
-        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+        try? FileDescriptor.standardError.writeAll("purgefs: " + line + ending)
     }
 }

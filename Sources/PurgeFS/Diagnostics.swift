@@ -1,4 +1,5 @@
 import Glibc
+import PurgeSys
 import Synchronization
 
 /// Lines for the daemon log (stderr, which is `daemon.log` once detached).
@@ -16,7 +17,6 @@ enum Diagnostics {
             return text
         }
         guard let line else { return }
-        var bytes = Array(("purgefs: " + line + "\n").utf8)
-        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+        try? FileDescriptor.standardError.writeAll("purgefs: " + line + "\n")
     }
 }

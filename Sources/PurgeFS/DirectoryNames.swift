@@ -46,7 +46,10 @@ struct DirectoryNames {
 
     /// The path of `id` relative to the container root, for the log.
     func path(of id: EntryID) -> String? {
-        components(of: id).map { $0.map { String(cString: $0.name) }.joined(separator: "/") }
+        components(of: id).map { chain in
+            chain.map { String(decoding: $0.name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+                .joined(separator: "/")
+        }
     }
 
     private static func copy(_ name: CName) -> [CChar] {
