@@ -125,7 +125,7 @@ final class MetricsTests: XCTestCase {
     func testRetentionFoldsIntoHoursThenDaysThenDrops() {
         let retention = MetricsRetention(samplesFor: 2 * 86400, hoursFor: 10 * 86400, daysFor: 30 * 86400)
         var history = History()
-        // Forty days of a sample every 15 minutes, compacted every hour as the clock moves on.
+        // Forty days of a sample every 15 minutes, compacted every six hours as the clock moves on.
         var now = june1
         var purgedTotal: UInt64 = 0
         var byHour: [Int64: UInt64] = [:]
@@ -136,8 +136,9 @@ final class MetricsTests: XCTestCase {
             purgedTotal += 1
             history.add(row)
             byHour[UTCCalendar.floor(now, to: 3600), default: 0] += 1
-            if step % 4 == 3 { history.compact(retention, now: now) }
+            if step % 24 == 23 { history.compact(retention, now: now) }
         }
+        history.compact(retention, now: now)
         let rows = history.sorted
         let recentSamples = rows.filter { $0.resolution == .sample }
         let hours = rows.filter { $0.resolution == .hour }
