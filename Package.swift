@@ -14,6 +14,12 @@ let package = Package(
             pkgConfig: "fuse3",
             providers: [.apt(["libfuse3-dev"])]
         ),
+        // SQLite 3 through pkg-config, with a shim for what Swift cannot call (SQLITE_TRANSIENT).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // Linux calls and constants that Swift's Glibc module does not expose.
         .target(name: "CLinux"),
         // The policy: FUSE-free, I/O-free, tested in-process.
@@ -22,14 +28,17 @@ let package = Package(
         .target(name: "PurgeCore", linkerSettings: [.linkedLibrary("m")]),
         // Typed wrappers over the syscalls purgefs uses; the only code that calls libc.
         .target(name: "PurgeSys", dependencies: ["CLinux", "PurgeCore"]),
+        // The metrics history: typed wrappers over SQLite; the only code that calls it.
+        .target(name: "PurgeStore", dependencies: ["CSQLite", "PurgeCore"]),
         // The FUSE adapter.
-        .target(name: "PurgeFS", dependencies: ["CFuse", "PurgeCore", "PurgeSys"]),
+        .target(name: "PurgeFS", dependencies: ["CFuse", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
-        .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
+        .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // A tiny main that hands over to PurgeCommand.
         .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"]),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore"]),
         .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys", "PurgeCore"]),
+        .testTarget(name: "PurgeStoreTests", dependencies: ["PurgeStore", "PurgeCore"]),
         .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux"]),
     ]

@@ -34,6 +34,10 @@ public enum FileSystemServer {
         } catch {
             throw MountError("cannot read container \(request.container): \(error)")
         }
+        let metrics = MetricsSampler(
+            state: opened.state, root: prepared.root, directory: opened.directory, options: request.options, log: log)
+        metrics.start()
+        defer { metrics.stop() }
         filesystem.monitor.start()
         defer {
             filesystem.monitor.stop()

@@ -1,0 +1,178 @@
+import PurgeCore
+import PurgeStore
+import PurgeSys
+
+/// `purgefs metrics MOUNTPOINT|CONTAINER [--json | --prometheus] [--days N]`:
+/// the container's daily storage reports, or its current figures for
+/// Prometheus.
+struct MetricsCommand: Subcommand {
+    static let name = "metrics"
+    static let abstract = "Show daily storage reports, MetricKit style, or Prometheus metrics"
+    static let help = """
+        Usage: purgefs metrics MOUNTPOINT [--json | --prometheus] [--days N]
+               purgefs metrics CONTAINER [--json | --prometheus] [--days N]
+
+        \(TextLayout.paragraph(
+            "Shows the storage history a mount records (every metrics_interval, default 1h, and at mount and "
+            + "unmount): one report per UTC day, with the day's full figures and its intervals, the way "
+            + "MetricKit reports an app's total file size and total file count. Sizes are bytes on disk, "
+            + "clone-shared data counted once: binary (the mount's bundle=), data (everything else but the "
+            + "caches), cache folder (the purgeable zones) and clone size (bytes clones share, stored once); "
+            + "counts are regular files. The table shows one row per hour (its last figures, its purges added "
+            + "up) under a line with the day's totals and a sparkline of the total size through the day."))
+
+        \(TextLayout.paragraph(
+            "MOUNTPOINT is a purgefs mount, in place or not: the history is read from the state directory of "
+            + "the daemon serving it. CONTAINER is a container that is not mounted over itself: the history is "
+            + "read from CONTAINER/.purgefs/metrics.db, read-only."))
+
+        Flags:
+        \(TextLayout.row("--json", "the reports as JSON, in the shape of MetricKit's daily reports (fields below)"))
+        \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes, else the latest sample"))
+        \(TextLayout.row("--days N", "the last N UTC days, today included (default 7)"))
+        \(TextLayout.row("-h, --help", "show this help"))
+
+        JSON fields (sizes in bytes, times ISO 8601 UTC, durations in seconds):
+        \(TextLayout.row("container, mountpoint", "the container, and the mount read (null for a container read directly)"))
+        \(TextLayout.row("reports[]", "one per day: timeRange {start, end}, complete, intervalEntries[], stateEntries[] (always empty)"))
+        \(TextLayout.row("intervalEntries[]", "the full-day entry first (fullDay true, duration 86400: the day's last figures, its purges added up), then each interval: start, end, duration, fullDay, resolution (sample, hour or day), sampleCount, values[], states[]"))
+        \(TextLayout.row("values[]", paragraphs: [
+            "{totalFileSize: {binaryFileSize, dataFileSize, cacheFolderSize, cloneSize}}",
+            "{totalFileCount: {binaryFileCount, dataFileCount}}",
+            "{purgefsStorage: {cacheFileCount, logicalSize, purgeableSize, purgedSize, purgedFileCount, capacity, available}}"]))
+        """
+
+    enum Output: Equatable {
+        case table, json, prometheus
+    }
+
+    var pathArgument: String
+    var output = Output.table
+    var days = 7
+    var access = AttributeAccess.live
+    /// Set by `validate()`.
+    private(set) var source: Source?
+
+    /// Where the figures come from.
+    struct Source: Equatable {
+        var container: String
+        var storePath: String
+        /// The live mount, with the zones and bundle it was given.
+        var mountpoint: String?
+        var scope: MetricsScope?
+    }
+
+    static let maximumDays = 3660
+
+    init(parsing arguments: [String]) throws(CommandExit) {
+        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
+                                         valueFlags: ["--days": "N"], switchFlags: ["--json", "--prometheus"])
+        pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
+        if parsed.switches.contains("--json") && parsed.switches.contains("--prometheus") {
+            throw .usage("\(Self.name): give --json or --prometheus, not both")
+        }
+        if parsed.switches.contains("--json") { output = .json }
+        if parsed.switches.contains("--prometheus") { output = .prometheus }
+        if let text = parsed.values["--days"] {
+            guard let value = Int(text), value >= 1, value <= Self.maximumDays else {
+                throw .usage("\(Self.name): --days \(text): give a whole number of days from 1 to \(Self.maximumDays)")
+            }
+            days = value
+        }
+    }
+
+    mutating func validate() throws(CommandExit) {
+        let location = try MountLocation.find(pathArgument)
+        if let mount = location.mount {
+            try location.requireMountPoint()
+            let record = try RuntimeRecordLocator.record(of: mount, at: location.path)
+            source = Source(container: record.container, storePath: record.stateDirectoryPath + "/" + MetricsStore.fileName,
+                            mountpoint: location.path, scope: MetricsScope(bundle: record.bundle, zones: record.zones))
+        } else {
+            let state = location.path + "/" + MountOptions.defaultStateDirectoryName
+            guard (try? Paths.isDirectory(state)) == true else {
+                throw .failure("\(location.path) is neither a purgefs mount nor a container with a state directory (.purgefs)")
+            }
+            source = Source(container: location.path, storePath: state + "/" + MetricsStore.fileName)
+        }
+    }
+
+    func run(_ context: CommandContext) throws(CommandExit) {
+        guard let source else { preconditionFailure("run() before validate()") }
+        let now = Int64(WallClock.nanoseconds() / 1_000_000_000)
+        if output == .prometheus {
+            let sample: MetricsSample
+            if let mountpoint = source.mountpoint, let scope = source.scope {
+                sample = try Self.liveSample(mountpoint: mountpoint, scope: scope, access, now: now)
+            } else {
+                guard let latest = try Self.withStore(source, { (store) throws(MetricsStoreError) in try store.latest() }) else {
+                    throw .failure("no metrics samples yet in \(source.storePath)")
+                }
+                sample = latest
+            }
+            print(PrometheusText.text(sample, container: source.container))
+            return
+        }
+        let first = MetricsDay.firstTime(last: days, now: now)
+        let rows = try Self.withStore(source) { (store) throws(MetricsStoreError) in try store.samples(in: first..<Int64.max) }
+        let reports = MetricsDay.days(of: rows, last: days, now: now)
+        switch output {
+        case .json:
+            print(MetricsJSON.document(container: source.container, mountpoint: source.mountpoint, days: days,
+                                       reports: reports, now: now).pretty)
+        case .table, .prometheus:
+            print(MetricsTable.text(container: source.container, days: reports, lastDays: days, now: now))
+        }
+    }
+
+    /// Opens the history read-only and reads it; what goes wrong is one line.
+    private static func withStore<T>(_ source: Source, _ body: (MetricsStore) throws(MetricsStoreError) -> T) throws(CommandExit) -> T {
+        do throws(MetricsStoreError) {
+            let store = try MetricsStore(path: source.storePath, mode: .readOnly)
+            return try body(store)
+        } catch {
+            switch error {
+            case .missing:
+                throw .failure("no metrics history for \(source.container): \(source.storePath) does not exist (it is made at the first mount)")
+            case .unreadable, .newerSchema:
+                throw .failure(error.description)
+            }
+        }
+    }
+
+    /// The figures of a live mount, from its attributes, split as the daemon splits them.
+    /// `isReal(path)`: whether a part's path is really there, not through a
+    /// symlink (which the attribute calls would follow, counting something
+    /// twice or reading outside the mount).
+    static func liveSample(mountpoint: String, scope: MetricsScope, _ access: AttributeAccess, now: Int64,
+                           isReal: (String) -> Bool = { (try? Paths.canonical($0)) == $0 }) throws(CommandExit) -> MetricsSample {
+        guard let root = try DirectoryFigures.readIfPresent(mountpoint, access) else {
+            throw .failure("\(mountpoint) does not answer user.purgefs.files (not a purgefs mount?)")
+        }
+        let device = try DeviceFigures.read(root: mountpoint, access)
+        /// A part's figures when it is there, and a real directory or file (never through a symlink).
+        func figures(_ relative: String) throws(CommandExit) -> Totals? {
+            let path = mountpoint + "/" + relative
+            guard isReal(path) else { return nil }
+            if let directory = try DirectoryFigures.readIfPresent(path, access) { return directory.totals }
+            guard let allocated = try access.numberIfAnswered(.allocated, of: path) else { return nil }
+            return Totals(size: try access.number(.size, of: path), files: 1, allocated: allocated)
+        }
+        var zones: [String: Totals] = [:]
+        for zone in scope.zones {
+            if let totals = try figures(zone) { zones[zone] = totals }
+        }
+        let bundle = try scope.bundle.flatMap { (path) throws(CommandExit) -> Totals? in try figures(path) }
+        var sample = MetricsSample(start: now, time: now)
+        sample.setFigures(scope.parts(root: root.totals, bundle: bundle, zones: zones))
+        sample.purgedBytesTotal = device.purgedBytes
+        sample.purgedFilesTotal = device.purgedFiles
+        sample.capacity = device.capacity
+        sample.available = device.available
+        return sample
+    }
+}
+
+extension DirectoryFigures {
+    var totals: Totals { Totals(size: size, files: files, allocated: allocated, purgeable: purgeable, cloneSavings: cloneSavings) }
+}
