@@ -49,6 +49,7 @@ struct ContainerOpening {
             zones: zones, backing: prepared.root, stateDirectory: directory)
         if liveFlags != flags { state.flagsChanged = true }
         state.saveFlagsIfChanged()
+        state.clones.settleAll(state: state)
     }
 
     /// A state file decoded, or nil when it is missing; an unreadable one is

@@ -61,8 +61,14 @@ struct VirtualAttributes {
             return flag(attribute == .group ? info.isGroup : info.isTombstone)
         case .lastUsed:
             return String(try fileInfo(id).lastUsed / 1_000_000_000)
-        case .contentID, .shared, .ubiquitous, .uploaded, .downloadStatus:
-            // Clones and the cloud tier are not built yet: nothing to answer.
+        case .contentID:
+            _ = try fileInfo(id)
+            return String(state.clones.contentID(of: id))
+        case .shared:
+            _ = try fileInfo(id)
+            return String(state.clones.sharedBytes(of: id))
+        case .ubiquitous, .uploaded, .downloadStatus:
+            // The cloud tier is not built yet: nothing to answer.
             throw Errno.noData
         case .purge, .evict, .download:
             throw Errno.noData

@@ -1,0 +1,32 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Making clones: a `copy_file_range` of a whole file into an empty one
+/// (what coreutils `cp` sends, and what `purgefs clone` sends) becomes
+/// `FICLONE` on a backing filesystem with reflinks. Anything else, or a
+/// clone the backing filesystem refuses, is an ordinary copy.
+extension ContainerFileSystem {
+    /// Clones `source` into `destination` when the request copies all of it
+    /// into an empty file; returns the bytes "copied", or nil to copy instead.
+    func cloneWhole(
+        from source: OpenFile, at sourceOffset: Int64, to destination: OpenFile, at offset: Int64,
+        length: Int, flags: UInt32
+    ) -> Int? {
+        guard state.clones.reflinks, sourceOffset == 0, offset == 0, flags == 0,
+              source.inode.isRegularFile, destination.inode.isRegularFile, source.inode.key != destination.inode.key,
+              let sourceStatus = try? source.descriptor.status(), let destinationStatus = try? destination.descriptor.status(),
+              sourceStatus.st_size > 0, destinationStatus.st_size == 0, UInt64(length) >= UInt64(sourceStatus.st_size)
+        else { return nil }
+        // A clone costs no capacity: nothing to reserve.
+        do {
+            try destination.descriptor.clone(from: source.descriptor)
+        } catch {
+            return nil
+        }
+        state.clones.cloned(source.descriptor, source.inode.key, into: destination.descriptor, destination.inode.key, state: state)
+        state.noteUsed(source.inode.key)
+        state.noteUsed(destination.inode.key)
+        return Int(sourceStatus.st_size)
+    }
+}
