@@ -10,12 +10,12 @@ public enum Purgefs {
     /// type, added here and removed from `plannedCommands`.
     static var subcommands: [any Subcommand.Type] {
         [MountCommand.self, UnmountCommand.self, UsageCommand.self, SpaceCommand.self, ManualPurgeCommand.self,
-         PinCommand.self, UnpinCommand.self, LogCommand.self, MetricsCommand.self, DemoCommand.self]
+         CloneCommand.self, PinCommand.self, UnpinCommand.self, LogCommand.self, MetricsCommand.self, DemoCommand.self]
     }
 
     /// SPEC's subcommands that are not built yet: named so the error says so,
     /// rather than calling them unknown.
-    static let plannedCommands = ["clone", "evict", "download"]
+    static let plannedCommands = ["evict", "download"]
 
     /// What the command line asks for, decided before anything touches the system.
     enum Route {
@@ -98,6 +98,7 @@ public enum Purgefs {
           purgefs usage PATH [--json]
           purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE] [--json]
           purgefs purge MOUNTPOINT (--bytes SIZE | --all)
+          purgefs clone SOURCE DEST
           purgefs pin PATH | purgefs unpin PATH
           purgefs log MOUNTPOINT|CONTAINER [--json]
           purgefs demo [--keep]

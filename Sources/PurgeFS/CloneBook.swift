@@ -101,7 +101,7 @@ final class CloneBook: @unchecked Sendable {
         lock.withLock {
             guard registry.contains(id), !state.read({ ledger, _ in ledger.contains(id) }) else { return }
             let group = registry.group(of: id)
-            forget(id)
+            forget(id, state: state)
             save()
             settle(group: group.filter { registry.contains($0) }, state: state)
         }
@@ -114,7 +114,7 @@ final class CloneBook: @unchecked Sendable {
             var groups: [UInt64: [EntryID]] = [:]
             for (id, member) in registry.members { groups[member.group, default: []].append(id) }
             let before = registry
-            for id in registry.members.keys where !state.read({ ledger, _ in ledger.contains(id) }) { forget(id) }
+            for id in registry.members.keys where !state.read({ ledger, _ in ledger.contains(id) }) { forget(id, state: state) }
             for id in before.members.keys where registry.contains(id) { settle(group: registry.group(of: id), state: state) }
             if registry != before { save() }
         }
@@ -122,11 +122,31 @@ final class CloneBook: @unchecked Sendable {
 
     // MARK: Under the lock
 
-    private func forget(_ id: EntryID) {
-        for left in registry.remove(id) where !registry.contains(left) { extents[left] = nil; shared[left] = nil }
+    /// Forgets a member. A member left alone in its group leaves it too,
+    /// and is charged as a plain file again.
+    private func forget(_ id: EntryID, state: ContainerState) {
+        let before = registry
+        for left in registry.remove(id) where !registry.contains(left) {
+            extents[left] = nil
+            shared[left] = nil
+        }
         extents[id] = nil
         shared[id] = nil
-        for (other, _) in shared where !registry.contains(other) { shared[other] = nil }
+        for (other, member) in before.members where other != id && !registry.contains(other) {
+            extents[other] = nil
+            shared[other] = nil
+            let handle = FileHandle(stored: (member.handleType, member.handle))
+            guard let file = try? handle.open(on: root, flags: O_RDONLY) else { continue }
+            defer { file.closeQuietly() }
+            guard let status = try? file.status(), EntryID(status) == other else { continue }
+            do {
+                try state.withLedger { (ledger, _) throws(PurgeCoreError) in
+                    try ledger.update(other, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
+                }
+            } catch {
+                Diagnostics.note("accounting drifted from the backing store: \(error)")
+            }
+        }
     }
 
     /// Reads missing extents (reopening members by handle), then charges the
@@ -143,7 +163,7 @@ final class CloneBook: @unchecked Sendable {
             }
             guard let found = extents[id] else {
                 // Gone, or no longer reachable: no longer a member.
-                forget(id)
+                forget(id, state: state)
                 save()
                 continue
             }
