@@ -65,20 +65,28 @@ final class CloneBook: @unchecked Sendable {
 
     // MARK: Changes
 
-    /// `destination` (open for writing, empty) now shares all of `source`'s data.
-    func cloned(_ source: FileDescriptor, _ sourceID: EntryID, into destination: FileDescriptor, _ destinationID: EntryID,
-                state: ContainerState) {
-        guard let sourceHandle = try? FileHandle(of: source), let destinationHandle = try? FileHandle(of: destination) else {
-            Diagnostics.note("clone \(destinationID) of \(sourceID): no file handles; counted as a copy")
-            if let status = try? destination.status() { state.noteResized(status) }
-            return
-        }
-        lock.withLock {
+    /// Makes `destination` (open for writing, empty) share all of `source`'s
+    /// data. The pair is registered (and saved) before the clone is made, so
+    /// a daemon killed in between leaves a registry that knows at least as
+    /// much as the disk: a member that turns out to share nothing is dropped
+    /// at the next mount. Throws what `FICLONE` said; nothing is registered then.
+    func clone(_ source: FileDescriptor, _ sourceID: EntryID, into destination: FileDescriptor, _ destinationID: EntryID,
+               state: ContainerState) throws(Errno) {
+        let sourceHandle = try FileHandle(of: source), destinationHandle = try FileHandle(of: destination)
+        try lock.withLock { () throws(Errno) in
+            let before = registry
             registry.addClone(source: sourceID, sourceHandle: sourceHandle.stored,
                               destination: destinationID, destinationHandle: destinationHandle.stored)
+            save()
+            do throws(Errno) {
+                try destination.clone(from: source)
+            } catch {
+                registry = before
+                save()
+                throw error
+            }
             extents[sourceID] = nil
             extents[destinationID] = nil
-            save()
             settle(group: registry.group(of: sourceID), state: state)
         }
     }
@@ -111,11 +119,16 @@ final class CloneBook: @unchecked Sendable {
     /// gone while unmounted forgotten, every group charged.
     func settleAll(state: ContainerState) {
         lock.withLock {
-            var groups: [UInt64: [EntryID]] = [:]
-            for (id, member) in registry.members { groups[member.group, default: []].append(id) }
             let before = registry
             for id in registry.members.keys where !state.read({ ledger, _ in ledger.contains(id) }) { forget(id, state: state) }
             for id in before.members.keys where registry.contains(id) { settle(group: registry.group(of: id), state: state) }
+            // A member sharing nothing (modified all over, or a clone the
+            // daemon did not live to make) leaves its group.
+            for id in registry.members.keys where registry.contains(id) && shared[id] == 0 {
+                let group = registry.group(of: id)
+                forget(id, state: state)
+                settle(group: group.filter { registry.contains($0) }, state: state)
+            }
             if registry != before { save() }
         }
     }
@@ -155,6 +168,12 @@ final class CloneBook: @unchecked Sendable {
         var members: [(EntryID, [FileExtent], UInt64?)] = []
         for id in group {
             var size: UInt64?
+            // Gone from the container (and not held open): no longer a member.
+            if !state.read({ ledger, _ in ledger.contains(id) }) {
+                forget(id, state: state)
+                save()
+                continue
+            }
             if extents[id] == nil {
                 if let (found, status) = readMember(id) {
                     extents[id] = found
@@ -169,6 +188,8 @@ final class CloneBook: @unchecked Sendable {
             }
             members.append((id, found, size))
         }
+        // Members forgotten on the way may have dissolved the group.
+        members = members.filter { registry.contains($0.0) }
         let charges = CloneCharges(members: members.map(\.1)).charges
         for (i, (id, _, size)) in members.enumerated() {
             shared[id] = charges[i].shared

@@ -20,11 +20,10 @@ extension ContainerFileSystem {
         else { return nil }
         // A clone costs no capacity: nothing to reserve.
         do {
-            try destination.descriptor.clone(from: source.descriptor)
+            try state.clones.clone(source.descriptor, source.inode.key, into: destination.descriptor, destination.inode.key, state: state)
         } catch {
             return nil
         }
-        state.clones.cloned(source.descriptor, source.inode.key, into: destination.descriptor, destination.inode.key, state: state)
         state.noteUsed(source.inode.key)
         state.noteUsed(destination.inode.key)
         return Int(sourceStatus.st_size)

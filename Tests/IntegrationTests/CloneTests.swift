@@ -114,4 +114,36 @@ final class CloneTests: ReflinkTestCase {
         XCTAssertEqual(numberAttr(m, "clone_savings"), 0)
         XCTAssertNotEqual(getAttr(m + "/big", pf("content_id")), getAttr(m + "/part", pf("content_id")))
     }
+
+    func testPurgingAClonefreesOnlyWhatItDidNotShare() throws {
+        run(["cp", m + "/big", m + "/caches/copy"])
+        overwrite(m + "/caches/copy", at: 0, [UInt8](repeating: 0x33, count: 4096))
+        XCTAssertTrue(eventually { getAttr(m, pf("purgeable")) == .value("4096") }, "purgeable: \(getAttr(m, pf("purgeable")))")
+        let before = numberAttr(m, "purged_bytes") ?? 0
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: m + "/caches/copy"))
+        XCTAssertEqual((numberAttr(m, "purged_bytes") ?? 0) - before, 4096, "purging the clone frees only its own block")
+        XCTAssertEqual(numberAttr(m + "/big", "shared"), 0)
+        XCTAssertEqual(numberAttr(m, "clone_savings"), 0)
+        assertAccounting("after purging the clone")
+    }
+
+    func testRelationshipsSurviveKill9() throws {
+        run(["cp", m + "/big", m + "/caches/copy"])
+        run(["cp", m + "/big", m + "/third"])
+        overwrite(m + "/third", at: 4096, [UInt8](repeating: 0x44, count: 4096))
+        let ids = ["big", "caches/copy", "third"].map { getAttr(m + "/" + $0, pf("content_id")) }
+        let third = try Data(contentsOf: URL(fileURLWithPath: m + "/third"))
+        let daemons = fixture.ownProcesses()
+        XCTAssertFalse(daemons.isEmpty)
+        for pid in daemons { kill(pid, SIGKILL) }
+        XCTAssertEqual(unmountPurgefs(), [])
+        try mountPurgefs()
+        XCTAssertEqual(["big", "caches/copy", "third"].map { getAttr(m + "/" + $0, pf("content_id")) }, ids)
+        XCTAssertEqual(ids[0], ids[1])
+        XCTAssertNotEqual(ids[0], ids[2])
+        XCTAssertTrue(sameContent(m + "/big", m + "/caches/copy"))
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: m + "/third")), third)
+        assertAccounting("after kill -9 and a remount")
+    }
 }
