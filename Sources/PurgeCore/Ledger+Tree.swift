@@ -33,6 +33,7 @@ extension Ledger {
             stamp = clock.next()
         }
         let f = newFileSlot(id, lastUsed: stamp)
+        if lastUsed == nil { noteRecencyChange(f) }  // made now, through the mount
         changeFile(f, relinks: true) { ledger in
             ledger.files[Int(f)].size = size
             ledger.files[Int(f)].allocated = allocated

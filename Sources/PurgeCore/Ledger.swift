@@ -34,6 +34,8 @@ public struct Ledger: Sendable {
     var cloneSavings: [UInt32: UInt64] = [:]
 
     var index = RecencyIndex()
+    /// Files whose stamp changed since `takeRecencyChanges`, each once.
+    var recencyChanges: [UInt32] = []
     /// Where stamps for `markUsed` come from.
     public var clock: RecencyClock
     var generation: UInt64 = 0

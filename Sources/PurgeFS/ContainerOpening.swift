@@ -49,6 +49,8 @@ struct ContainerOpening {
             zones: zones, backing: prepared.root, stateDirectory: directory)
         if liveFlags != flags { state.flagsChanged = true }
         state.saveFlagsIfChanged()
+        // Start the session with the journal folded into one snapshot.
+        recency.compact(state)
     }
 
     /// A state file decoded, or nil when it is missing; an unreadable one is
