@@ -35,7 +35,7 @@ extension Ledger {
     public mutating func restoreRecency(_ snapshot: RecencySnapshot) {
         clock.observe(snapshot.clock)
         for record in snapshot.records {
-            guard let ref = slots[record.id], !ref.isDirectory else { continue }
+            guard let ref = ref(of: record.id), !ref.isDirectory else { continue }
             clock.observe(record.lastUsed)
             let f = ref.slot
             files[Int(f)].lastUsed = record.lastUsed
