@@ -53,6 +53,8 @@ struct ContainerOpening {
         if liveFlags != flags { state.flagsChanged = true }
         state.saveFlagsIfChanged()
         state.clones.settleAll(state: state)
+        // Start the session with the journal folded into one snapshot.
+        recency.compact(state)
     }
 
     /// A state file decoded, or nil when it is missing; an unreadable one is
