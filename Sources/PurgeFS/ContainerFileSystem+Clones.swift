@@ -28,4 +28,27 @@ extension ContainerFileSystem {
         state.noteUsed(destination.inode.key)
         return Int(sourceStatus.st_size)
     }
+
+    /// Room for what a write of `length` bytes into a clone may copy
+    /// (copy-on-write moves whole blocks): asked like any growth, purging
+    /// first, `ENOSPC` only when nothing purgeable is left; both files are
+    /// untouched then. Nothing to ask for a file that shares nothing.
+    /// Returns the amount reserved, to be released after the write.
+    func makeRoomForBreak(_ file: OpenFile, length: Int) throws(Errno) -> UInt64 {
+        let shared = state.clones.sharedBytes(of: file.inode.key)
+        guard shared > 0, length > 0 else { return 0 }
+        // A range not aligned to blocks touches one more.
+        let need = min((UInt64(length) + 4095) / 4096 * 4096 + 4096, shared)
+        for _ in 0..<8 {
+            switch state.room(for: need) {
+            case .granted(let amount):
+                return amount
+            case .noSpace:
+                throw Errno.noSpace
+            case .purgeFirst(let bytes):
+                if purger.purge(.bytes(bytes), reason: .write) == 0 { throw Errno.noSpace }
+            }
+        }
+        throw Errno.noSpace
+    }
 }

@@ -146,4 +146,33 @@ final class CloneTests: ReflinkTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: m + "/third")), third)
         assertAccounting("after kill -9 and a remount")
     }
+
+    func testAWriteThatBreaksAClonePurgesFirst() throws {
+        try writeRandom(m + "/caches/junk", count: 8 << 20, seed: 9)
+        run(["cp", m + "/big", m + "/clone"])
+        XCTAssertEqual(unmountPurgefs(), [])
+        // The monitor never purges (low=0): only writes do.
+        try mountPurgefs(options: ["capacity=1T", "low=0", "high=0"])
+        let used = try XCTUnwrap(numberAttr(m, "allocated"))
+        XCTAssertEqual(setAttr(m, pf("capacity"), String(used + (1 << 20))), 0, "1 MiB free")
+        let original = try Data(contentsOf: URL(fileURLWithPath: m + "/big"))
+        overwrite(m + "/clone", at: 0, [UInt8](repeating: 0x55, count: 2 << 20))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: m + "/caches/junk"), "the write purged the cache first")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: m + "/big")), original)
+        let log = try String(contentsOfFile: container + "/.purgefs/purge.log", encoding: .utf8)
+        XCTAssertTrue(log.contains("\"write\""), log)
+        assertAccounting("after a write that broke the clone")
+
+        // Nothing purgeable left: a write that does not fit stops with ENOSPC; the original keeps its data.
+        let fd = open(m + "/clone", O_WRONLY)
+        defer { close(fd) }
+        let bytes = [UInt8](repeating: 0x66, count: 48 << 20)
+        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, bytes.count, 4 << 20) }
+        XCTAssertLessThan(written, bytes.count, "the write did not fit")
+        let again = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, 1 << 20, 60 << 20) }
+        XCTAssertEqual(again, -1)
+        XCTAssertEqual(errno, ENOSPC)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: m + "/big")), original)
+        assertAccounting("after ENOSPC")
+    }
 }

@@ -52,8 +52,8 @@ class ReflinkTestCase: XCTestCase {
     func prepareContainer() throws {}
 
     /// `purgefs mount CONTAINER MOUNTPOINT`, which returns once the mount is usable.
-    func mountPurgefs() throws {
-        let result = try Subprocess.run([fixture.binary, "mount", container, m], timeout: 30)
+    func mountPurgefs(options: [String] = []) throws {
+        let result = try Subprocess.run([fixture.binary, "mount", container, m] + (options.isEmpty ? [] : ["-o", options.joined(separator: ",")]), timeout: 30)
         guard result.status == 0, MountTable.mounts(at: m).last?.fileSystemType == "fuse.purgefs" else {
             throw SubprocessError("mount of \(container) on \(m) failed: \(result)")
         }
