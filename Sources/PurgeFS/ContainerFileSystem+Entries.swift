@@ -113,7 +113,10 @@ extension ContainerFileSystem {
             try directory.withDescriptor { (descriptor) throws(Errno) in
                 let child = try? descriptor.status(of: name)
                 try descriptor.unlink(name, directory: isDirectory)
-                if let child { state.noteRemoved(child, from: directory.key) }
+                if let child {
+                    state.noteRemoved(child, from: directory.key)
+                    cloud?.noteRemoved(child, name: name, from: directory.key)
+                }
             }
         }
     }
@@ -159,9 +162,11 @@ extension ContainerFileSystem {
                     state.noteMoved(replaced, from: destination.key, to: source.key, newName: name)
                 } else {
                     state.noteRemoved(replaced, from: destination.key)
+                    cloud?.noteRemoved(replaced, name: newName, from: destination.key)
                 }
             }
             state.noteMoved(moving, from: source.key, to: destination.key, newName: newName)
+            cloud?.noteMoved(moving, name: name, from: source.key, newName: newName, in: destination.key)
         }
     }
 

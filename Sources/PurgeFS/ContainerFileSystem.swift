@@ -27,11 +27,14 @@ final class ContainerFileSystem: Sendable {
     let purger: Purger
     let monitor: SpaceMonitor
     let recency: RecencyStore
+    /// The cloud tier, with `cloud=`.
+    let cloud: CloudTier?
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, stateDirectory: StateDirectory,
-         log: PurgeLog, recency: RecencyStore, timeouts: CacheTimeouts = .init(),
+         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, timeouts: CacheTimeouts = .init(),
          whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
+        self.cloud = cloud
         self.hidden = hidden
         self.state = state
         self.stateDirectory = stateDirectory

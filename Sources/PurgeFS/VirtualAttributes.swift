@@ -61,8 +61,11 @@ struct VirtualAttributes {
             return flag(attribute == .group ? info.isGroup : info.isTombstone)
         case .lastUsed:
             return String(try fileInfo(id).lastUsed / 1_000_000_000)
-        case .contentID, .shared, .ubiquitous, .uploaded, .downloadStatus:
-            // Clones and the cloud tier are not built yet: nothing to answer.
+        case .ubiquitous, .uploaded, .downloadStatus:
+            guard let cloud = filesystem.cloud else { throw Errno.noData }
+            return try cloud.value(of: attribute, on: inode)
+        case .contentID, .shared:
+            // Clones are not built yet: nothing to answer.
             throw Errno.noData
         case .purge, .evict, .download:
             throw Errno.noData
@@ -94,6 +97,9 @@ struct VirtualAttributes {
         case .pinned, .group, .tombstone:
             guard let on = PurgeAttribute.parseFlag(value) else { throw Errno.invalidArgument }
             try filesystem.setFlag(attribute, on, for: inode)
+        case .evict, .download:
+            guard let cloud = filesystem.cloud else { throw Errno.invalidArgument }
+            try cloud.set(attribute, on: inode, value: text)
         default:
             throw Errno.invalidArgument
         }

@@ -1,0 +1,221 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// The tier's hooks in the passthrough, and eviction and download.
+extension CloudTier {
+    /// The path of a directory relative to the container, "" for the root.
+    private func directoryPath(_ id: EntryID) -> String? {
+        filesystem.state.read { _, names in names.path(of: id) }
+    }
+
+    private func joined(_ directory: String, _ name: CName) -> String {
+        let leaf = String(cString: name)
+        return directory.isEmpty ? leaf : directory + "/" + leaf
+    }
+
+    func isUbiquitous(_ path: String) -> Bool { CloudZones.contains(zones, path) }
+
+    /// A regular file was created (or opened by create) as `name` in `parent`.
+    func noteCreated(_ status: stat, name: CName, in parent: EntryID) {
+        guard status.st_mode & S_IFMT == S_IFREG, let directory = directoryPath(parent) else { return }
+        let path = joined(directory, name)
+        guard isUbiquitous(path) else { return }
+        lock.withLock { paths[EntryID(status)] = path }
+    }
+
+    /// A file was closed: upload it after the debounce if it changed.
+    func noteClosed(_ id: EntryID) {
+        guard let path = lock.withLock({ paths[id] }) else { return }
+        schedule(path, after: Self.debounce)
+        kick()
+    }
+
+    /// `name` in `parent` was removed.
+    func noteRemoved(_ status: stat, name: CName, from parent: EntryID) {
+        guard let directory = directoryPath(parent) else { return }
+        let path = joined(directory, name)
+        let kind = status.st_mode & S_IFMT
+        guard kind == S_IFREG || kind == S_IFDIR, isUbiquitous(path) || zones.contains(path) else { return }
+        lock.withLock {
+            let prefix = path + "/"
+            let gone = manifest.records.keys.filter { $0 == path || $0.hasPrefix(prefix) }
+            for key in gone { manifest.records[key] = nil }
+            for (id, known) in paths where known == path || known.hasPrefix(prefix) { paths[id] = nil }
+            for key in pending.keys where key == path || key.hasPrefix(prefix) { pending[key] = nil }
+            manifest.intents.append(.remove(path))
+            saveManifest()
+        }
+        kick()
+    }
+
+    /// `name` in `parent` became `newName` in `newParent`.
+    func noteMoved(_ status: stat, name: CName, from parent: EntryID, newName: CName, in newParent: EntryID) {
+        guard let fromDirectory = directoryPath(parent), let toDirectory = directoryPath(newParent) else { return }
+        let from = joined(fromDirectory, name)
+        let to = joined(toDirectory, newName)
+        let kind = status.st_mode & S_IFMT
+        guard kind == S_IFREG || kind == S_IFDIR else { return }
+        let fromInZone = isUbiquitous(from) || zones.contains(from)
+        let toInZone = isUbiquitous(to) || zones.contains(to)
+        guard fromInZone || toInZone else { return }
+        lock.withLock {
+            let prefix = from + "/"
+            func renamed(_ key: String) -> String? {
+                key == from ? to : key.hasPrefix(prefix) ? to + key.dropFirst(from.count) : nil
+            }
+            var moved: [String: CloudRecord] = [:]
+            for (key, record) in manifest.records { if let new = renamed(key) { manifest.records[key] = nil; moved[new] = record } }
+            for (id, key) in paths { if let new = renamed(key) { paths[id] = toInZone ? new : nil } }
+            for (key, due) in pending { if let new = renamed(key) { pending[key] = nil; if toInZone { pending[new] = due } } }
+            if fromInZone && toInZone {
+                for (key, record) in moved { manifest.records[key] = record }
+                manifest.intents.append(.rename(from, to))
+            } else if fromInZone {
+                manifest.intents.append(.remove(from))
+            }
+            saveManifest()
+        }
+        if toInZone && !fromInZone { scheduleChanged() }
+        kick()
+    }
+
+    // MARK: Attributes
+
+    private func stateOf(_ inode: Inode) throws(Errno) -> (path: String, status: stat, record: CloudRecord?) {
+        guard inode.isRegularFile, let path = lock.withLock({ paths[inode.key] }) else { throw Errno.noData }
+        let status = try inode.withDescriptor { (file) throws(Errno) in try file.status() }
+        return (path, status, lock.withLock { manifest.records[path] })
+    }
+
+    func isUbiquitous(_ inode: Inode) -> Bool {
+        inode.isRegularFile && lock.withLock { paths[inode.key] != nil }
+    }
+
+    func isUploaded(_ inode: Inode) throws(Errno) -> Bool {
+        let (_, status, record) = try stateOf(inode)
+        return record?.signature == CloudSignature(status)
+    }
+
+    func downloadStatus(_ inode: Inode) throws(Errno) -> String {
+        let (_, _, record) = try stateOf(inode)
+        return record?.evicted == true ? "not_downloaded" : "current"
+    }
+
+    // MARK: Evict and download
+
+    /// Drops the local data of an uploaded file that is not open and not
+    /// changed since: `EINVAL` outside the zones, `EBUSY` otherwise.
+    func evict(_ inode: Inode, reason: String = "manual") throws(Errno) {
+        guard inode.isRegularFile, lock.withLock({ paths[inode.key] != nil }) else { throw Errno.invalidArgument }
+        try transfers.withLock { () throws(Errno) in
+            let (path, status, record) = try stateOf(inode)
+            guard let record, record.signature == CloudSignature(status) else { throw Errno.busy }
+            if record.evicted { return }
+            let open = filesystem.state.read { ledger, _ in (try? ledger.file(inode.key).openCount) ?? 0 }
+            let busy = lock.withLock { (opening[inode.key] ?? 0) > 0 }
+            guard open == 0, !busy else { throw Errno.busy }
+            let file = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
+            defer { file.closeQuietly() }
+            let freed = UInt64(status.st_blocks) * 512
+            try file.truncate(to: 0)
+            try file.truncate(to: Int64(status.st_size))
+            try file.setTimes(access: status.st_atim, modification: status.st_mtim)
+            try file.sync()
+            let after = try file.status()
+            lock.withLock {
+                manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: true)
+                saveManifest()
+            }
+            filesystem.state.noteResized(after)
+            logCloud(path: path, bytes: freed, size: UInt64(status.st_size), reason: reason, action: "evict")
+        }
+    }
+
+    /// Asks for a background download of an evicted file.
+    func requestDownload(_ inode: Inode) throws(Errno) {
+        guard inode.isRegularFile, lock.withLock({ paths[inode.key] != nil }) else { throw Errno.invalidArgument }
+        lock.withLock { _ = downloads.insert(inode.key) }
+        kick()
+    }
+
+    /// Called by `open` before it opens the backing file: downloads an evicted
+    /// file first. Pair with `endOpen`.
+    func beginOpen(_ inode: Inode) throws(Errno) {
+        guard inode.isRegularFile else { return }
+        let known = lock.withLock { () -> Bool in
+            guard paths[inode.key] != nil else { return false }
+            opening[inode.key, default: 0] += 1
+            return true
+        }
+        guard known else { return }
+        do { try download(inode.key, inode: inode) } catch {
+            endOpen(inode)
+            throw error
+        }
+    }
+
+    func endOpen(_ inode: Inode) {
+        lock.withLock {
+            guard let count = opening[inode.key] else { return }
+            opening[inode.key] = count > 1 ? count - 1 : nil
+        }
+    }
+
+    /// Brings an evicted file's data back from the remote, making room
+    /// first like any write (purging; `ENOSPC` when nothing is left). An
+    /// unreachable remote is `EIO`, with the reason in the log.
+    func download(_ id: EntryID, inode: Inode?) throws(Errno) {
+        try transfers.withLock { () throws(Errno) in
+            guard let path = lock.withLock({ paths[id] }),
+                  let record = lock.withLock({ manifest.records[path] }), record.evicted
+            else { return }
+            let file: FileDescriptor
+            if let inode {
+                file = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
+            } else {
+                file = try CloudLocal.open(path, from: root, flags: O_WRONLY)
+            }
+            defer { file.closeQuietly() }
+            let status = try file.status()
+            guard CloudSignature(status) == record.signature else { throw Errno.busy }
+            let size = UInt64(status.st_size)
+            let reserved = try room(for: (size + 4095) / 4096 * 4096)
+            defer { filesystem.state.release(reserved) }
+            do throws(Errno) {
+                let source = try remote.openFile(path)
+                defer { source.closeQuietly() }
+                try CloudRemote.copy(from: source, to: file, size: size)
+                try file.setTimes(access: status.st_atim, modification: status.st_mtim)
+                try file.sync()
+            } catch {
+                logCloud(path: path, bytes: 0, size: size, reason: "download-failed", action: "download", detail: "\(error)")
+                // Back to no data: a partial download is never taken for the file.
+                try? file.truncate(to: 0)
+                try? file.truncate(to: Int64(size))
+                try? file.setTimes(access: status.st_atim, modification: status.st_mtim)
+                if let after = try? file.status() { filesystem.state.noteResized(after) }
+                throw error == .noSpace ? Errno.noSpace : Errno.ioError
+            }
+            let after = try file.status()
+            filesystem.state.noteResized(after)
+            lock.withLock {
+                manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false)
+                saveManifest()
+            }
+        }
+    }
+
+    /// Reserves `need` bytes, purging first when they do not fit.
+    private func room(for need: UInt64) throws(Errno) -> UInt64 {
+        for _ in 0..<8 {
+            switch filesystem.state.room(for: need) {
+            case .granted(let amount): return amount
+            case .noSpace: throw Errno.noSpace
+            case .purgeFirst(let bytes):
+                if filesystem.purger.purge(.bytes(bytes), reason: .write) == 0 { throw Errno.noSpace }
+            }
+        }
+        throw Errno.noSpace
+    }
+}

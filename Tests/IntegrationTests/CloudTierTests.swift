@@ -1,0 +1,190 @@
+import Foundation
+import Glibc
+import XCTest
+
+/// The cloud tier on real mounts, the remote a directory beside the container.
+class CloudTestCase: PurgeTestCase {
+    var remote: String { fixture.base + "/remote" }
+    override var mountsInSetUp: Bool { false }
+
+    func cloudOptions(_ extra: [String] = []) -> [String] { ["cloud=" + remote, "capacity=256M"] + extra }
+
+    /// Waits for `user.purgefs.uploaded` to be 1.
+    func waitUploaded(_ path: String, timeout: TimeInterval = 15, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(eventually(timeout: timeout) { getAttr(path, pf("uploaded")) == .value("1") },
+                      "\(path) uploaded; log: \(readPurgeLog(fixture.container).map { "\($0.reason) \($0.path)" })",
+                      file: file, line: line)
+    }
+
+    /// The remote copy of a container path.
+    func remoteCopy(_ relative: String) -> [UInt8]? { readBytes(remote + "/files/" + relative) }
+
+    /// Bytes the backing file occupies.
+    func backingBlocks(_ relative: String) -> Int {
+        var status = stat()
+        guard lstat(fixture.container + "/" + relative, &status) == 0 else { return -1 }
+        return Int(status.st_blocks) * 512
+    }
+}
+
+final class CloudUploadEvictTests: CloudTestCase {
+    override func prepareContainer() throws {
+        makeDirectories(fixture.container, ["Documents", "other"])
+        XCTAssertEqual(mkdir(remote, 0o755), 0)
+    }
+
+    func testUploadEvictThenReadBackTheSameBytes() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        let bytes = tiled(3 * MiB + 123, seed: 7)
+        XCTAssertEqual(writeBytes(m + "/Documents/report.bin", bytes), 0)
+        XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("ubiquitous")), .value("1"))
+        waitUploaded(m + "/Documents/report.bin")
+        XCTAssertTrue(remoteCopy("Documents/report.bin") == bytes, "the remote holds the content")
+        XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("download_status")), .value("current"))
+        let before = backingBlocks("Documents/report.bin")
+        let rootAllocated = numberAttr(m, "allocated") ?? 0
+        XCTAssertGreaterThan(before, 3 * MiB)
+
+        XCTAssertEqual(setAttr(m + "/Documents/report.bin", pf("evict"), "1"), 0)
+        XCTAssertEqual(backingBlocks("Documents/report.bin"), 0, "backing usage falls on evict")
+        XCTAssertEqual(numberAttr(m + "/Documents/report.bin", "allocated"), 0)
+        XCTAssertEqual(numberAttr(m, "allocated"), rootAllocated - UInt64(before), "the ledger's allocated drops")
+        XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("uploaded")), .value("1"))
+        XCTAssertEqual(fileSize(m + "/Documents/report.bin"), Int64(bytes.count), "still listed with its size")
+        let log = readPurgeLog(fixture.container)
+        XCTAssertEqual(log.map { "\($0.reason) \($0.action) \($0.path)" }, ["manual evict Documents/report.bin"])
+
+        XCTAssertTrue(readBytes(m + "/Documents/report.bin") == bytes, "opening downloads it first")
+        XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("download_status")), .value("current"))
+        XCTAssertGreaterThan(backingBlocks("Documents/report.bin"), 3 * MiB)
+    }
+
+    func testEvictIsRefusedWhenNotUploadedOpenChangedOrOutsideAZone() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/other/plain", tiled(5000, seed: 1)), 0)
+        XCTAssertEqual(setAttr(m + "/other/plain", pf("evict"), "1"), EINVAL, "outside a ubiquitous zone")
+        XCTAssertEqual(getAttr(m + "/other/plain", pf("ubiquitous")), .value("0"))
+
+        let doc = m + "/Documents/doc.txt"
+        let bytes = tiled(20_000, seed: 2)
+        // Held open from creation: never uploaded while open.
+        let fd = open(doc, O_RDWR | O_CREAT, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertEqual(bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }, bytes.count)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY, "not uploaded (and open)")
+        close(fd)
+        waitUploaded(doc)
+        let reader = open(doc, O_RDONLY)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY, "open")
+        close(reader)
+        XCTAssertEqual(writeBytes(doc, tiled(20_001, seed: 3)), 0)
+        if getAttr(doc, pf("uploaded")) == .value("0") {
+            XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY, "changed since its upload")
+        }
+        XCTAssertTrue(readBytes(doc) == tiled(20_001, seed: 3), "nothing removed")
+        XCTAssertEqual(setAttr(doc, pf("evict"), "2"), EINVAL, "a bad value")
+    }
+
+    func testEvictIsRefusedWhileTheRemoteIsUnusable() throws {
+        // The remote is a regular file: every upload fails, local work goes on.
+        XCTAssertEqual(rmdir(remote), 0)
+        XCTAssertEqual(writeBytes(remote, [1, 2, 3]), 0)
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/a.txt"
+        XCTAssertEqual(writeBytes(doc, tiled(10_000, seed: 4)), 0)
+        XCTAssertTrue(eventually(timeout: 15) { readPurgeLog(fixture.container).contains { $0.reason == "upload-failed" } },
+                      "the failure is in the log")
+        XCTAssertEqual(getAttr(doc, pf("uploaded")), .value("0"))
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY)
+        XCTAssertTrue(readBytes(doc) == tiled(10_000, seed: 4))
+        XCTAssertEqual(writeBytes(fixture.mountpoint + "/Documents/b.txt", [9]), 0, "local work is not blocked")
+    }
+
+    func testDeleteAndRenameReachTheRemote() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        for name in ["keep", "gone", "moved"] {
+            XCTAssertEqual(writeBytes(m + "/Documents/" + name, tiled(9000, seed: UInt64(name.count))), 0)
+        }
+        for name in ["keep", "gone", "moved"] { waitUploaded(m + "/Documents/" + name) }
+        XCTAssertEqual(unlink(m + "/Documents/gone"), 0)
+        XCTAssertEqual(mkdir(m + "/Documents/sub", 0o755), 0)
+        XCTAssertEqual(rename(m + "/Documents/moved", m + "/Documents/sub/renamed"), 0)
+        XCTAssertTrue(eventually(timeout: 10) {
+            remoteCopy("Documents/gone") == nil && remoteCopy("Documents/moved") == nil
+                && remoteCopy("Documents/sub/renamed") == tiled(9000, seed: 5)
+        }, "the remote follows")
+        XCTAssertEqual(getAttr(m + "/Documents/sub/renamed", pf("uploaded")), .value("1"))
+        XCTAssertTrue(remoteCopy("Documents/keep") == tiled(9000, seed: 4))
+    }
+
+    func testAFreshContainerSeesTheRemoteDocumentsNotDownloaded() throws {
+        try fixture.mount(options: cloudOptions())
+        let bytes = tiled(2 * MiB + 5, seed: 11)
+        makeDirectories(fixture.mountpoint, ["Documents/deep"])
+        XCTAssertEqual(writeBytes(fixture.mountpoint + "/Documents/deep/photo", bytes, mode: 0o640), 0)
+        waitUploaded(fixture.mountpoint + "/Documents/deep/photo")
+        for problem in fixture.unmount() { XCTFail(problem) }
+
+        // A second device: an empty container against the same remote.
+        let device = try MountFixture()
+        defer { for problem in device.destroy() { XCTFail("teardown: \(problem)") } }
+        try device.mount(options: cloudOptions())
+        let photo = device.mountpoint + "/Documents/deep/photo"
+        XCTAssertEqual(fileSize(photo), Int64(bytes.count))
+        XCTAssertEqual(getAttr(photo, pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(getAttr(photo, pf("uploaded")), .value("1"))
+        XCTAssertEqual(numberAttr(photo, "allocated"), 0)
+        var status = stat()
+        XCTAssertEqual(stat(photo, &status), 0)
+        XCTAssertEqual(status.st_mode & 0o777, 0o640, "its mode")
+        XCTAssertEqual(setAttr(photo, pf("download"), "1"), 0)
+        XCTAssertTrue(eventually(timeout: 10) { getAttr(photo, pf("download_status")) == .value("current") })
+        XCTAssertTrue(readBytes(photo) == bytes)
+    }
+
+    func testKillDuringAnUploadThenRemountConverges() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        let bytes = tiled(8 * MiB, seed: 21)
+        XCTAssertEqual(writeBytes(m + "/Documents/big", bytes), 0)
+        XCTAssertEqual(writeBytes(m + "/Documents/small", tiled(100, seed: 22)), 0)
+        fixture.killDaemon()  // within the debounce, or during the copy
+        try fixture.mount(options: cloudOptions())
+        waitUploaded(m + "/Documents/big")
+        waitUploaded(m + "/Documents/small")
+        XCTAssertTrue(remoteCopy("Documents/big") == bytes)
+        XCTAssertTrue(readBytes(m + "/Documents/big") == bytes)
+        XCTAssertTrue(remoteCopy("Documents/small") == tiled(100, seed: 22))
+    }
+
+    func testEvictedStateSurvivesKillAndRemount() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        let bytes = tiled(MiB + 1, seed: 31)
+        XCTAssertEqual(writeBytes(m + "/Documents/e", bytes), 0)
+        waitUploaded(m + "/Documents/e")
+        XCTAssertEqual(setAttr(m + "/Documents/e", pf("evict"), "1"), 0)
+        fixture.killDaemon()
+        try fixture.mount(options: cloudOptions())
+        XCTAssertEqual(getAttr(m + "/Documents/e", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(numberAttr(m, "allocated"), 0)
+        XCTAssertTrue(readBytes(m + "/Documents/e") == bytes)
+    }
+
+    func testOpeningAnEvictedFileWithoutItsRemoteCopyIsAnIOError() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/lost"
+        XCTAssertEqual(writeBytes(doc, tiled(5000, seed: 41)), 0)
+        waitUploaded(doc)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        XCTAssertEqual(unlink(remote + "/files/Documents/lost"), 0)
+        XCTAssertEqual(open(doc, O_RDONLY), -1)
+        XCTAssertEqual(errno, EIO)
+        XCTAssertTrue(readPurgeLog(fixture.container).contains { $0.reason == "download-failed" && $0.path == "Documents/lost" })
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("not_downloaded"))
+    }
+}
