@@ -10,12 +10,12 @@ public enum Purgefs {
     /// type, added here and removed from `plannedCommands`.
     static var subcommands: [any Subcommand.Type] {
         [MountCommand.self, UnmountCommand.self, UsageCommand.self, SpaceCommand.self, ManualPurgeCommand.self,
-         PinCommand.self, UnpinCommand.self, LogCommand.self, MetricsCommand.self, DemoCommand.self]
+         PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, LogCommand.self, MetricsCommand.self, DemoCommand.self]
     }
 
     /// SPEC's subcommands that are not built yet: named so the error says so,
     /// rather than calling them unknown.
-    static let plannedCommands = ["clone", "evict", "download"]
+    static let plannedCommands = ["clone"]
 
     /// What the command line asks for, decided before anything touches the system.
     enum Route {
@@ -99,6 +99,7 @@ public enum Purgefs {
           purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE] [--json]
           purgefs purge MOUNTPOINT (--bytes SIZE | --all)
           purgefs pin PATH | purgefs unpin PATH
+          purgefs evict PATH | purgefs download PATH
           purgefs log MOUNTPOINT|CONTAINER [--json]
           purgefs demo [--keep]
           purgefs metrics MOUNTPOINT|CONTAINER [--json | --prometheus] [--days N]

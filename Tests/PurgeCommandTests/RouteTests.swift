@@ -27,7 +27,7 @@ final class RouteTests: XCTestCase {
                 guard case .help(let text) = exit else { return XCTFail("\(exit)") }
                 XCTAssertTrue(text.contains("purgefs mount CONTAINER [MOUNTPOINT]"))
                 XCTAssertTrue(text.contains("unmount"))
-                XCTAssertTrue(text.contains("Not built yet: clone, evict, download"))
+                XCTAssertTrue(text.contains("Not built yet: clone"))
             }
         }
     }
