@@ -76,4 +76,17 @@ enum CloudLocal {
         try file.sync()
         return try file.status()
     }
+
+    /// Makes `path` a hole again with the recorded size and modification
+    /// time: what an evicted file is. Returns its status.
+    static func restoreHole(_ path: String, like signature: CloudSignature, from root: FileDescriptor) throws(Errno) -> stat {
+        let file = try open(path, from: root, flags: O_WRONLY)
+        defer { file.closeQuietly() }
+        try file.truncate(to: 0)
+        try file.truncate(to: Int64(signature.size))
+        let time = timespec(tv_sec: Int(signature.modified / 1_000_000_000), tv_nsec: Int(signature.modified % 1_000_000_000))
+        try file.setTimes(access: time, modification: time)
+        try file.sync()
+        return try file.status()
+    }
 }

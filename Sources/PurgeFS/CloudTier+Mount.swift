@@ -28,6 +28,18 @@ extension CloudTier {
             saveManifest()
         }
         applyIntentsQuietly()
+        // A download cut short (kill -9) left part of the data: back to a hole, still evicted.
+        let evicted = lock.withLock { manifest.records.filter { $0.value.evicted } }
+        for (path, record) in evicted {
+            guard let status = local[path], UInt64(status.st_ino) == record.signature.inode,
+                  CloudSignature(status) != record.signature || status.st_blocks != 0
+            else { continue }
+            do {
+                local[path] = try CloudLocal.restoreHole(path, like: record.signature, from: root)
+            } catch {
+                Diagnostics.note("cannot restore evicted document \(path): \(error)")
+            }
+        }
         // A new device: the remote's documents this container has never had.
         if let listing = try? remote.list() {
             for (path, status) in listing where local[path] == nil && CloudZones.contains(zones, path) {

@@ -175,6 +175,43 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertTrue(readBytes(m + "/Documents/e") == bytes)
     }
 
+    func testKillDuringADownloadThenRemountConverges() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        let bytes = tiled(48 * MiB, seed: 51)
+        XCTAssertEqual(writeBytes(m + "/Documents/movie", bytes), 0)
+        waitUploaded(m + "/Documents/movie", timeout: 30)
+        XCTAssertEqual(setAttr(m + "/Documents/movie", pf("evict"), "1"), 0)
+        // A reader in another process opens it (downloading); the daemon dies once data arrives.
+        let reader = try Subprocess.spawn(["cat", m + "/Documents/movie"], stdoutPath: "/dev/null", stderrPath: "/dev/null")
+        eventually(timeout: 30) { backingBlocks("Documents/movie") > 0 || !reader.isRunning }
+        fixture.killDaemon()
+        Subprocess.wait(reader, timeout: 10)
+        try fixture.mount(options: cloudOptions())
+        XCTAssertTrue(readBytes(m + "/Documents/movie") == bytes, "every byte, downloaded again if cut short")
+        XCTAssertTrue(remoteCopy("Documents/movie") == bytes, "the remote copy untouched")
+        XCTAssertEqual(getAttr(m + "/Documents/movie", pf("uploaded")), .value("1"))
+    }
+
+    func testAPartialDownloadLeftByACrashIsNotUploaded() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        let bytes = tiled(MiB, seed: 61)
+        XCTAssertEqual(writeBytes(m + "/Documents/p", bytes), 0)
+        waitUploaded(m + "/Documents/p")
+        XCTAssertEqual(setAttr(m + "/Documents/p", pf("evict"), "1"), 0)
+        for problem in fixture.unmount() { XCTFail(problem) }
+        // What a download killed half way leaves: the same inode, part of the data, a new mtime.
+        let fd = open(fixture.container + "/Documents/p", O_WRONLY)
+        XCTAssertEqual(Array(bytes.prefix(4096)).withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }, 4096)
+        close(fd)
+        try fixture.mount(options: cloudOptions())
+        XCTAssertEqual(getAttr(m + "/Documents/p", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(getAttr(m + "/Documents/p", pf("uploaded")), .value("1"))
+        XCTAssertTrue(readBytes(m + "/Documents/p") == bytes)
+        XCTAssertTrue(remoteCopy("Documents/p") == bytes)
+    }
+
     func testOpeningAnEvictedFileWithoutItsRemoteCopyIsAnIOError() throws {
         try fixture.mount(options: cloudOptions())
         let doc = fixture.mountpoint + "/Documents/lost"
