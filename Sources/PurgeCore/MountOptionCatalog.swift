@@ -53,7 +53,7 @@ public enum MountOptionCatalog {
               defaultText: "1h", pendingFeature: nil),
         Entry(name: "optimize_storage", valueName: nil,
               summary: "under pressure, also evict uploaded ubiquitous files",
-              defaultText: "off", pendingFeature: "the cloud tier"),
+              defaultText: "off", pendingFeature: nil),
     ]
 
     /// FUSE and kernel mount flags that libfuse 3.14 accepts, passed through as given.

@@ -117,19 +117,60 @@ extension CloudTier {
             guard open == 0, !busy else { throw Errno.busy }
             let file = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
             defer { file.closeQuietly() }
-            let freed = UInt64(status.st_blocks) * 512
-            try file.truncate(to: 0)
-            try file.truncate(to: Int64(status.st_size))
-            try file.setTimes(access: status.st_atim, modification: status.st_mtim)
-            try file.sync()
-            let after = try file.status()
-            lock.withLock {
-                manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: true)
-                saveManifest()
-            }
-            filesystem.state.noteResized(after)
-            logCloud(path: path, bytes: freed, size: UInt64(status.st_size), reason: reason, action: "evict")
+            _ = try dropData(of: file, path: path, status: status, reason: reason)
         }
+    }
+
+    /// Makes the file a hole of the same size and times, records it evicted
+    /// and logs it. Called holding `transfers`. Returns the bytes freed.
+    private func dropData(of file: FileDescriptor, path: String, status: stat, reason: String) throws(Errno) -> UInt64 {
+        let freed = UInt64(status.st_blocks) * 512
+        try file.truncate(to: 0)
+        try file.truncate(to: Int64(status.st_size))
+        try file.setTimes(access: status.st_atim, modification: status.st_mtim)
+        try file.sync()
+        let after = try file.status()
+        lock.withLock {
+            manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: true)
+            saveManifest()
+        }
+        filesystem.state.noteResized(after)
+        logCloud(path: path, bytes: freed, size: UInt64(status.st_size), reason: reason, action: "evict")
+        return freed
+    }
+
+    /// With `optimize_storage`: evicts uploaded documents that are not open,
+    /// least recently used first, until `bytes` are freed. Returns bytes freed.
+    func evictForSpace(_ bytes: UInt64, reason: String) -> UInt64 {
+        guard optimizeStorage else { return 0 }
+        let candidates: [(EntryID, String)] = lock.withLock {
+            paths.compactMap { (id, path) in
+                guard let record = manifest.records[path], !record.evicted,
+                      record.signature.inode == id.inode, (opening[id] ?? 0) == 0
+                else { return nil }
+                return (id, path)
+            }
+        }
+        let ordered: [(EntryID, String)] = filesystem.state.read { ledger, _ in
+            candidates.compactMap { (id, path) -> (UInt64, EntryID, String)? in
+                guard let info = try? ledger.file(id), info.openCount == 0 else { return nil }
+                return (info.lastUsed, id, path)
+            }.sorted { ($0.0, $0.2) < ($1.0, $1.2) }.map { ($0.1, $0.2) }
+        }
+        var freed: UInt64 = 0
+        for (id, path) in ordered where freed < bytes {
+            freed += transfers.withLock { () -> UInt64 in
+                guard let file = try? CloudLocal.open(path, from: root, flags: O_WRONLY) else { return 0 }
+                defer { file.closeQuietly() }
+                guard let status = try? file.status(), EntryID(status) == id,
+                      lock.withLock({ manifest.records[path] }) == CloudRecord(signature: CloudSignature(status), evicted: false),
+                      lock.withLock({ (opening[id] ?? 0) == 0 }),
+                      filesystem.state.read({ ledger, _ in (try? ledger.file(id).openCount) ?? 1 }) == 0
+                else { return 0 }
+                return (try? dropData(of: file, path: path, status: status, reason: reason)) ?? 0
+            }
+        }
+        return freed
     }
 
     /// Asks for a background download of an evicted file.

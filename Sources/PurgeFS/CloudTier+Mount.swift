@@ -91,7 +91,7 @@ extension CloudTier {
         guard let remote = request.options.cloud else { return nil }
         let tier = CloudTier(
             remote: remote, zones: request.options.ubiquitousZones, root: root,
-            stateDirectory: StateDirectory(descriptor: state))
+            stateDirectory: StateDirectory(descriptor: state), optimizeStorage: request.options.optimizeStorage)
         tier.reconcileAtMount()
         return tier
     }

@@ -19,6 +19,8 @@ final class CloudTier: @unchecked Sendable {
     let zones: [String]
     let root: FileDescriptor
     let stateDirectory: StateDirectory
+    /// `optimize_storage`: under pressure, evict uploaded documents.
+    let optimizeStorage: Bool
     /// Set once the filesystem exists (before the mount serves).
     var filesystem: ContainerFileSystem!
     var log: PurgeLog!
@@ -46,7 +48,8 @@ final class CloudTier: @unchecked Sendable {
     static let debounce: UInt64 = 1_000_000_000
     static let longestBackoff: UInt64 = 30_000_000_000
 
-    init(remote: String, zones: [String], root: FileDescriptor, stateDirectory: StateDirectory) {
+    init(remote: String, zones: [String], root: FileDescriptor, stateDirectory: StateDirectory, optimizeStorage: Bool = false) {
+        self.optimizeStorage = optimizeStorage
         self.remote = CloudRemote(path: remote)
         self.zones = zones
         self.root = root
@@ -137,7 +140,8 @@ final class CloudTier: @unchecked Sendable {
             return
         }
         let done: Bool = lock.withLock {
-            if manifest.records[path]?.signature == signature {
+            // An evicted file has no data here to upload, whatever its signature says.
+            if manifest.records[path]?.signature == signature || manifest.records[path]?.evicted == true {
                 pending[path] = nil
                 return true
             }

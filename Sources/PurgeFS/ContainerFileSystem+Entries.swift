@@ -18,6 +18,11 @@ extension ContainerFileSystem {
         of id: NodeID, to new: stat, changing fields: Int32, handle: OpenFile?
     ) throws(Errno) -> stat {
         let inode = inodes.inode(id)
+        // New data or times on an evicted file: its data comes back first.
+        let touchesContent = fields & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME
+            | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW) != 0
+        if touchesContent { try cloud?.beginOpen(inode) }
+        defer { if touchesContent { cloud?.endOpen(inode) } }
         return try inode.withDescriptor { (file) throws(Errno) -> stat in
             try setAttributes(of: inode, through: file, to: new, changing: fields, handle: handle)
         }

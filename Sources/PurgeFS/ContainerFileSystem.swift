@@ -50,7 +50,9 @@ final class ContainerFileSystem: Sendable {
             state: state, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
             stateDirectory: stateDirectory)
         self.purger = purger
-        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency)
+        var evict: (@Sendable (UInt64) -> UInt64)?
+        if let cloud { evict = { (bytes: UInt64) -> UInt64 in cloud.evictForSpace(bytes, reason: "monitor") } }
+        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency, evict: evict)
     }
 
     /// Whether `name` in `directory` is the hidden state directory.

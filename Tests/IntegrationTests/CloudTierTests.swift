@@ -7,7 +7,9 @@ class CloudTestCase: PurgeTestCase {
     var remote: String { fixture.base + "/remote" }
     override var mountsInSetUp: Bool { false }
 
-    func cloudOptions(_ extra: [String] = []) -> [String] { ["cloud=" + remote, "capacity=256M"] + extra }
+    func cloudOptions(_ extra: [String] = []) -> [String] {
+        ["cloud=" + remote] + (extra.contains { $0.hasPrefix("capacity=") } ? [] : ["capacity=256M"]) + extra
+    }
 
     /// Waits for `user.purgefs.uploaded` to be 1.
     func waitUploaded(_ path: String, timeout: TimeInterval = 15, file: StaticString = #filePath, line: UInt = #line) {
@@ -212,6 +214,20 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertTrue(remoteCopy("Documents/p") == bytes)
     }
 
+    func testTouchingAnEvictedFileDownloadsItFirst() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/t"
+        let bytes = tiled(300_000, seed: 71)
+        XCTAssertEqual(writeBytes(doc, bytes), 0)
+        waitUploaded(doc)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        XCTAssertEqual(utimes(doc, nil), 0)
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("current"))
+        waitUploaded(doc)
+        XCTAssertTrue(remoteCopy("Documents/t") == bytes, "the remote never gets a hole")
+        XCTAssertTrue(readBytes(doc) == bytes)
+    }
+
     func testOpeningAnEvictedFileWithoutItsRemoteCopyIsAnIOError() throws {
         try fixture.mount(options: cloudOptions())
         let doc = fixture.mountpoint + "/Documents/lost"
@@ -223,5 +239,59 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertEqual(errno, EIO)
         XCTAssertTrue(readPurgeLog(fixture.container).contains { $0.reason == "download-failed" && $0.path == "Documents/lost" })
         XCTAssertEqual(getAttr(doc, pf("download_status")), .value("not_downloaded"))
+    }
+}
+
+/// `optimize_storage`: uploaded documents are evicted, least recently used
+/// first, when nothing purgeable is left, by the monitor and before a write
+/// gets `ENOSPC`.
+final class CloudOptimizeStorageTests: CloudTestCase {
+    override func prepareContainer() throws {
+        makeDirectories(fixture.container, ["Documents", "other"])
+        XCTAssertEqual(mkdir(remote, 0o755), 0)
+    }
+
+    /// Two uploaded 4 MiB documents, `old` used less recently than `recent`.
+    func uploadTwo() {
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/Documents/recent", tiled(4 * MiB, seed: 1)), 0)
+        XCTAssertEqual(writeBytes(m + "/Documents/old", tiled(4 * MiB, seed: 2)), 0)
+        waitUploaded(m + "/Documents/recent")
+        waitUploaded(m + "/Documents/old")
+        XCTAssertTrue(touchByReading(m + "/Documents/old"))
+        XCTAssertTrue(touchByReading(m + "/Documents/recent"))
+    }
+
+    func testTheMonitorEvictsLeastRecentlyUsedDocumentsUnderPressure() throws {
+        try fixture.mount(options: cloudOptions(["optimize_storage", "capacity=32M", "low=3M", "high=5M"]))
+        uploadTwo()
+        let m = fixture.mountpoint
+        XCTAssertEqual(setAttr(m, pf("capacity"), "10M"), 0, "squeeze: 2 MiB available, below low")
+        XCTAssertTrue(eventually(timeout: 10) { getAttr(m + "/Documents/old", pf("download_status")) == .value("not_downloaded") })
+        XCTAssertTrue(eventually(timeout: 5) { (numberAttr(m, "available") ?? 0) >= 5 << 20 })
+        XCTAssertEqual(getAttr(m + "/Documents/recent", pf("download_status")), .value("current"), "only as much as needed")
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path)" },
+                       ["monitor Documents/old"])
+        XCTAssertTrue(readBytes(m + "/Documents/old") == tiled(4 * MiB, seed: 2), "downloads again when room is made")
+    }
+
+    func testAWriteEvictsBeforeENOSPC() throws {
+        try fixture.mount(options: cloudOptions(["optimize_storage", "capacity=12M", "low=0", "high=0"]))
+        uploadTwo()
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/other/new", tiled(6 * MiB, seed: 3)), 0, "fits once a document is evicted")
+        XCTAssertEqual(getAttr(m + "/Documents/old", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(getAttr(m + "/Documents/recent", pf("download_status")), .value("current"))
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path)" },
+                       ["write Documents/old"])
+    }
+
+    func testWithoutOptimizeStorageNothingIsEvicted() throws {
+        try fixture.mount(options: cloudOptions(["capacity=12M", "low=0", "high=0"]))
+        uploadTwo()
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/other/new", tiled(6 * MiB, seed: 3)), ENOSPC)
+        XCTAssertEqual(getAttr(m + "/Documents/old", pf("download_status")), .value("current"))
+        XCTAssertTrue(readPurgeLog(fixture.container).filter { $0.action == "evict" }.isEmpty)
     }
 }
