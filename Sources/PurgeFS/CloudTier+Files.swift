@@ -135,6 +135,7 @@ extension CloudTier {
             saveManifest()
         }
         filesystem.state.noteResized(after)
+        tellKernel(after)
         logCloud(path: path, bytes: freed, size: UInt64(status.st_size), reason: reason, action: "evict")
         return freed
     }
@@ -207,6 +208,9 @@ extension CloudTier {
     /// first like any write (purging; `ENOSPC` when nothing is left). An
     /// unreachable remote is `EIO`, with the reason in the log.
     func download(_ id: EntryID, inode: Inode?) throws(Errno) {
+        // Most opens find local data: they do not wait for another file's transfer.
+        let evicted = lock.withLock { paths[id].flatMap { manifest.records[$0] }?.evicted == true }
+        guard evicted else { return }
         try transfers.withLock { () throws(Errno) in
             guard let path = lock.withLock({ paths[id] }),
                   let record = lock.withLock({ manifest.records[path] }), record.evicted
@@ -244,7 +248,14 @@ extension CloudTier {
                 manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false)
                 saveManifest()
             }
+            tellKernel(after)
         }
+    }
+
+    /// Drops the kernel's cached attributes and pages of the file: its
+    /// allocation changed behind its back.
+    private func tellKernel(_ status: stat) {
+        if let node = filesystem.inodes.node(for: EntryID(status)) { filesystem.notifier.send(.dataChanged(node)) }
     }
 
     /// Reserves `need` bytes, purging first when they do not fit.

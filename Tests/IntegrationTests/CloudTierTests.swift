@@ -55,6 +55,10 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("download_status")), .value("not_downloaded"))
         XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("uploaded")), .value("1"))
         XCTAssertEqual(fileSize(m + "/Documents/report.bin"), Int64(bytes.count), "still listed with its size")
+        XCTAssertTrue(eventually(timeout: 5) {
+            var seen = stat()
+            return stat(m + "/Documents/report.bin", &seen) == 0 && seen.st_blocks == 0
+        }, "stat through the mount shows no blocks (the kernel's cache is told)")
         let log = readPurgeLog(fixture.container)
         XCTAssertEqual(log.map { "\($0.reason) \($0.action) \($0.path)" }, ["manual evict Documents/report.bin"])
 
