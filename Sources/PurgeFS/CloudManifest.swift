@@ -28,6 +28,30 @@ struct CloudSignature: Equatable, Sendable {
 struct CloudRecord: Equatable, Sendable {
     var signature: CloudSignature
     var evicted: Bool
+    /// The remote copy's size and modification time (ns) when this content
+    /// was uploaded or downloaded: a remote copy that differs is a newer
+    /// version (another device's). Zero when not known.
+    var remoteSize: UInt64 = 0
+    var remoteModified: UInt64 = 0
+
+    init(signature: CloudSignature, evicted: Bool, remote: stat? = nil) {
+        self.signature = signature
+        self.evicted = evicted
+        if let remote { setRemote(remote) }
+    }
+
+    mutating func setRemote(_ status: stat) {
+        let version = CloudSignature(status)
+        remoteSize = version.size
+        remoteModified = version.modified
+    }
+
+    /// Whether `status` (the remote copy now) is another version than the recorded one.
+    func isNewer(_ status: stat) -> Bool {
+        guard remoteModified != 0 else { return false }
+        let version = CloudSignature(status)
+        return version.size != remoteSize || version.modified != remoteModified
+    }
 }
 
 /// A remote change still to make: the local delete or rename happened, the
@@ -41,7 +65,7 @@ enum CloudIntent: Equatable, Sendable {
 /// uploaded file by path, and the intents not yet applied to the remote.
 ///
 /// ```
-/// F <inode> <size> <mtime ns> <evicted 0|1> <path>
+/// F <inode> <size> <mtime ns> <evicted 0|1> <remote size> <remote mtime ns> <path>
 /// D <path>
 /// R <path>\t<new path>
 /// ```
@@ -58,7 +82,8 @@ struct CloudManifest: Equatable, Sendable {
         var text = ""
         for (path, record) in records.sorted(by: { $0.key < $1.key }) {
             let signature = record.signature
-            text += "F \(signature.inode) \(signature.size) \(signature.modified) \(record.evicted ? 1 : 0) \(Self.escaped(path))\n"
+            text += "F \(signature.inode) \(signature.size) \(signature.modified) \(record.evicted ? 1 : 0) "
+                + "\(record.remoteSize) \(record.remoteModified) \(Self.escaped(path))\n"
         }
         for intent in intents {
             switch intent {
@@ -72,12 +97,16 @@ struct CloudManifest: Equatable, Sendable {
     init?(decoding data: [UInt8]) {
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
             if line.hasPrefix("F ") {
-                let parts = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: false)
-                guard parts.count == 6, let inode = UInt64(parts[1]), let size = UInt64(parts[2]),
-                      let modified = UInt64(parts[3]), let evicted = Int(parts[4])
+                let parts = line.split(separator: " ", maxSplits: 7, omittingEmptySubsequences: false)
+                guard parts.count == 8, let inode = UInt64(parts[1]), let size = UInt64(parts[2]),
+                      let modified = UInt64(parts[3]), let evicted = Int(parts[4]),
+                      let remoteSize = UInt64(parts[5]), let remoteModified = UInt64(parts[6])
                 else { return nil }
-                records[Self.unescaped(parts[5])] = CloudRecord(
+                var record = CloudRecord(
                     signature: CloudSignature(inode: inode, size: size, modified: modified), evicted: evicted == 1)
+                record.remoteSize = remoteSize
+                record.remoteModified = remoteModified
+                records[Self.unescaped(parts[7])] = record
             } else if line.hasPrefix("D ") {
                 intents.append(.remove(Self.unescaped(line.dropFirst(2))))
             } else if line.hasPrefix("R ") {

@@ -34,15 +34,17 @@ struct CloudRemote: Sendable {
     }
 
     /// Copies `local` (open for reading) to `path` atomically: aside in
-    /// `incoming`, synced, renamed into place. Returns the bytes copied.
-    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String) throws(Errno) {
+    /// `incoming`, synced, renamed into place. Returns the remote copy's status.
+    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String) throws(Errno) -> stat {
         let (files, incoming) = try open()
         defer { files.closeQuietly(); incoming.closeQuietly() }
         let temporary = "\(getpid())-\(WallClock.nanoseconds())"
         let copy = try Self.open(temporary, in: incoming, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode & 0o7777)
+        var uploaded = stat()
         do {
             try Self.copy(from: local, to: copy, size: size)
             try copy.sync()
+            uploaded = try copy.status()
             try copy.close()
         } catch {
             copy.closeQuietly()
@@ -57,6 +59,14 @@ struct CloudRemote: Sendable {
             try? Self.unlink(temporary, in: incoming)
             throw error
         }
+        return uploaded
+    }
+
+    /// The remote copy's status now, or nil when it cannot be reached.
+    func status(_ path: String) -> stat? {
+        guard let file = try? openFile(path) else { return nil }
+        defer { file.closeQuietly() }
+        return try? file.status()
     }
 
     /// The remote copy of `path`, opened for reading.

@@ -97,9 +97,14 @@ extension CloudTier {
         return record?.signature == CloudSignature(status)
     }
 
+    /// `not_downloaded` when evicted; `downloaded` while the remote holds
+    /// another version than the local one (another device's); else `current`.
     func downloadStatus(_ inode: Inode) throws(Errno) -> String {
-        let (_, _, record) = try stateOf(inode)
-        return record?.evicted == true ? "not_downloaded" : "current"
+        let (path, _, record) = try stateOf(inode)
+        guard let record else { return "current" }
+        if record.evicted { return "not_downloaded" }
+        if let now = remote.status(path), record.isNewer(now) { return "downloaded" }
+        return "current"
     }
 
     // MARK: Evict and download
@@ -131,7 +136,10 @@ extension CloudTier {
         try file.sync()
         let after = try file.status()
         lock.withLock {
-            manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: true)
+            var record = manifest.records[path] ?? CloudRecord(signature: CloudSignature(after), evicted: true)
+            record.signature = CloudSignature(after)
+            record.evicted = true
+            manifest.records[path] = record
             saveManifest()
         }
         filesystem.state.noteResized(after)
@@ -164,7 +172,8 @@ extension CloudTier {
                 guard let file = try? CloudLocal.open(path, from: root, flags: O_WRONLY) else { return 0 }
                 defer { file.closeQuietly() }
                 guard let status = try? file.status(), EntryID(status) == id,
-                      lock.withLock({ manifest.records[path] }) == CloudRecord(signature: CloudSignature(status), evicted: false),
+                      let record = lock.withLock({ manifest.records[path] }),
+                      record.signature == CloudSignature(status), !record.evicted,
                       lock.withLock({ (opening[id] ?? 0) == 0 }),
                       filesystem.state.read({ ledger, _ in (try? ledger.file(id).openCount) ?? 1 }) == 0
                 else { return 0 }
@@ -224,20 +233,35 @@ extension CloudTier {
             defer { file.closeQuietly() }
             let status = try file.status()
             guard CloudSignature(status) == record.signature else { throw Errno.busy }
-            let size = UInt64(status.st_size)
+            let source: FileDescriptor
+            let remoteStatus: stat
+            do throws(Errno) {
+                source = try remote.openFile(path)
+                do throws(Errno) { remoteStatus = try source.status() } catch {
+                    source.closeQuietly()
+                    throw error
+                }
+            } catch {
+                logCloud(path: path, bytes: 0, size: UInt64(status.st_size), reason: "download-failed", action: "download",
+                         detail: "\(error)")
+                throw Errno.ioError
+            }
+            defer { source.closeQuietly() }
+            // Another device's newer version comes with its own size and time.
+            let newer = record.isNewer(remoteStatus)
+            let size = UInt64(remoteStatus.st_size)
             let reserved = try room(for: (size + 4095) / 4096 * 4096)
             defer { filesystem.state.release(reserved) }
             do throws(Errno) {
-                let source = try remote.openFile(path)
-                defer { source.closeQuietly() }
+                if size != UInt64(status.st_size) { try file.truncate(to: Int64(size)) }
                 try CloudRemote.copy(from: source, to: file, size: size)
-                try file.setTimes(access: status.st_atim, modification: status.st_mtim)
+                try file.setTimes(access: status.st_atim, modification: newer ? remoteStatus.st_mtim : status.st_mtim)
                 try file.sync()
             } catch {
                 logCloud(path: path, bytes: 0, size: size, reason: "download-failed", action: "download", detail: "\(error)")
                 // Back to no data: a partial download is never taken for the file.
                 try? file.truncate(to: 0)
-                try? file.truncate(to: Int64(size))
+                try? file.truncate(to: Int64(status.st_size))
                 try? file.setTimes(access: status.st_atim, modification: status.st_mtim)
                 if let after = try? file.status() { filesystem.state.noteResized(after) }
                 throw error == .noSpace ? Errno.noSpace : Errno.ioError
@@ -245,7 +269,7 @@ extension CloudTier {
             let after = try file.status()
             filesystem.state.noteResized(after)
             lock.withLock {
-                manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false)
+                manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false, remote: remoteStatus)
                 saveManifest()
             }
             tellKernel(after)

@@ -49,7 +49,8 @@ extension CloudTier {
                     let placeholder = try CloudLocal.makePlaceholder(path, like: status, from: root)
                     local[path] = placeholder
                     lock.withLock {
-                        manifest.records[path] = CloudRecord(signature: CloudSignature(placeholder), evicted: true)
+                        manifest.records[path] = CloudRecord(
+                            signature: CloudSignature(placeholder), evicted: true, remote: status)
                     }
                 } catch {
                     Diagnostics.note("cannot show remote document \(path): \(error)")

@@ -148,8 +148,9 @@ final class CloudTier: @unchecked Sendable {
             return false
         }
         if done { return }
+        let remoteStatus: stat
         do {
-            try remote.upload(file, size: signature.size, mode: status.st_mode, to: path)
+            remoteStatus = try remote.upload(file, size: signature.size, mode: status.st_mode, to: path)
         } catch {
             failed(path, size: signature.size, error: error)
             return
@@ -163,7 +164,7 @@ final class CloudTier: @unchecked Sendable {
             if pending[path] ?? .max <= WallClock.nanoseconds() { pending[path] = nil }
             guard paths[id] == path || paths[id] == nil else { return }  // renamed meanwhile: the rename carries it
             paths[id] = path
-            manifest.records[path] = CloudRecord(signature: signature, evicted: false)
+            manifest.records[path] = CloudRecord(signature: signature, evicted: false, remote: remoteStatus)
             saveManifest()
         }
     }

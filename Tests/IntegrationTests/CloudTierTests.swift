@@ -218,6 +218,26 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertTrue(remoteCopy("Documents/p") == bytes)
     }
 
+    func testANewerRemoteVersionShowsAsDownloadedAndComesWithTheNextDownload() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/shared"
+        XCTAssertEqual(writeBytes(doc, tiled(10_000, seed: 81)), 0)
+        waitUploaded(doc)
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("current"))
+        // Another device uploads a new version, the way purgefs does: aside, then renamed into place.
+        let newer = tiled(25_000, seed: 82)
+        XCTAssertEqual(writeBytes(remote + "/incoming/other-device", newer), 0)
+        XCTAssertEqual(rename(remote + "/incoming/other-device", remote + "/files/Documents/shared"), 0)
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("downloaded"))
+        XCTAssertTrue(readBytes(doc) == tiled(10_000, seed: 81), "the local copy stays until it is downloaded again")
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        // Its size changes with it: the kernel learns that from a notice of its own, so poll.
+        XCTAssertTrue(eventually(timeout: 5) { readBytes(doc) == newer }, "the next download brings the newer version")
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("current"))
+        XCTAssertEqual(getAttr(doc, pf("uploaded")), .value("1"))
+        XCTAssertEqual(fileSize(doc), Int64(newer.count))
+    }
+
     func testTouchingAnEvictedFileDownloadsItFirst() throws {
         try fixture.mount(options: cloudOptions())
         let doc = fixture.mountpoint + "/Documents/t"
