@@ -109,6 +109,29 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertEqual(writeBytes(fixture.mountpoint + "/Documents/b.txt", [9]), 0, "local work is not blocked")
     }
 
+    func testAReadOnlyRemoteKeepsFilesLocalAndRefusesEviction() throws {
+        // The remote is a read-only bind mount of a directory: every upload gets EROFS.
+        let writable = fixture.base + "/remote-rw"
+        XCTAssertEqual(mkdir(writable, 0o755), 0)
+        XCTAssertEqual(try Subprocess.run(["mount", "--bind", writable, remote]).status, 0)
+        defer { _ = try? Subprocess.run(["umount", remote]) }
+        XCTAssertEqual(try Subprocess.run(["mount", "-o", "remount,bind,ro", remote]).status, 0)
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/ro.txt"
+        XCTAssertEqual(writeBytes(doc, tiled(10_000, seed: 5)), 0)
+        XCTAssertTrue(eventually(timeout: 15) { readPurgeLog(fixture.container).contains { $0.reason == "upload-failed" } },
+                      "the failure is in the log")
+        XCTAssertEqual(getAttr(doc, pf("uploaded")), .value("0"))
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY)
+        XCTAssertTrue(readBytes(doc) == tiled(10_000, seed: 5))
+        for problem in fixture.unmount() { XCTFail(problem) }
+        XCTAssertEqual(try Subprocess.run(["umount", remote]).status, 0)
+        // Writable again: the pending upload resumes at the next mount.
+        try fixture.mount(options: cloudOptions())
+        waitUploaded(doc)
+        XCTAssertTrue(remoteCopy("Documents/ro.txt") == tiled(10_000, seed: 5))
+    }
+
     func testDeleteAndRenameReachTheRemote() throws {
         try fixture.mount(options: cloudOptions())
         let m = fixture.mountpoint
