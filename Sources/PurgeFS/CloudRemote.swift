@@ -62,11 +62,14 @@ struct CloudRemote: Sendable {
         return uploaded
     }
 
-    /// The remote copy's status now, or nil when it cannot be reached.
+    /// The remote copy's status now (not following a symlink, not opening
+    /// it), or nil when it cannot be reached or is not a regular file.
     func status(_ path: String) -> stat? {
-        guard let file = try? openFile(path) else { return nil }
-        defer { file.closeQuietly() }
-        return try? file.status()
+        guard let (files, incoming) = try? open() else { return nil }
+        defer { files.closeQuietly(); incoming.closeQuietly() }
+        let status = path.withCString { name in try? files.status(of: name) }
+        guard let status, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return status
     }
 
     /// The remote copy of `path`, opened for reading.
@@ -139,6 +142,8 @@ struct CloudRemote: Sendable {
             }
             offset += Int64(count)
         }
+        // A source that ends early (changed, or cut off) is not a whole copy.
+        if UInt64(offset) < size { throw Errno.ioError }
     }
 
     static func open(_ path: String, in directory: FileDescriptor, flags: Int32, mode: mode_t = 0) throws(Errno) -> FileDescriptor {

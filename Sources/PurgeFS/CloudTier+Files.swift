@@ -1,6 +1,8 @@
+import Dispatch
 import Glibc
 import PurgeCore
 import PurgeSys
+import Synchronization
 
 /// The tier's hooks in the passthrough, and eviction and download.
 extension CloudTier {
@@ -169,7 +171,7 @@ extension CloudTier {
         var freed: UInt64 = 0
         for (id, path) in ordered where freed < bytes {
             freed += transfers.withLock { () -> UInt64 in
-                guard let file = try? CloudLocal.open(path, from: root, flags: O_WRONLY) else { return 0 }
+                guard let file = try? CloudLocal.open(path, from: root, flags: O_WRONLY | O_NONBLOCK) else { return 0 }
                 defer { file.closeQuietly() }
                 guard let status = try? file.status(), EntryID(status) == id,
                       let record = lock.withLock({ manifest.records[path] }),
@@ -220,6 +222,33 @@ extension CloudTier {
         // Most opens find local data: they do not wait for another file's transfer.
         let evicted = lock.withLock { paths[id].flatMap { manifest.records[$0] }?.evicted == true }
         guard evicted else { return }
+        guard let inode else { return try downloadNow(id, inode: nil) }
+        // An open waits a bounded time: a remote that hangs fails it with EIO
+        // while the transfer goes on (or fails) in the background.
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Errno?>(nil)
+        DispatchQueue.global().async { [self] in
+            do throws(Errno) { try downloadNow(id, inode: inode) } catch { outcome.withLock { $0 = error } }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + .seconds(Self.downloadDeadline)) == .success else {
+            let path = lock.withLock { paths[id] } ?? "?"
+            logCloud(path: path, bytes: 0, size: 0, reason: "download-failed", action: "download",
+                     detail: "the remote did not answer within \(Self.downloadDeadline) s")
+            throw Errno.ioError
+        }
+        if let error = outcome.withLock({ $0 }) { throw error }
+    }
+
+    /// How long an open waits for its download: `PURGEFS_DOWNLOAD_TIMEOUT`
+    /// seconds in the daemon's environment, 30 by default.
+    static let downloadDeadline: Int = {
+        guard let text = getenv("PURGEFS_DOWNLOAD_TIMEOUT").map({ String(cString: $0) }),
+              let seconds = Int(text), seconds > 0 else { return 30 }
+        return seconds
+    }()
+
+    private func downloadNow(_ id: EntryID, inode: Inode?) throws(Errno) {
         try transfers.withLock { () throws(Errno) in
             guard let path = lock.withLock({ paths[id] }),
                   let record = lock.withLock({ manifest.records[path] }), record.evicted
@@ -228,7 +257,7 @@ extension CloudTier {
             if let inode {
                 file = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
             } else {
-                file = try CloudLocal.open(path, from: root, flags: O_WRONLY)
+                file = try CloudLocal.open(path, from: root, flags: O_WRONLY | O_NONBLOCK)
             }
             defer { file.closeQuietly() }
             let status = try file.status()
@@ -237,7 +266,10 @@ extension CloudTier {
             let remoteStatus: stat
             do throws(Errno) {
                 source = try remote.openFile(path)
-                do throws(Errno) { remoteStatus = try source.status() } catch {
+                do throws(Errno) {
+                    remoteStatus = try source.status()
+                    guard remoteStatus.st_mode & S_IFMT == S_IFREG else { throw Errno.ioError }  // not a document
+                } catch {
                     source.closeQuietly()
                     throw error
                 }

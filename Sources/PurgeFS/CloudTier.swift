@@ -124,7 +124,7 @@ final class CloudTier: @unchecked Sendable {
     /// change meanwhile.
     func upload(_ path: String) {
         let file: FileDescriptor
-        do { file = try CloudLocal.open(path, from: root, flags: O_RDONLY) } catch {
+        do { file = try CloudLocal.open(path, from: root, flags: O_RDONLY | O_NONBLOCK) } catch {
             lock.withLock { pending[path] = nil }  // gone: its delete or rename says what to do
             return
         }

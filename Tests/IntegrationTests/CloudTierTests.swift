@@ -275,6 +275,33 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertTrue(readBytes(doc) == bytes)
     }
 
+    func testAnOpenWaitsForAHungRemoteOnlyABoundedTime() throws {
+        // The daemon's deadline for an open's download, from its environment.
+        setenv("PURGEFS_DOWNLOAD_TIMEOUT", "1", 1)
+        defer { unsetenv("PURGEFS_DOWNLOAD_TIMEOUT") }
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/hung"
+        XCTAssertEqual(writeBytes(doc, tiled(5000, seed: 91)), 0)
+        waitUploaded(doc)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        // A FIFO in place of the remote copy: opening it blocks until a writer comes, like a hung server.
+        let copy = remote + "/files/Documents/hung"
+        XCTAssertEqual(unlink(copy), 0)
+        XCTAssertEqual(mkfifo(copy, 0o644), 0)
+        XCTAssertEqual(open(doc, O_RDONLY), -1)
+        XCTAssertEqual(errno, EIO)
+        XCTAssertTrue(readPurgeLog(fixture.container).contains { $0.reason == "download-failed" && $0.path == "Documents/hung" })
+        // The server "answers" with nothing: the transfer fails, the file stays evicted.
+        let writer = open(copy, O_WRONLY)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        close(writer)
+        XCTAssertTrue(eventually(timeout: 10) {
+            readPurgeLog(fixture.container).filter { $0.reason == "download-failed" }.count >= 2
+        }, "the background transfer ends and says why")
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(numberAttr(doc, "allocated"), 0)
+    }
+
     func testOpeningAnEvictedFileWithoutItsRemoteCopyIsAnIOError() throws {
         try fixture.mount(options: cloudOptions())
         let doc = fixture.mountpoint + "/Documents/lost"
