@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <string.h>
 #include <linux/fs.h>
+#include <linux/fiemap.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -53,6 +55,35 @@ int clinux_setfsuid(uid_t uid) { return (int)syscall(SYS_setfsuid, uid); }
 int clinux_setfsgid(gid_t gid) { return (int)syscall(SYS_setfsgid, gid); }
 
 int clinux_ioctl_ficlone(int dest_fd, int src_fd) { return ioctl(dest_fd, FICLONE, src_fd); }
+
+const uint32_t clinux_FIEMAP_EXTENT_LAST = FIEMAP_EXTENT_LAST;
+const uint32_t clinux_FIEMAP_EXTENT_UNKNOWN = FIEMAP_EXTENT_UNKNOWN;
+const uint32_t clinux_FIEMAP_EXTENT_SHARED = FIEMAP_EXTENT_SHARED;
+
+int clinux_fiemap(int fd, uint64_t start, int sync, struct clinux_extent *out, unsigned capacity) {
+    size_t size = sizeof(struct fiemap) + capacity * sizeof(struct fiemap_extent);
+    struct fiemap *map = calloc(1, size);
+    if (map == NULL) { errno = ENOMEM; return -1; }
+    map->fm_start = start;
+    map->fm_length = FIEMAP_MAX_OFFSET - start;
+    map->fm_flags = sync ? FIEMAP_FLAG_SYNC : 0;
+    map->fm_extent_count = capacity;
+    if (ioctl(fd, FS_IOC_FIEMAP, map) != 0) {
+        int saved = errno;
+        free(map);
+        errno = saved;
+        return -1;
+    }
+    unsigned count = map->fm_mapped_extents;
+    for (unsigned i = 0; i < count; i++) {
+        out[i].logical = map->fm_extents[i].fe_logical;
+        out[i].physical = map->fm_extents[i].fe_physical;
+        out[i].length = map->fm_extents[i].fe_length;
+        out[i].flags = map->fm_extents[i].fe_flags;
+    }
+    free(map);
+    return (int)count;
+}
 
 ssize_t clinux_getxattr(const char *path, const char *name, void *value, size_t size) { return getxattr(path, name, value, size); }
 ssize_t clinux_lgetxattr(const char *path, const char *name, void *value, size_t size) { return lgetxattr(path, name, value, size); }

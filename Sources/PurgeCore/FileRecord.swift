@@ -39,6 +39,8 @@ struct FileRecord {
         static let extraLinks = Flags(rawValue: 1 << 3)
         /// Shares data with clones (the savings are in the ledger's `cloneSavings`).
         static let cloned = Flags(rawValue: 1 << 4)
+        /// Its stamp changed since the adapter last took the changes (`takeRecencyChanges`).
+        static let recencyChanged = Flags(rawValue: 1 << 5)
     }
 
     var isLinked: Bool { parent != noSlot }

@@ -13,13 +13,13 @@ extension Ledger {
         var liveFiles = 0, liveDirectories = 0
         for (f, record) in files.enumerated() where record.flags.contains(.live) {
             liveFiles += 1
-            if slots[record.id] != .file(UInt32(f)) { fail("file \(record.id): identity table points elsewhere") }
+            if ref(of: record.id) != .file(UInt32(f)) { fail("file \(record.id): identity table points elsewhere") }
         }
         for (x, record) in directories.enumerated() where record.flags.contains(.live) {
             liveDirectories += 1
-            if slots[record.id] != .directory(UInt32(x)) { fail("directory \(record.id): identity table points elsewhere") }
+            if ref(of: record.id) != .directory(UInt32(x)) { fail("directory \(record.id): identity table points elsewhere") }
         }
-        if slots.count != liveFiles + liveDirectories { fail("identity table has \(slots.count) entries for \(liveFiles + liveDirectories) records") }
+        if identities.count != liveFiles + liveDirectories { fail("identity table has \(identities.count) entries for \(liveFiles + liveDirectories) records") }
 
         // Tree shape: child lists, file lists, name counts.
         var names = [UInt32](repeating: 0, count: directories.count)

@@ -19,7 +19,7 @@ extension Ledger {
     /// a candidate with the same names. The adapter asks under its lock just
     /// before acting, since the plan may be a little old.
     public func canPurge(_ victim: PurgeVictim) -> Bool {
-        guard let ref = slots[victim.file], !ref.isDirectory else { return false }
+        guard let ref = ref(of: victim.file), !ref.isDirectory else { return false }
         let f = ref.slot
         let state = purgeState(f)
         guard state.work else { return false }

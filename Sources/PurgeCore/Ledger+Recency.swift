@@ -35,7 +35,7 @@ extension Ledger {
     public mutating func restoreRecency(_ snapshot: RecencySnapshot) {
         clock.observe(snapshot.clock)
         for record in snapshot.records {
-            guard let ref = slots[record.id], !ref.isDirectory else { continue }
+            guard let ref = ref(of: record.id), !ref.isDirectory else { continue }
             clock.observe(record.lastUsed)
             let f = ref.slot
             files[Int(f)].lastUsed = record.lastUsed
@@ -57,7 +57,32 @@ extension Ledger {
         }
     }
 
+    /// The stamps that changed since the last call, for the adapter to
+    /// append to its journal: O(changes), not O(files), so saving often
+    /// stays cheap on a large container.
+    public mutating func takeRecencyChanges() -> RecencySnapshot {
+        var records: [RecencySnapshot.Record] = []
+        records.reserveCapacity(recencyChanges.count)
+        for f in recencyChanges {
+            files[Int(f)].flags.remove(.recencyChanged)
+            let record = files[Int(f)]
+            if record.flags.has(.live) && record.isLinked {
+                records.append(.init(id: record.id, lastUsed: record.lastUsed))
+            }
+        }
+        recencyChanges.removeAll(keepingCapacity: true)
+        return RecencySnapshot(clock: clock.last, records: records)
+    }
+
+    /// Notes that file `f`'s stamp changed, once until the next `takeRecencyChanges`.
+    mutating func noteRecencyChange(_ f: UInt32) {
+        guard !files[Int(f)].flags.has(.recencyChanged) else { return }
+        files[Int(f)].flags.insert(.recencyChanged)
+        recencyChanges.append(f)
+    }
+
     private mutating func restamp(_ f: UInt32, _ stamp: UInt64) {
+        noteRecencyChange(f)
         files[Int(f)].lastUsed = stamp
         let item = RecencyIndex.Item.file(f)
         if index.contains(item) { index.touch(item, stamp: stamp) }

@@ -13,7 +13,7 @@ extension Ledger {
     /// `user.purgefs.pinned`: a pinned file is never purged; a pinned
     /// directory protects its whole subtree.
     public mutating func setPinned(_ id: EntryID, _ pinned: Bool) throws(PurgeCoreError) {
-        guard let ref = slots[id] else { throw .unknownEntry(id) }
+        guard let ref = ref(of: id) else { throw .unknownEntry(id) }
         if ref.isDirectory {
             setDirectoryFlag(.pinned, pinned, on: ref.slot)
             return

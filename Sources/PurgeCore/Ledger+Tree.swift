@@ -10,7 +10,7 @@ extension Ledger {
         } else if rootSlot != noSlot {
             throw .rootExists(directories[Int(rootSlot)].id)
         }
-        guard slots[id] == nil else { throw .entryExists(id) }
+        guard ref(of: id) == nil else { throw .entryExists(id) }
         let x = newDirectorySlot(id, parent: p)
         if p == noSlot { rootSlot = x } else { listDirectory(x, in: p) }
         let (flags, group) = inherited(x, below: p)
@@ -24,7 +24,7 @@ extension Ledger {
     public mutating func addFile(_ id: EntryID, parent: EntryID, size: UInt64, allocated: UInt64,
                                  lastUsed: UInt64? = nil) throws(PurgeCoreError) {
         let p = try directorySlot(parent)
-        guard slots[id] == nil else { throw .entryExists(id) }
+        guard ref(of: id) == nil else { throw .entryExists(id) }
         let stamp: UInt64
         if let lastUsed {
             clock.observe(lastUsed)
@@ -33,6 +33,7 @@ extension Ledger {
             stamp = clock.next()
         }
         let f = newFileSlot(id, lastUsed: stamp)
+        if lastUsed == nil { noteRecencyChange(f) }  // made now, through the mount
         changeFile(f, relinks: true) { ledger in
             ledger.files[Int(f)].size = size
             ledger.files[Int(f)].allocated = allocated
@@ -63,7 +64,7 @@ extension Ledger {
     /// (`rename(2)`; a rename within one directory changes nothing here).
     /// A rename that replaces an existing file must first `removeLink` it.
     public mutating func move(_ id: EntryID, from: EntryID, to: EntryID) throws(PurgeCoreError) {
-        guard let ref = slots[id] else { throw .unknownEntry(id) }
+        guard let ref = ref(of: id) else { throw .unknownEntry(id) }
         let a = try directorySlot(from)
         let b = try directorySlot(to)
         if !ref.isDirectory {
@@ -125,7 +126,7 @@ extension Ledger {
         if directories[Int(x)].parent == noSlot { rootSlot = noSlot } else { unlistDirectory(x) }
         let item = RecencyIndex.Item.group(x)
         if index.contains(item) { index.remove(item) }
-        slots[id] = nil
+        identities.remove(id, in: records)
         directories[Int(x)].flags = []
         freeDirectories.append(x)
     }
@@ -159,7 +160,7 @@ extension Ledger {
             precondition(f < 1 << 31, "purgefs: the ledger is full")
             files.append(record)
         }
-        slots[id] = .file(f)
+        identities.insert(.file(f), in: records)
         return f
     }
 
@@ -174,7 +175,7 @@ extension Ledger {
             precondition(x < 1 << 31, "purgefs: the ledger is full")
             directories.append(record)
         }
-        slots[id] = .directory(x)
+        identities.insert(.directory(x), in: records)
         return x
     }
 
@@ -185,7 +186,7 @@ extension Ledger {
         precondition(!index.contains(.file(f)), "purgefs: freeing a file still in the purge order")
         unlinkedOpenAllocated -= record.allocated
         cloneSavings[f] = nil
-        slots[record.id] = nil
+        identities.remove(record.id, in: records)
         files[Int(f)].flags = []
         freeFiles.append(f)
     }

@@ -24,7 +24,7 @@ public struct Ledger: Sendable {
     var directories: [DirectoryRecord] = []
     var freeFiles: [UInt32] = []
     var freeDirectories: [UInt32] = []
-    var slots: [EntryID: NodeRef] = [:]
+    var identities = IdentityTable()
     var rootSlot = noSlot
 
     /// Names of a file beyond its first, as directory slots (a directory can
@@ -34,6 +34,8 @@ public struct Ledger: Sendable {
     var cloneSavings: [UInt32: UInt64] = [:]
 
     var index = RecencyIndex()
+    /// Files whose stamp changed since `takeRecencyChanges`, each once.
+    var recencyChanges: [UInt32] = []
     /// Where stamps for `markUsed` come from.
     public var clock: RecencyClock
     var generation: UInt64 = 0
@@ -51,7 +53,7 @@ public struct Ledger: Sendable {
     public mutating func reserveCapacity(files: Int, directories: Int) {
         self.files.reserveCapacity(files)
         self.directories.reserveCapacity(directories)
-        slots.reserveCapacity(files + directories)
+        identities.reserveCapacity(files + directories, records)
     }
 
     // MARK: Looking entries up
@@ -69,19 +71,26 @@ public struct Ledger: Sendable {
     public enum Kind: Equatable, Sendable { case file, directory }
 
     public func kind(of id: EntryID) -> Kind? {
-        slots[id].map { $0.isDirectory ? .directory : .file }
+        ref(of: id).map { $0.isDirectory ? .directory : .file }
     }
 
-    public func contains(_ id: EntryID) -> Bool { slots[id] != nil }
+    public func contains(_ id: EntryID) -> Bool { ref(of: id) != nil }
+
+    /// The slot of `id`, if the ledger holds it.
+    @inline(__always)
+    func ref(of id: EntryID) -> NodeRef? { identities.find(id, in: records) }
+
+    /// The record arrays, for the identity table to read identities from.
+    var records: IdentityTable.Records { IdentityTable.Records(files: files, directories: directories) }
 
     func fileSlot(_ id: EntryID) throws(PurgeCoreError) -> UInt32 {
-        guard let ref = slots[id] else { throw .unknownEntry(id) }
+        guard let ref = ref(of: id) else { throw .unknownEntry(id) }
         guard !ref.isDirectory else { throw .notAFile(id) }
         return ref.slot
     }
 
     func directorySlot(_ id: EntryID) throws(PurgeCoreError) -> UInt32 {
-        guard let ref = slots[id] else { throw .unknownEntry(id) }
+        guard let ref = ref(of: id) else { throw .unknownEntry(id) }
         guard ref.isDirectory else { throw .notADirectory(id) }
         return ref.slot
     }

@@ -45,3 +45,40 @@ extension RecencySnapshot {
         self.init(clock: clock, records: records)
     }
 }
+
+extension RecencySnapshot {
+    /// Reads a journal: encoded snapshots appended one after another. Stops
+    /// at the first block that is cut short or foreign (the tail of a write a
+    /// crash interrupted), keeping every whole block before it.
+    public static func decodingJournal(_ bytes: [UInt8]) -> [RecencySnapshot] {
+        var blocks: [RecencySnapshot] = []
+        var offset = 0
+        while offset + 24 <= bytes.count {
+            func word(_ at: Int) -> UInt64 {
+                var value: UInt64 = 0
+                for i in 0..<8 { value |= UInt64(bytes[at + i]) << UInt64(8 * i) }
+                return value
+            }
+            guard word(offset) == magic else { break }
+            let count = word(offset + 16)
+            guard count <= UInt64(bytes.count - offset - 24) / 24 else { break }
+            let end = offset + 24 + Int(count) * 24
+            guard let block = try? RecencySnapshot(decoding: Array(bytes[offset..<end])) else { break }
+            blocks.append(block)
+            offset = end
+        }
+        return blocks
+    }
+
+    /// This snapshot with `later`'s stamps laid over it (a later stamp for
+    /// the same file wins), and the later clock.
+    public func merging(_ later: RecencySnapshot) -> RecencySnapshot {
+        var stamps: [EntryID: UInt64] = [:]
+        stamps.reserveCapacity(records.count + later.records.count)
+        for record in records { stamps[record.id] = record.lastUsed }
+        for record in later.records { stamps[record.id] = record.lastUsed }
+        return RecencySnapshot(
+            clock: Swift.max(clock, later.clock),
+            records: stamps.map { Record(id: $0.key, lastUsed: $0.value) })
+    }
+}

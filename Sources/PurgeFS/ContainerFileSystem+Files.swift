@@ -107,6 +107,9 @@ extension ContainerFileSystem {
         from source: OpenFile, at sourceOffset: Int64, to destination: OpenFile, at offset: Int64,
         length: Int, flags: UInt32
     ) throws(Errno) -> Int {
+        if let cloned = cloneWhole(from: source, at: sourceOffset, to: destination, at: offset, length: length, flags: flags) {
+            return cloned
+        }
         let copied = try growing(destination, upTo: UInt64(offset) + UInt64(length)) { () throws(Errno) -> Int in
             try destination.descriptor.copyRange(
                 from: source.descriptor, sourceOffset: sourceOffset, offset: offset, length: length, flags: flags)

@@ -60,6 +60,8 @@ extension ContainerFileSystem {
         let length = fuse_buf_size(data)
         // Data still in the kernel's pipe cannot be written twice.
         let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
+        let breaking = try makeRoomForBreak(file, length: length)
+        defer { state.release(breaking) }
         let written = try growing(file, upTo: UInt64(offset) + UInt64(length), retryable: inMemory) { () throws(Errno) -> Int in
             let count = cfuse_write_bufvec_to_fd(data, file.descriptor.rawValue, offset, 1)
             if count < 0 { throw Errno(Int32(-count)) }

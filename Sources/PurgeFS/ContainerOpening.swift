@@ -26,12 +26,14 @@ struct ContainerOpening {
         for problem in zones.resolve(from: prepared.root) { Self.say(problem) }
 
         let showProgress = isatty(2) == 1
+        var leftovers = CloneLeftovers()
         var scan = ContainerScan(
             root: prepared.root, hidden: prepared.hidden, zones: Set(zones.directories.values), flags: flags,
             recency: recency.load())
         scan.progress = { count in
             if showProgress { Self.say("indexing \(container): \(count) entries", ending: "\r") }
         }
+        scan.foundCloneLeftover = { name, parent in leftovers.note(name, in: parent) }
         let clock = RecencyClock(time: { WallClock.nanoseconds() })
         let ledger: Ledger
         let names: DirectoryNames
@@ -40,6 +42,7 @@ struct ContainerOpening {
         } catch {
             throw MountError("cannot index container \(container): \(error)")
         }
+        leftovers.remove(from: prepared.root, names: names)
         if showProgress { Self.say("indexing \(container): done, \(ledger.linkedFileCount) files") }
         // Flags of entries the walk did not find are gone with them.
         var liveFlags = flags
@@ -49,6 +52,9 @@ struct ContainerOpening {
             zones: zones, backing: prepared.root, stateDirectory: directory)
         if liveFlags != flags { state.flagsChanged = true }
         state.saveFlagsIfChanged()
+        state.clones.settleAll(state: state)
+        // Start the session with the journal folded into one snapshot.
+        recency.compact(state)
     }
 
     /// A state file decoded, or nil when it is missing; an unreadable one is

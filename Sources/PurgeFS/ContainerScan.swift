@@ -19,6 +19,8 @@ struct ContainerScan {
     /// Called every `progressInterval` entries with the count so far.
     var progress: (Int) -> Void = { _ in }
     var progressInterval = 100_000
+    /// Called for each temporary file of an interrupted `purgefs clone` (not counted).
+    var foundCloneLeftover: (CName, EntryID) -> Void = { _, _ in }
 
     /// Walks the container; errors reading single directories are reported
     /// to the daemon log and the walk goes on.
@@ -50,7 +52,9 @@ struct ContainerScan {
                     try apply(flags.flags(of: id), to: id, in: &ledger)
                     return true
                 case S_IFREG:
-                    if ledger.contains(id) {
+                    if CloneLeftovers.matches(visit.name) {
+                        foundCloneLeftover(visit.name, parent)
+                    } else if ledger.contains(id) {
                         try ledger.addLink(id, parent: parent)
                     } else {
                         try ledger.addFile(

@@ -38,6 +38,7 @@ extension ContainerState {
                 try ledger.removeLink(id, parent: parent)
                 forgetFlagsIfGone(id, in: ledger)
             }
+            clones.forgetIfGone(id, state: self)
         case S_IFDIR:
             track { (ledger, names) throws(PurgeCoreError) in
                 try ledger.removeDirectory(id)
@@ -66,6 +67,7 @@ extension ContainerState {
     func noteResized(_ status: stat) {
         guard status.st_mode & S_IFMT == S_IFREG else { return }
         let id = EntryID(status)
+        if clones.changed(id, state: self) { return }
         track { (ledger, _) throws(PurgeCoreError) in
             try ledger.update(id, size: UInt64(status.st_size), allocated: Self.allocated(status))
         }
@@ -83,6 +85,7 @@ extension ContainerState {
             try ledger.close(id)
             forgetFlagsIfGone(id, in: ledger)
         }
+        clones.forgetIfGone(id, state: self)
     }
 
     func noteUsed(_ id: EntryID) {

@@ -23,6 +23,8 @@ final class ContainerState: @unchecked Sendable {
     var flagsChanged = false
     var zones: ZoneSet
     let stateDirectory: StateDirectory
+    /// Clone groups and their charges (its own lock, taken before this one).
+    let clones: CloneBook
 
     /// The backing filesystem, for its real size and free space.
     let backing: FileDescriptor
@@ -37,6 +39,7 @@ final class ContainerState: @unchecked Sendable {
         self.flags = flags
         self.zones = zones
         self.backing = backing
+        self.clones = CloneBook(directory: stateDirectory, root: backing)
     }
 
     /// Runs `body` with exclusive access to the ledger and directory names.

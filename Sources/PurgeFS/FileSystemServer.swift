@@ -44,7 +44,7 @@ public enum FileSystemServer {
         filesystem.monitor.start()
         defer {
             filesystem.monitor.stop()
-            filesystem.recency.save(filesystem.state)
+            filesystem.recency.compact(filesystem.state)
         }
         try Session(filesystem: filesystem, request: request).run()
     }

@@ -196,6 +196,8 @@ final class Purger: Sendable {
             let victim = victims[index]
             let complete = victim.action == .truncate || names.count == victim.directories.count
             state.recordPurge(victim, removedFrom: names.map(\.directory), complete: complete)
+            // A purged clone: the rest of its group is charged anew.
+            _ = state.clones.changed(victim.file, state: state)
             let path = names[0].path
             if complete {
                 outcome.freed += victim.bytes

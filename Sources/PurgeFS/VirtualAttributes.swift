@@ -61,12 +61,15 @@ struct VirtualAttributes {
             return flag(attribute == .group ? info.isGroup : info.isTombstone)
         case .lastUsed:
             return String(try fileInfo(id).lastUsed / 1_000_000_000)
+        case .contentID:
+            _ = try fileInfo(id)
+            return String(state.clones.contentID(of: id))
+        case .shared:
+            _ = try fileInfo(id)
+            return String(state.clones.sharedBytes(of: id))
         case .ubiquitous, .uploaded, .downloadStatus:
             guard let cloud = filesystem.cloud else { throw Errno.noData }
             return try cloud.value(of: attribute, on: inode)
-        case .contentID, .shared:
-            // Clones are not built yet: nothing to answer.
-            throw Errno.noData
         case .purge, .evict, .download:
             throw Errno.noData
         }

@@ -178,15 +178,18 @@ final class RecencyAndCounterTests: PurgeTestCase {
     }
 
     func testRecencySurvivesKill9() throws {
-        let recency = fixture.container + "/.purgefs/recency"
+        // The snapshot, or the journal of changes appended to it.
+        let saves = ["recency", "recency.journal"].map { fixture.container + "/.purgefs/" + $0 }
         XCTAssertTrue(touchByReading(fixture.mountpoint + "/caches/c0"))
         var usedAt = timespec()
         clock_gettime(CLOCK_REALTIME, &usedAt)
         // Saved every ~5 s: wait (with a deadline) until a save after the read.
         let saved = eventually(timeout: 15) {
-            var st = stat()
-            guard lstat(recency, &st) == 0 else { return false }
-            return (st.st_mtim.tv_sec, st.st_mtim.tv_nsec) > (usedAt.tv_sec, usedAt.tv_nsec)
+            saves.contains { path in
+                var st = stat()
+                guard lstat(path, &st) == 0 else { return false }
+                return (st.st_mtim.tv_sec, st.st_mtim.tv_nsec) > (usedAt.tv_sec, usedAt.tv_nsec)
+            }
         }
         XCTAssertTrue(saved, "the purge order was saved within 15 s of a use")
         fixture.killDaemon()

@@ -35,13 +35,12 @@ final class ScaleTests: XCTestCase {
         XCTAssertEqual(ledger.purgeOrderCount, count)
 
         // About 100 bytes a file: the record, the heap entry and its position,
-        // and the identity table's share (its buckets hold a key and a value;
-        // `capacity` is 3/4 of the bucket count).
+        // and the identity table's share (4-byte buckets, at most 3/4 full).
         let perFile = MemoryLayout<FileRecord>.stride
             + MemoryLayout<RecencyIndex.Entry>.stride + MemoryLayout<UInt32>.stride
-        let buckets = Double(ledger.slots.capacity) / 0.75
-        let table = Double(MemoryLayout<EntryID>.stride + MemoryLayout<NodeRef>.stride) * buckets / Double(ledger.slots.count)
-        XCTAssertLessThanOrEqual(Double(perFile) + table, 120, "bytes per file")
+        let table = Double(MemoryLayout<UInt32>.stride * ledger.identities.bucketCount) / Double(ledger.identities.count)
+        XCTAssertLessThanOrEqual(table, 4 * 8 / 3 + 0.01, "the table is never less than 3/8 full after growing")
+        XCTAssertLessThanOrEqual(Double(perFile) + table, 100, "bytes per file")
         print("ScaleTests: about \(perFile) + \(Int(table)) bytes per file")
 
         // The heap has ⌈log2(n + 1)⌉ = 20 levels: one use, one removal walk

@@ -44,6 +44,21 @@ int clinux_setfsuid(uid_t uid);
 int clinux_setfsgid(gid_t gid);
 /// ioctl(FICLONE).
 int clinux_ioctl_ficlone(int dest_fd, int src_fd);
+
+/// One extent of a file as FS_IOC_FIEMAP reports it, in bytes.
+struct clinux_extent {
+    uint64_t logical;
+    uint64_t physical;
+    uint64_t length;
+    uint32_t flags;
+};
+extern const uint32_t clinux_FIEMAP_EXTENT_LAST;
+extern const uint32_t clinux_FIEMAP_EXTENT_UNKNOWN;
+extern const uint32_t clinux_FIEMAP_EXTENT_SHARED;
+/// ioctl(FS_IOC_FIEMAP) from byte `start` to the end of the file, with
+/// FIEMAP_FLAG_SYNC when `sync`: up to `capacity` extents into `out`.
+/// Returns how many, or -1 with errno.
+int clinux_fiemap(int fd, uint64_t start, int sync, struct clinux_extent *out, unsigned capacity);
 /// The xattr calls (sys/xattr.h is not in Glibc's module).
 ssize_t clinux_getxattr(const char *path, const char *name, void *value, size_t size);
 ssize_t clinux_lgetxattr(const char *path, const char *name, void *value, size_t size);

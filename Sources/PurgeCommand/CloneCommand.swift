@@ -1,0 +1,128 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// `purgefs clone SOURCE DEST`: DEST becomes a clone of SOURCE, atomically,
+/// like `clonefile(2)`. The clone is made through the mount: a temporary
+/// name in DEST's directory, one `copy_file_range` of the whole file into it
+/// (which the daemon turns into a clone), then a rename into place that
+/// never replaces (`RENAME_NOREPLACE`). A crash leaves no DEST or a whole
+/// one; temporary names it leaves are removed at the next mount.
+struct CloneCommand: Subcommand {
+    static let name = "clone"
+    static let abstract = "Make DEST a copy-on-write clone of SOURCE"
+    static var help: String {
+        """
+        Usage: purgefs clone SOURCE DEST
+
+        \(TextLayout.paragraph(
+            "Makes DEST, which must not exist, a clone of the regular file SOURCE: same content and mode, "
+            + "an independent file that shares SOURCE's storage until one of them is modified. Both must be in "
+            + "the same purgefs mount. DEST appears whole or not at all."))
+
+        \(TextLayout.paragraph(
+            "On a backing filesystem with reflinks (XFS with reflink=1, btrfs) the clone costs no space and a "
+            + "modification costs only the blocks it changes. On other backing filesystems (ext4) it is, for now, "
+            + "an ordinary full copy: it takes the space of SOURCE, and user.purgefs.shared stays 0."))
+
+        \(TextLayout.paragraph(
+            "Fails when DEST exists (File exists), when SOURCE and DEST are not in one purgefs mount "
+            + "(Invalid cross-device link), or when SOURCE is not a regular file."))
+
+        Flags:
+        \(TextLayout.row("-h, --help", "show this help"))
+        """
+    }
+
+    /// Names the temporary files start with; the mount removes leftovers.
+    static let temporaryPrefix = ".purgefs-clone."
+
+    var sourceArgument: String
+    var destinationArgument: String
+    private(set) var source = ""
+    private(set) var directory = ""
+    private(set) var name = ""
+
+    init(parsing arguments: [String]) throws(CommandExit) {
+        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help)
+        guard parsed.paths.count == 2 else {
+            throw .usage("clone: give SOURCE and DEST (see purgefs clone --help)")
+        }
+        guard !parsed.paths[0].isEmpty, !parsed.paths[1].isEmpty else { throw .usage("clone: an empty path was given") }
+        sourceArgument = parsed.paths[0]
+        destinationArgument = parsed.paths[1]
+    }
+
+    mutating func validate() throws(CommandExit) {
+        var status = stat()
+        if lstat(destinationArgument, &status) == 0 {
+            throw .failure("clone: \(destinationArgument): \(Errno.exists)")
+        }
+        let sourceLocation = try MountLocation.find(sourceArgument)
+        guard lstat(sourceLocation.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw .failure("clone: \(sourceArgument) is not a regular file")
+        }
+        var trimmed = destinationArgument
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        let slash = trimmed.lastIndex(of: "/")
+        let parent = slash.map { $0 == trimmed.startIndex ? "/" : String(trimmed[..<$0]) } ?? "."
+        let leaf = slash.map { String(trimmed[trimmed.index(after: $0)...]) } ?? trimmed
+        guard !leaf.isEmpty, leaf != ".", leaf != ".." else { throw .usage("clone: \(destinationArgument) names no file") }
+        let parentLocation = try MountLocation.find(parent)
+        guard let sourceMount = sourceLocation.mount, let parentMount = parentLocation.mount,
+              sourceMount.id == parentMount.id
+        else {
+            throw .failure("clone: \(sourceArgument) and \(destinationArgument) are not in one purgefs mount: \(Errno(EXDEV))")
+        }
+        source = sourceLocation.path
+        directory = parentLocation.path
+        name = leaf
+    }
+
+    func run(_ context: CommandContext) throws(CommandExit) {
+        do throws(Errno) {
+            try Self.clone(source: source, directory: directory, name: name)
+        } catch {
+            throw .failure("clone: \(destinationArgument): \(error)")
+        }
+        print("Cloned \(source) to \(directory == "/" ? "" : directory)/\(name).")
+    }
+
+    /// Clones into a temporary name, then renames it into place without replacing.
+    static func clone(source: String, directory: String, name: String) throws(Errno) {
+        let input = try FileDescriptor.open(path: source, flags: O_RDONLY)
+        defer { input.closeQuietly() }
+        let status = try input.status()
+        let parent = try FileDescriptor.open(path: directory, flags: O_RDONLY | O_DIRECTORY)
+        defer { parent.closeQuietly() }
+        var temporary = ""
+        var output: FileDescriptor?
+        for _ in 0..<16 where output == nil {
+            temporary = temporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            do {
+                output = try FileDescriptor.open(temporary, in: parent, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+                                                 mode: status.st_mode & 0o7777)
+            } catch where error == .exists {
+                continue
+            }
+        }
+        guard let output else { throw Errno.exists }
+        do throws(Errno) {
+            // The mode exactly, whatever the umask took away at creation.
+            if fchmod(output.rawValue, status.st_mode & 0o7777) != 0 { throw Errno(errno) }
+            var done: Int64 = 0
+            let size = Int64(status.st_size)
+            while done < size {
+                let copied = try output.copyRange(from: input, sourceOffset: done, offset: done, length: Int(size - done))
+                if copied == 0 { break }
+                done += Int64(copied)
+            }
+            try output.close()
+            try parent.rename(temporary, to: name, in: parent, flags: .noReplace)
+        } catch {
+            output.closeQuietly()
+            try? parent.unlink(temporary)
+            throw error
+        }
+    }
+}

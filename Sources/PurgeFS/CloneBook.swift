@@ -1,0 +1,235 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Clones on the reflink backend: which files share data (the registry, in
+/// the state directory), where each member's data lies (its extents, from
+/// `FIEMAP`), and the charges that count each group's data once in the ledger.
+///
+/// Lock order: namespace stripes, then this lock, then `ContainerState`'s.
+final class CloneBook: @unchecked Sendable {
+    private let lock = ThreadLock()
+    // Guarded by `lock`.
+    private var registry: CloneRegistry
+    private var extents: [EntryID: [FileExtent]] = [:]
+    private var shared: [EntryID: UInt64] = [:]
+
+    private let directory: StateDirectory
+    /// The container's root, to reopen members by handle.
+    private let root: FileDescriptor
+    /// The backing filesystem makes clones with `FICLONE`.
+    let reflinks: Bool
+
+    init(directory: StateDirectory, root: FileDescriptor) {
+        self.directory = directory
+        // open_by_handle_at(2) wants a descriptor opened for real, not O_PATH.
+        self.root = (try? root.reopen(flags: O_RDONLY | O_DIRECTORY)) ?? root
+        var loaded = CloneRegistry()
+        if let bytes = try? directory.read(CloneRegistry.fileName) {
+            if let decoded = CloneRegistry(decoding: bytes) {
+                loaded = decoded
+            } else {
+                Diagnostics.note("state file \(CloneRegistry.fileName) is malformed; clone relationships are forgotten")
+            }
+        }
+        registry = loaded
+        reflinks = Self.probe(directory)
+    }
+
+    /// Whether the state directory's filesystem clones: one scratch file cloned.
+    private static func probe(_ directory: StateDirectory) -> Bool {
+        let source = "clone-probe.source", destination = "clone-probe.destination"
+        defer {
+            try? directory.descriptor.unlink(source)
+            try? directory.descriptor.unlink(destination)
+        }
+        do {
+            let a = try FileDescriptor.open(source, in: directory.descriptor, flags: O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600)
+            defer { a.closeQuietly() }
+            let block = [UInt8](repeating: 0x5A, count: 4096)
+            _ = try block.withUnsafeBytes { buffer in Result { () throws(Errno) -> Int in try a.write(buffer, at: 0) } }.get()
+            let b = try FileDescriptor.open(destination, in: directory.descriptor, flags: O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600)
+            defer { b.closeQuietly() }
+            try b.clone(from: a)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    // MARK: Reads
+
+    func contains(_ id: EntryID) -> Bool { lock.withLock { registry.contains(id) } }
+    func contentID(of id: EntryID) -> UInt64 { lock.withLock { registry.contentID(of: id) } }
+    func sharedBytes(of id: EntryID) -> UInt64 { lock.withLock { shared[id] ?? 0 } }
+
+    // MARK: Changes
+
+    /// Makes `destination` (open for writing, empty) share all of `source`'s
+    /// data. The pair is registered (and saved) before the clone is made, so
+    /// a daemon killed in between leaves a registry that knows at least as
+    /// much as the disk: a member that turns out to share nothing is dropped
+    /// at the next mount. Throws what `FICLONE` said; nothing is registered then.
+    func clone(_ source: FileDescriptor, _ sourceID: EntryID, into destination: FileDescriptor, _ destinationID: EntryID,
+               state: ContainerState) throws(Errno) {
+        let sourceHandle = try FileHandle(of: source), destinationHandle = try FileHandle(of: destination)
+        try lock.withLock { () throws(Errno) in
+            let before = registry
+            registry.addClone(source: sourceID, sourceHandle: sourceHandle.stored,
+                              destination: destinationID, destinationHandle: destinationHandle.stored)
+            save()
+            do throws(Errno) {
+                try destination.clone(from: source)
+            } catch {
+                registry = before
+                save()
+                throw error
+            }
+            extents[sourceID] = nil
+            extents[destinationID] = nil
+            settle(group: registry.group(of: sourceID), state: state)
+        }
+    }
+
+    /// A member's size or data changed (write, truncate, allocation).
+    /// Returns false when `id` is no member (the caller records it as usual).
+    func changed(_ id: EntryID, state: ContainerState) -> Bool {
+        lock.withLock {
+            guard registry.contains(id) else { return false }
+            extents[id] = nil
+            if registry.modified(id) { save() }
+            settle(group: registry.group(of: id), state: state)
+            return true
+        }
+    }
+
+    /// A file may be gone (unlinked and closed): forgets it, and charges the
+    /// rest of its group anew.
+    func forgetIfGone(_ id: EntryID, state: ContainerState) {
+        lock.withLock {
+            guard registry.contains(id), !state.read({ ledger, _ in ledger.contains(id) }) else { return }
+            let group = registry.group(of: id)
+            forget(id, state: state)
+            save()
+            settle(group: group.filter { registry.contains($0) }, state: state)
+        }
+    }
+
+    /// At mount, after the walk: every member's extents read afresh, members
+    /// gone while unmounted forgotten, every group charged.
+    func settleAll(state: ContainerState) {
+        lock.withLock {
+            let before = registry
+            for id in registry.members.keys where !state.read({ ledger, _ in ledger.contains(id) }) { forget(id, state: state) }
+            for id in before.members.keys where registry.contains(id) { settle(group: registry.group(of: id), state: state) }
+            // A member sharing nothing (modified all over, or a clone the
+            // daemon did not live to make) leaves its group.
+            for id in registry.members.keys where registry.contains(id) && shared[id] == 0 {
+                let group = registry.group(of: id)
+                forget(id, state: state)
+                settle(group: group.filter { registry.contains($0) }, state: state)
+            }
+            if registry != before { save() }
+        }
+    }
+
+    // MARK: Under the lock
+
+    /// Forgets a member. A member left alone in its group leaves it too,
+    /// and is charged as a plain file again.
+    private func forget(_ id: EntryID, state: ContainerState) {
+        let before = registry
+        for left in registry.remove(id) where !registry.contains(left) {
+            extents[left] = nil
+            shared[left] = nil
+        }
+        extents[id] = nil
+        shared[id] = nil
+        for (other, member) in before.members where other != id && !registry.contains(other) {
+            extents[other] = nil
+            shared[other] = nil
+            let handle = FileHandle(stored: (member.handleType, member.handle))
+            guard let file = try? handle.open(on: root, flags: O_RDONLY) else { continue }
+            defer { file.closeQuietly() }
+            guard let status = try? file.status(), EntryID(status) == other else { continue }
+            do {
+                try state.withLedger { (ledger, _) throws(PurgeCoreError) in
+                    try ledger.update(other, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
+                }
+            } catch {
+                Diagnostics.note("accounting drifted from the backing store: \(error)")
+            }
+        }
+    }
+
+    /// Reads missing extents (reopening members by handle), then charges the
+    /// group: each physical byte once, in the ledger and in `shared`.
+    private func settle(group: [EntryID], state: ContainerState) {
+        var members: [(EntryID, [FileExtent], UInt64?)] = []
+        for id in group {
+            var size: UInt64?
+            // Gone from the container (and not held open): no longer a member.
+            if !state.read({ ledger, _ in ledger.contains(id) }) {
+                forget(id, state: state)
+                save()
+                continue
+            }
+            if extents[id] == nil {
+                if let (found, status) = readMember(id) {
+                    extents[id] = found
+                    size = UInt64(status.st_size)
+                }
+            }
+            guard let found = extents[id] else {
+                // Gone, or no longer reachable: no longer a member.
+                forget(id, state: state)
+                save()
+                continue
+            }
+            members.append((id, found, size))
+        }
+        // Members forgotten on the way may have dissolved the group.
+        members = members.filter { registry.contains($0.0) }
+        let charges = CloneCharges(members: members.map(\.1)).charges
+        for (i, (id, _, size)) in members.enumerated() {
+            shared[id] = charges[i].shared
+            let charge = charges[i]
+            do {
+                try state.withLedger { (ledger, _) throws(PurgeCoreError) in
+                    let current = try ledger.file(id).size
+                    try ledger.update(id, size: size ?? current, allocated: charge.charged, cloneSavings: charge.savings)
+                }
+            } catch {
+                Diagnostics.note("accounting drifted from the backing store: \(error)")
+            }
+        }
+    }
+
+    /// A member reopened by its handle (checked against its identity): its extents and status.
+    private func readMember(_ id: EntryID) -> ([FileExtent], stat)? {
+        guard let member = registry.members[id] else { return nil }
+        let handle = FileHandle(stored: (member.handleType, member.handle))
+        let file: FileDescriptor
+        do { file = try handle.open(on: root, flags: O_RDONLY) } catch {
+            Diagnostics.note("clone \(id): cannot reopen by handle: \(error)")
+            return nil
+        }
+        defer { file.closeQuietly() }
+        do {
+            let status = try file.status()
+            guard EntryID(status) == id else { return nil }
+            return (try file.extents(), status)
+        } catch {
+            Diagnostics.note("clone \(id): cannot read extents: \(error)")
+            return nil
+        }
+    }
+
+    private func save() {
+        do {
+            try directory.replace(CloneRegistry.fileName, with: registry.encoded)
+        } catch {
+            Diagnostics.note("cannot save the clone registry: \(error)")
+        }
+    }
+}
