@@ -152,7 +152,7 @@ extension CloudTier {
 
     /// With `optimize_storage`: evicts uploaded documents that are not open,
     /// least recently used first, until `bytes` are freed. Returns bytes freed.
-    func evictForSpace(_ bytes: UInt64, reason: String) -> UInt64 {
+    func evictForSpace(_ bytes: UInt64, reason: String, holdingTransfers: Bool = false) -> UInt64 {
         guard optimizeStorage else { return 0 }
         let candidates: [(EntryID, String)] = lock.withLock {
             paths.compactMap { (id, path) in
@@ -170,7 +170,7 @@ extension CloudTier {
         }
         var freed: UInt64 = 0
         for (id, path) in ordered where freed < bytes {
-            freed += transfers.withLock { () -> UInt64 in
+            let evictOne = { [self] () -> UInt64 in
                 guard let file = try? CloudLocal.open(path, from: root, flags: O_WRONLY | O_NONBLOCK) else { return 0 }
                 defer { file.closeQuietly() }
                 guard let status = try? file.status(), EntryID(status) == id,
@@ -181,6 +181,7 @@ extension CloudTier {
                 else { return 0 }
                 return (try? dropData(of: file, path: path, status: status, reason: reason)) ?? 0
             }
+            freed += holdingTransfers ? evictOne() : transfers.withLock(evictOne)
         }
         return freed
     }
@@ -314,14 +315,18 @@ extension CloudTier {
         if let node = filesystem.inodes.node(for: EntryID(status)) { filesystem.notifier.send(.dataChanged(node)) }
     }
 
-    /// Reserves `need` bytes, purging first when they do not fit.
+    /// Reserves `need` bytes, purging first when they do not fit, then
+    /// (`optimize_storage`) evicting other documents one at a time. Called
+    /// holding `transfers`.
     private func room(for need: UInt64) throws(Errno) -> UInt64 {
-        for _ in 0..<8 {
+        for _ in 0..<64 {
             switch filesystem.state.room(for: need) {
             case .granted(let amount): return amount
-            case .noSpace: throw Errno.noSpace
+            case .noSpace:
+                if evictForSpace(1, reason: "write", holdingTransfers: true) == 0 { throw Errno.noSpace }
             case .purgeFirst(let bytes):
-                if filesystem.purger.purge(.bytes(bytes), reason: .write) == 0 { throw Errno.noSpace }
+                if filesystem.purger.purge(.bytes(bytes), reason: .write) == 0,
+                   evictForSpace(1, reason: "write", holdingTransfers: true) == 0 { throw Errno.noSpace }
             }
         }
         throw Errno.noSpace

@@ -360,6 +360,18 @@ final class CloudOptimizeStorageTests: CloudTestCase {
                        ["write Documents/old"])
     }
 
+    func testADownloadThatDoesNotFitEvictsAnotherDocument() throws {
+        try fixture.mount(options: cloudOptions(["optimize_storage", "capacity=12M", "low=0", "high=0"]))
+        uploadTwo()
+        let m = fixture.mountpoint
+        XCTAssertEqual(setAttr(m + "/Documents/old", pf("evict"), "1"), 0)
+        XCTAssertEqual(writeBytes(m + "/other/filler", tiled(7 * MiB, seed: 4)), 0, "7 of the 8 MiB left")
+        XCTAssertTrue(readBytes(m + "/Documents/old") == tiled(4 * MiB, seed: 2), "room made by evicting the other")
+        XCTAssertEqual(getAttr(m + "/Documents/recent", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path)" },
+                       ["manual Documents/old", "write Documents/recent"])
+    }
+
     func testWithoutOptimizeStorageNothingIsEvicted() throws {
         try fixture.mount(options: cloudOptions(["capacity=12M", "low=0", "high=0"]))
         uploadTwo()
