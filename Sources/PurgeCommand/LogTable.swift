@@ -5,6 +5,10 @@ struct LogTable {
     private(set) var entries: UInt64 = 0
     private(set) var freed: UInt64 = 0
     private(set) var unreadable = 0
+    /// Of `entries`: evictions of cloud documents, and cloud transfers
+    /// (failed uploads or downloads), which free nothing.
+    private(set) var evicted: UInt64 = 0
+    private(set) var transfers: UInt64 = 0
 
     init(now: Double) { self.now = now }
 
@@ -20,6 +24,11 @@ struct LogTable {
         }
         entries += 1
         freed += entry.bytes
+        switch entry.action {
+        case "delete", "truncate": break
+        case "evict": evicted += 1
+        default: transfers += 1
+        }
         let row = Self.row(entry, now: now)
         return entries == 1 ? Self.header + "\n" + row : row
     }
@@ -36,8 +45,11 @@ struct LogTable {
 
     /// The closing line: a total, or that nothing was purged.
     var footer: String {
+        let purged = entries - evicted - transfers
         var text = entries == 0 ? LogCommand.emptyText
-            : "\(HumanText.count(entries, "file")) purged, \(HumanText.size(freed)) freed."
+            : evicted == 0 && transfers == 0 ? "\(HumanText.count(entries, "file")) purged, \(HumanText.size(freed)) freed."
+            : "\(HumanText.count(purged, "file")) purged, \(evicted) evicted, \(HumanText.size(freed)) freed"
+                + (transfers > 0 ? "; \(HumanText.count(transfers, "cloud transfer")) failed." : ".")
         if unreadable > 0 { text += " (\(unreadable) unreadable \(unreadable == 1 ? "line" : "lines") skipped.)" }
         return text
     }

@@ -38,10 +38,10 @@ public enum MountOptionCatalog {
               defaultText: "Library/Caches:caches:tmp", pendingFeature: nil),
         Entry(name: "cloud", valueName: "DIR",
               summary: "remote store for ubiquitous zones: an absolute path outside the container",
-              defaultText: "off", pendingFeature: "the cloud tier"),
+              defaultText: "off", pendingFeature: nil),
         Entry(name: "ubiquitous", valueName: "P1:P2",
               summary: "ubiquitous zones, relative to the container ('ubiquitous=' for none)",
-              defaultText: "Documents", pendingFeature: "the cloud tier"),
+              defaultText: "Documents", pendingFeature: nil),
         Entry(name: "state", valueName: "DIR",
               summary: "where purgefs keeps its state (absolute path); the daemon logs to DIR/daemon.log",
               defaultText: "CONTAINER/.purgefs", pendingFeature: nil),
@@ -53,7 +53,7 @@ public enum MountOptionCatalog {
               defaultText: "1h", pendingFeature: nil),
         Entry(name: "optimize_storage", valueName: nil,
               summary: "under pressure, also evict uploaded ubiquitous files",
-              defaultText: "off", pendingFeature: "the cloud tier"),
+              defaultText: "off", pendingFeature: nil),
     ]
 
     /// FUSE and kernel mount flags that libfuse 3.14 accepts, passed through as given.

@@ -18,6 +18,11 @@ extension ContainerFileSystem {
         of id: NodeID, to new: stat, changing fields: Int32, handle: OpenFile?
     ) throws(Errno) -> stat {
         let inode = inodes.inode(id)
+        // New data or times on an evicted file: its data comes back first.
+        let touchesContent = fields & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME
+            | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW) != 0
+        if touchesContent { try cloud?.beginOpen(inode) }
+        defer { if touchesContent { cloud?.endOpen(inode) } }
         return try inode.withDescriptor { (file) throws(Errno) -> stat in
             try setAttributes(of: inode, through: file, to: new, changing: fields, handle: handle)
         }
@@ -113,7 +118,10 @@ extension ContainerFileSystem {
             try directory.withDescriptor { (descriptor) throws(Errno) in
                 let child = try? descriptor.status(of: name)
                 try descriptor.unlink(name, directory: isDirectory)
-                if let child { state.noteRemoved(child, from: directory.key) }
+                if let child {
+                    state.noteRemoved(child, from: directory.key)
+                    cloud?.noteRemoved(child, name: name, from: directory.key)
+                }
             }
         }
     }
@@ -159,9 +167,11 @@ extension ContainerFileSystem {
                     state.noteMoved(replaced, from: destination.key, to: source.key, newName: name)
                 } else {
                     state.noteRemoved(replaced, from: destination.key)
+                    cloud?.noteRemoved(replaced, name: newName, from: destination.key)
                 }
             }
             state.noteMoved(moving, from: source.key, to: destination.key, newName: newName)
+            cloud?.noteMoved(moving, name: name, from: source.key, newName: newName, in: destination.key)
         }
     }
 

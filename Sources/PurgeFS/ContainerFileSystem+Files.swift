@@ -9,6 +9,8 @@ extension ContainerFileSystem {
     /// needs no aligned buffers.
     func open(_ id: NodeID, flags: Int32) throws(Errno) -> OpenFile {
         let inode = inodes.inode(id)
+        try cloud?.beginOpen(inode)  // an evicted file is downloaded first
+        defer { cloud?.endOpen(inode) }
         let descriptor = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: Self.backingFlags(flags)) }
         let file = try OpenFile(descriptor: descriptor, inode: inode)
         if inode.isRegularFile {
@@ -29,7 +31,10 @@ extension ContainerFileSystem {
             }
             do throws(Errno) {
                 let entry = try self.entry(for: try file.reopen(flags: OpenFlags.path))
-                if created { state.noteCreated(entry.attr, name: name, in: directory.key) }
+                if created {
+                    state.noteCreated(entry.attr, name: name, in: directory.key)
+                    cloud?.noteCreated(entry.attr, name: name, in: directory.key)
+                }
                 return (entry, file, created)
             } catch {
                 file.closeQuietly()
@@ -66,7 +71,10 @@ extension ContainerFileSystem {
     }
 
     func release(_ file: OpenFile) {
-        if file.inode.isRegularFile { state.noteClosed(file.inode.key) }
+        if file.inode.isRegularFile {
+            state.noteClosed(file.inode.key)
+            cloud?.noteClosed(file.inode.key)
+        }
     }
 
     func read(_ file: OpenFile) {

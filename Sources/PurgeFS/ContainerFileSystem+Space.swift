@@ -11,14 +11,17 @@ extension ContainerFileSystem {
     /// Reserves room for `inode` to grow to `end` bytes; returns the amount
     /// reserved, to be released once the ledger has the new size.
     func makeRoom(for inode: Inode, upTo end: UInt64) throws(Errno) -> UInt64 {
-        for _ in 0..<8 {
+        // Each round purges, or evicts one document (optimize_storage); a bounded number of rounds.
+        for _ in 0..<64 {
             switch state.room(for: inode.key, upTo: end) {
             case .granted(let amount):
                 return amount
             case .noSpace:
-                throw Errno.noSpace
+                // With optimize_storage, uploaded documents go before ENOSPC.
+                if (cloud?.evictForSpace(1, reason: "write") ?? 0) == 0 { throw Errno.noSpace }
             case .purgeFirst(let bytes):
-                if purger.purge(.bytes(bytes), reason: .write) == 0 { throw Errno.noSpace }
+                if purger.purge(.bytes(bytes), reason: .write) == 0,
+                   (cloud?.evictForSpace(1, reason: "write") ?? 0) == 0 { throw Errno.noSpace }
             }
         }
         throw Errno.noSpace

@@ -27,11 +27,14 @@ final class ContainerFileSystem: Sendable {
     let purger: Purger
     let monitor: SpaceMonitor
     let recency: RecencyStore
+    /// The cloud tier, with `cloud=`.
+    let cloud: CloudTier?
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, stateDirectory: StateDirectory,
-         log: PurgeLog, recency: RecencyStore, timeouts: CacheTimeouts = .init(),
+         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, timeouts: CacheTimeouts = .init(),
          whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
+        self.cloud = cloud
         self.hidden = hidden
         self.state = state
         self.stateDirectory = stateDirectory
@@ -47,7 +50,9 @@ final class ContainerFileSystem: Sendable {
             state: state, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
             stateDirectory: stateDirectory)
         self.purger = purger
-        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency)
+        var evict: (@Sendable (UInt64) -> UInt64)?
+        if let cloud { evict = { (bytes: UInt64) -> UInt64 in cloud.evictForSpace(bytes, reason: "monitor") } }
+        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency, evict: evict)
     }
 
     /// Whether `name` in `directory` is the hidden state directory.

@@ -24,12 +24,13 @@ public enum FileSystemServer {
         umask(0)
         _ = chdir("/")
         let log = prepared.log
+        let cloud = CloudTier.prepare(request: request, root: prepared.root, state: prepared.state)
         let opened = try ContainerOpening(prepared: prepared, options: request.options, container: request.container)
         let filesystem: ContainerFileSystem
         do {
             filesystem = try ContainerFileSystem(
                 root: prepared.root, hidden: prepared.hidden, state: opened.state, stateDirectory: opened.directory,
-                log: opened.purgeLog, recency: opened.recency
+                log: opened.purgeLog, recency: opened.recency, cloud: cloud
             ) { whenReady(log) }
         } catch {
             throw MountError("cannot read container \(request.container): \(error)")
@@ -38,6 +39,8 @@ public enum FileSystemServer {
             state: opened.state, root: prepared.root, directory: opened.directory, options: request.options, log: log)
         metrics.start()
         defer { metrics.stop() }
+        cloud?.start(filesystem: filesystem, log: opened.purgeLog)
+        defer { cloud?.stop() }
         filesystem.monitor.start()
         defer {
             filesystem.monitor.stop()

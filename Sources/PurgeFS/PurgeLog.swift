@@ -44,6 +44,11 @@ final class PurgeLog: Sendable {
         guard !records.isEmpty else { return }
         var text = ""
         for record in records { text += Self.line(record) }
+        appendLine(text)
+    }
+
+    /// Appends ready-made lines (the cloud tier's records) and makes them durable.
+    func appendLine(_ text: String) {
         let bytes = Array(text.utf8)
         lock.withLock {
             do {

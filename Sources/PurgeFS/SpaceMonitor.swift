@@ -13,6 +13,8 @@ final class SpaceMonitor: Sendable {
     private let state: ContainerState
     private let purger: Purger
     private let recency: RecencyStore
+    /// With `optimize_storage`: evicts uploaded documents for this many bytes once nothing is purgeable; returns bytes freed.
+    private let evict: (@Sendable (UInt64) -> UInt64)?
     private let wake = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
@@ -21,7 +23,8 @@ final class SpaceMonitor: Sendable {
     /// How often the purge order is saved while files are being used.
     static let saveEvery: UInt64 = 5_000_000_000
 
-    init(state: ContainerState, purger: Purger, recency: RecencyStore) {
+    init(state: ContainerState, purger: Purger, recency: RecencyStore, evict: (@Sendable (UInt64) -> UInt64)? = nil) {
+        self.evict = evict
         self.state = state
         self.purger = purger
         self.recency = recency
@@ -34,7 +37,7 @@ final class SpaceMonitor: Sendable {
                 _ = wake.wait(timeout: .now() + Self.tick)
                 if stopping.load(ordering: .acquiring) { break }
                 let target = state.monitorTarget()
-                if target > 0 && purger.purge(.bytes(target), reason: .monitor) == 0 {
+                if target > 0 && purger.purge(.bytes(target), reason: .monitor) == 0 && (evict?(target) ?? 0) == 0 {
                     state.stopMonitorEpisode()  // nothing purgeable left
                 }
                 let now = WallClock.nanoseconds()

@@ -68,8 +68,8 @@ struct VirtualAttributes {
             _ = try fileInfo(id)
             return String(state.clones.sharedBytes(of: id))
         case .ubiquitous, .uploaded, .downloadStatus:
-            // The cloud tier is not built yet: nothing to answer.
-            throw Errno.noData
+            guard let cloud = filesystem.cloud else { throw Errno.noData }
+            return try cloud.value(of: attribute, on: inode)
         case .purge, .evict, .download:
             throw Errno.noData
         }
@@ -100,6 +100,9 @@ struct VirtualAttributes {
         case .pinned, .group, .tombstone:
             guard let on = PurgeAttribute.parseFlag(value) else { throw Errno.invalidArgument }
             try filesystem.setFlag(attribute, on, for: inode)
+        case .evict, .download:
+            guard let cloud = filesystem.cloud else { throw Errno.invalidArgument }
+            try cloud.set(attribute, on: inode, value: text)
         default:
             throw Errno.invalidArgument
         }

@@ -50,7 +50,7 @@ final class BinaryTests: XCTestCase {
 
     func testUsageErrorsExit64() throws {
         try assertOneLineError([], status: 64, "a command is missing (see purgefs --help)")
-        try assertOneLineError(["evict", "/x"], status: 64, "'evict' is not built yet (see purgefs --help)")
+        try assertOneLineError(["evict"], status: 64, "evict: PATH is missing (see purgefs evict --help)")
         try assertOneLineError(["clone", "/x"], status: 64, "clone: give SOURCE and DEST (see purgefs clone --help)")
         try assertOneLineError(["mount", "/tmp", "-o", "capacity=-1G"], status: 64, "capacity=-1G: must not be negative")
         try assertOneLineError(["mount", "/tmp", "-o", "optimize_storage=yes"], status: 64,

@@ -1,0 +1,92 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// The container's side of the cloud tier, by descriptor from the root, one
+/// component at a time and never following a symlink.
+enum CloudLocal {
+    /// Opens `path` (relative to the container) with `flags`.
+    static func open(_ path: String, from root: FileDescriptor, flags: Int32) throws(Errno) -> FileDescriptor {
+        let components = path.split(separator: "/").map(String.init)
+        guard let last = components.last else { throw Errno.invalidArgument }
+        let directory = try openDirectory(components.dropLast(), from: root, making: false)
+        defer { directory.closeQuietly() }
+        return try CloudRemote.open(last, in: directory, flags: flags | O_NOFOLLOW)
+    }
+
+    /// Opens the directory at `components`, making missing ones when `making`.
+    static func openDirectory(_ components: ArraySlice<String>, from root: FileDescriptor, making: Bool) throws(Errno) -> FileDescriptor {
+        var current = try root.duplicate()
+        for component in components {
+            do {
+                if making {
+                    do { try CloudRemote.makeDirectory(component, in: current) } catch where error == .exists {}
+                }
+                let next = try CloudRemote.open(component, in: current, flags: OpenFlags.path | O_DIRECTORY | O_NOFOLLOW)
+                current.closeQuietly()
+                current = next
+            } catch {
+                current.closeQuietly()
+                throw error
+            }
+        }
+        return current
+    }
+
+    /// Every regular file in the zones, by path relative to the container.
+    static func scan(zones: [String], from root: FileDescriptor) -> [String: stat] {
+        var found: [String: stat] = [:]
+        for zone in zones {
+            guard let directory = try? openDirectory(zone.split(separator: "/").map(String.init)[...], from: root, making: false),
+                  let listing = try? directory.reopen(flags: O_RDONLY | O_DIRECTORY)
+            else { continue }
+            directory.closeQuietly()
+            defer { listing.closeQuietly() }
+            var stack: [String] = [zone]
+            try? TreeWalk(root: listing).run { visit in
+                stack.removeLast(max(0, stack.count - visit.depth))
+                let name = String(cString: visit.name)
+                switch visit.status.st_mode & S_IFMT {
+                case S_IFDIR:
+                    stack.append(name)
+                    return true
+                case S_IFREG:
+                    found[(stack + [name]).joined(separator: "/")] = visit.status
+                default:
+                    break
+                }
+                return false
+            }
+        }
+        return found
+    }
+
+    /// Makes `path` an evicted placeholder of a remote file: its size, mode
+    /// and modification time, and no data. Returns its status.
+    static func makePlaceholder(_ path: String, like remote: stat, from root: FileDescriptor) throws(Errno) -> stat {
+        let components = path.split(separator: "/").map(String.init)
+        guard let last = components.last else { throw Errno.invalidArgument }
+        let directory = try openDirectory(components.dropLast(), from: root, making: true)
+        defer { directory.closeQuietly() }
+        let file = try CloudRemote.open(
+            last, in: directory, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: remote.st_mode & 0o7777)
+        defer { file.closeQuietly() }
+        try file.truncate(to: Int64(remote.st_size))
+        try file.setTimes(access: remote.st_mtim, modification: remote.st_mtim)
+        try file.sync()
+        return try file.status()
+    }
+
+    /// Makes `path` a hole again with the recorded size and modification
+    /// time: what an evicted file is. Returns its status.
+    static func restoreHole(_ path: String, like signature: CloudSignature, from root: FileDescriptor) throws(Errno) -> stat {
+        let file = try open(path, from: root, flags: O_WRONLY)
+        defer { file.closeQuietly() }
+        try file.truncate(to: 0)
+        try file.truncate(to: Int64(signature.size))
+        let time = timespec(tv_sec: Int(signature.modified / 1_000_000_000), tv_nsec: Int(signature.modified % 1_000_000_000))
+        try file.setTimes(access: time, modification: time)
+        try file.sync()
+        return try file.status()
+    }
+}

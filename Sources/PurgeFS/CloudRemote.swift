@@ -1,0 +1,180 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// The remote store, `cloud=DIR`, reached with POSIX calls only (so local
+/// disk, NFS or an object store mounted as a filesystem all serve):
+///
+/// ```
+/// DIR/files/<path relative to the container>   the uploaded documents
+/// DIR/incoming/<inode>-<time>                   uploads in progress
+/// ```
+/// An upload is written under `incoming`, synced, and renamed into
+/// `files`, so a file under `files` is always a complete upload.
+struct CloudRemote: Sendable {
+    let path: String
+
+    static let filesName = "files"
+    static let incomingName = "incoming"
+
+    /// The remote's `files` and `incoming` directories, made if missing.
+    func open() throws(Errno) -> (files: FileDescriptor, incoming: FileDescriptor) {
+        let root = try FileDescriptor.open(path: path, flags: O_RDONLY | O_DIRECTORY)
+        defer { root.closeQuietly() }
+        for name in [Self.filesName, Self.incomingName] {
+            do { try Self.makeDirectory(name, in: root) } catch where error == .exists {}
+        }
+        let files = try Self.open(Self.filesName, in: root, flags: O_RDONLY | O_DIRECTORY)
+        do {
+            return (files, try Self.open(Self.incomingName, in: root, flags: O_RDONLY | O_DIRECTORY))
+        } catch {
+            files.closeQuietly()
+            throw error
+        }
+    }
+
+    /// Copies `local` (open for reading) to `path` atomically: aside in
+    /// `incoming`, synced, renamed into place. Returns the remote copy's status.
+    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String) throws(Errno) -> stat {
+        let (files, incoming) = try open()
+        defer { files.closeQuietly(); incoming.closeQuietly() }
+        let temporary = "\(getpid())-\(WallClock.nanoseconds())"
+        let copy = try Self.open(temporary, in: incoming, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode & 0o7777)
+        var uploaded = stat()
+        do {
+            try Self.copy(from: local, to: copy, size: size)
+            try copy.sync()
+            uploaded = try copy.status()
+            try copy.close()
+        } catch {
+            copy.closeQuietly()
+            try? Self.unlink(temporary, in: incoming)
+            throw error
+        }
+        do {
+            try Self.makeParents(of: path, in: files)
+            try Self.rename(temporary, in: incoming, to: path, in: files)
+            try files.sync()
+        } catch {
+            try? Self.unlink(temporary, in: incoming)
+            throw error
+        }
+        return uploaded
+    }
+
+    /// The remote copy's status now (not following a symlink, not opening
+    /// it), or nil when it cannot be reached or is not a regular file.
+    func status(_ path: String) -> stat? {
+        guard let (files, incoming) = try? open() else { return nil }
+        defer { files.closeQuietly(); incoming.closeQuietly() }
+        let status = path.withCString { name in try? files.status(of: name) }
+        guard let status, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return status
+    }
+
+    /// The remote copy of `path`, opened for reading.
+    func openFile(_ path: String) throws(Errno) -> FileDescriptor {
+        let (files, incoming) = try open()
+        defer { files.closeQuietly(); incoming.closeQuietly() }
+        return try Self.open(path, in: files, flags: O_RDONLY | O_NOFOLLOW)
+    }
+
+    /// Removes the remote copy of `path` (a file or, for a directory, its tree); a missing one is fine.
+    func remove(_ path: String) throws(Errno) {
+        let (files, incoming) = try open()
+        defer { files.closeQuietly(); incoming.closeQuietly() }
+        do { try Self.unlink(path, in: files) } catch where error == .noEntry {
+        } catch where error == .isDirectory {
+            try Paths.removeTree(self.path + "/" + Self.filesName + "/" + path)
+        }
+    }
+
+    /// Renames the remote copy of `from` (file or directory) to `to`; a missing one is fine.
+    func rename(_ from: String, to: String) throws(Errno) {
+        let (files, incoming) = try open()
+        defer { files.closeQuietly(); incoming.closeQuietly() }
+        try Self.makeParents(of: to, in: files)
+        do { try Self.rename(from, in: files, to: to, in: files) } catch where error == .noEntry {}
+        try files.sync()
+    }
+
+    /// Every regular file under `files`, by relative path.
+    func list() throws(Errno) -> [(String, stat)] {
+        let (files, incoming) = try open()
+        defer { files.closeQuietly(); incoming.closeQuietly() }
+        var found: [(String, stat)] = []
+        var stack: [String] = []
+        try TreeWalk(root: files).run { visit in
+            stack.removeLast(max(0, stack.count - (visit.depth - 1)))
+            let name = String(cString: visit.name)
+            switch visit.status.st_mode & S_IFMT {
+            case S_IFDIR:
+                stack.append(name)
+                return true
+            case S_IFREG:
+                found.append(((stack + [name]).joined(separator: "/"), visit.status))
+            default:
+                break
+            }
+            return false
+        }
+        return found
+    }
+
+    // MARK: Plumbing
+
+    static func copy(from source: FileDescriptor, to destination: FileDescriptor, size: UInt64) throws(Errno) {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: Int64 = 0
+        while UInt64(offset) < size {
+            let count = try buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) -> Int in try source.read(into: raw, at: offset) }
+            }.get()
+            if count == 0 { break }
+            var written = 0
+            while written < count {
+                let chunk = try buffer.withUnsafeBytes { raw in
+                    Result { () throws(Errno) -> Int in
+                        try destination.write(UnsafeRawBufferPointer(rebasing: raw[written..<count]), at: offset + Int64(written))
+                    }
+                }.get()
+                written += chunk
+            }
+            offset += Int64(count)
+        }
+        // A source that ends early (changed, or cut off) is not a whole copy.
+        if UInt64(offset) < size { throw Errno.ioError }
+    }
+
+    static func open(_ path: String, in directory: FileDescriptor, flags: Int32, mode: mode_t = 0) throws(Errno) -> FileDescriptor {
+        try path.withCString { name in
+            Result { () throws(Errno) -> FileDescriptor in try FileDescriptor.open(name, in: directory, flags: flags, mode: mode) }
+        }.get()
+    }
+
+    static func makeDirectory(_ path: String, in directory: FileDescriptor, mode: mode_t = 0o755) throws(Errno) {
+        try path.withCString { name in
+            Result { () throws(Errno) in try directory.makeDirectory(name, mode: mode) }
+        }.get()
+    }
+
+    static func unlink(_ path: String, in directory: FileDescriptor) throws(Errno) {
+        try path.withCString { name in Result { () throws(Errno) in try directory.unlink(name) } }.get()
+    }
+
+    static func rename(_ from: String, in source: FileDescriptor, to: String, in destination: FileDescriptor) throws(Errno) {
+        try from.withCString { old in
+            to.withCString { new in Result { () throws(Errno) in try source.rename(old, to: new, in: destination) } }
+        }.get()
+    }
+
+    /// Makes the directories above `path`, one component at a time.
+    static func makeParents(of path: String, in directory: FileDescriptor) throws(Errno) {
+        let components = path.split(separator: "/").dropLast()
+        var prefix = ""
+        for component in components {
+            prefix += (prefix.isEmpty ? "" : "/") + component
+            do { try makeDirectory(prefix, in: directory) } catch where error == .exists {}
+        }
+    }
+}

@@ -1,0 +1,334 @@
+import Dispatch
+import Glibc
+import PurgeCore
+import PurgeSys
+import Synchronization
+
+/// The tier's hooks in the passthrough, and eviction and download.
+extension CloudTier {
+    /// The path of a directory relative to the container, "" for the root.
+    private func directoryPath(_ id: EntryID) -> String? {
+        filesystem.state.read { _, names in names.path(of: id) }
+    }
+
+    private func joined(_ directory: String, _ name: CName) -> String {
+        let leaf = String(cString: name)
+        return directory.isEmpty ? leaf : directory + "/" + leaf
+    }
+
+    func isUbiquitous(_ path: String) -> Bool { CloudZones.contains(zones, path) }
+
+    /// A regular file was created (or opened by create) as `name` in `parent`.
+    func noteCreated(_ status: stat, name: CName, in parent: EntryID) {
+        guard status.st_mode & S_IFMT == S_IFREG, let directory = directoryPath(parent) else { return }
+        let path = joined(directory, name)
+        guard isUbiquitous(path) else { return }
+        lock.withLock { paths[EntryID(status)] = path }
+    }
+
+    /// A file was closed: upload it after the debounce if it changed.
+    func noteClosed(_ id: EntryID) {
+        guard let path = lock.withLock({ paths[id] }) else { return }
+        schedule(path, after: Self.debounce)
+        kick()
+    }
+
+    /// `name` in `parent` was removed.
+    func noteRemoved(_ status: stat, name: CName, from parent: EntryID) {
+        guard let directory = directoryPath(parent) else { return }
+        let path = joined(directory, name)
+        let kind = status.st_mode & S_IFMT
+        guard kind == S_IFREG || kind == S_IFDIR, isUbiquitous(path) || zones.contains(path) else { return }
+        lock.withLock {
+            let prefix = path + "/"
+            let gone = manifest.records.keys.filter { $0 == path || $0.hasPrefix(prefix) }
+            for key in gone { manifest.records[key] = nil }
+            for (id, known) in paths where known == path || known.hasPrefix(prefix) { paths[id] = nil }
+            for key in pending.keys where key == path || key.hasPrefix(prefix) { pending[key] = nil }
+            manifest.intents.append(.remove(path))
+            saveManifest()
+        }
+        kick()
+    }
+
+    /// `name` in `parent` became `newName` in `newParent`.
+    func noteMoved(_ status: stat, name: CName, from parent: EntryID, newName: CName, in newParent: EntryID) {
+        guard let fromDirectory = directoryPath(parent), let toDirectory = directoryPath(newParent) else { return }
+        let from = joined(fromDirectory, name)
+        let to = joined(toDirectory, newName)
+        let kind = status.st_mode & S_IFMT
+        guard kind == S_IFREG || kind == S_IFDIR else { return }
+        let fromInZone = isUbiquitous(from) || zones.contains(from)
+        let toInZone = isUbiquitous(to) || zones.contains(to)
+        guard fromInZone || toInZone else { return }
+        lock.withLock {
+            let prefix = from + "/"
+            func renamed(_ key: String) -> String? {
+                key == from ? to : key.hasPrefix(prefix) ? to + key.dropFirst(from.count) : nil
+            }
+            var moved: [String: CloudRecord] = [:]
+            for (key, record) in manifest.records { if let new = renamed(key) { manifest.records[key] = nil; moved[new] = record } }
+            for (id, key) in paths { if let new = renamed(key) { paths[id] = toInZone ? new : nil } }
+            for (key, due) in pending { if let new = renamed(key) { pending[key] = nil; if toInZone { pending[new] = due } } }
+            if fromInZone && toInZone {
+                for (key, record) in moved { manifest.records[key] = record }
+                manifest.intents.append(.rename(from, to))
+            } else if fromInZone {
+                manifest.intents.append(.remove(from))
+            }
+            saveManifest()
+        }
+        if toInZone && !fromInZone { scheduleChanged() }
+        kick()
+    }
+
+    // MARK: Attributes
+
+    private func stateOf(_ inode: Inode) throws(Errno) -> (path: String, status: stat, record: CloudRecord?) {
+        guard inode.isRegularFile, let path = lock.withLock({ paths[inode.key] }) else { throw Errno.noData }
+        let status = try inode.withDescriptor { (file) throws(Errno) in try file.status() }
+        return (path, status, lock.withLock { manifest.records[path] })
+    }
+
+    func isUbiquitous(_ inode: Inode) -> Bool {
+        inode.isRegularFile && lock.withLock { paths[inode.key] != nil }
+    }
+
+    func isUploaded(_ inode: Inode) throws(Errno) -> Bool {
+        let (_, status, record) = try stateOf(inode)
+        return record?.signature == CloudSignature(status)
+    }
+
+    /// `not_downloaded` when evicted; `downloaded` while the remote holds
+    /// another version than the local one (another device's); else `current`.
+    func downloadStatus(_ inode: Inode) throws(Errno) -> String {
+        let (path, _, record) = try stateOf(inode)
+        guard let record else { return "current" }
+        if record.evicted { return "not_downloaded" }
+        if let now = remote.status(path), record.isNewer(now) { return "downloaded" }
+        return "current"
+    }
+
+    // MARK: Evict and download
+
+    /// Drops the local data of an uploaded file that is not open and not
+    /// changed since: `EINVAL` outside the zones, `EBUSY` otherwise.
+    func evict(_ inode: Inode, reason: String = "manual") throws(Errno) {
+        guard inode.isRegularFile, lock.withLock({ paths[inode.key] != nil }) else { throw Errno.invalidArgument }
+        try transfers.withLock { () throws(Errno) in
+            let (path, status, record) = try stateOf(inode)
+            guard let record, record.signature == CloudSignature(status) else { throw Errno.busy }
+            if record.evicted { return }
+            let open = filesystem.state.read { ledger, _ in (try? ledger.file(inode.key).openCount) ?? 0 }
+            let busy = lock.withLock { (opening[inode.key] ?? 0) > 0 }
+            guard open == 0, !busy else { throw Errno.busy }
+            let file = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
+            defer { file.closeQuietly() }
+            _ = try dropData(of: file, path: path, status: status, reason: reason)
+        }
+    }
+
+    /// Makes the file a hole of the same size and times, records it evicted
+    /// and logs it. Called holding `transfers`. Returns the bytes freed.
+    private func dropData(of file: FileDescriptor, path: String, status: stat, reason: String) throws(Errno) -> UInt64 {
+        let freed = UInt64(status.st_blocks) * 512
+        try file.truncate(to: 0)
+        try file.truncate(to: Int64(status.st_size))
+        try file.setTimes(access: status.st_atim, modification: status.st_mtim)
+        try file.sync()
+        let after = try file.status()
+        lock.withLock {
+            var record = manifest.records[path] ?? CloudRecord(signature: CloudSignature(after), evicted: true)
+            record.signature = CloudSignature(after)
+            record.evicted = true
+            manifest.records[path] = record
+            saveManifest()
+        }
+        filesystem.state.noteResized(after)
+        tellKernel(after)
+        logCloud(path: path, bytes: freed, size: UInt64(status.st_size), reason: reason, action: "evict")
+        return freed
+    }
+
+    /// With `optimize_storage`: evicts uploaded documents that are not open,
+    /// least recently used first, until `bytes` are freed. Returns bytes freed.
+    func evictForSpace(_ bytes: UInt64, reason: String, holdingTransfers: Bool = false) -> UInt64 {
+        guard optimizeStorage else { return 0 }
+        let candidates: [(EntryID, String)] = lock.withLock {
+            paths.compactMap { (id, path) in
+                guard let record = manifest.records[path], !record.evicted,
+                      record.signature.inode == id.inode, (opening[id] ?? 0) == 0
+                else { return nil }
+                return (id, path)
+            }
+        }
+        let ordered: [(EntryID, String)] = filesystem.state.read { ledger, _ in
+            candidates.compactMap { (id, path) -> (UInt64, EntryID, String)? in
+                guard let info = try? ledger.file(id), info.openCount == 0 else { return nil }
+                return (info.lastUsed, id, path)
+            }.sorted { ($0.0, $0.2) < ($1.0, $1.2) }.map { ($0.1, $0.2) }
+        }
+        var freed: UInt64 = 0
+        for (id, path) in ordered where freed < bytes {
+            let evictOne = { [self] () -> UInt64 in
+                guard let file = try? CloudLocal.open(path, from: root, flags: O_WRONLY | O_NONBLOCK) else { return 0 }
+                defer { file.closeQuietly() }
+                guard let status = try? file.status(), EntryID(status) == id,
+                      let record = lock.withLock({ manifest.records[path] }),
+                      record.signature == CloudSignature(status), !record.evicted,
+                      lock.withLock({ (opening[id] ?? 0) == 0 }),
+                      filesystem.state.read({ ledger, _ in (try? ledger.file(id).openCount) ?? 1 }) == 0
+                else { return 0 }
+                return (try? dropData(of: file, path: path, status: status, reason: reason)) ?? 0
+            }
+            freed += holdingTransfers ? evictOne() : transfers.withLock(evictOne)
+        }
+        return freed
+    }
+
+    /// Asks for a background download of an evicted file.
+    func requestDownload(_ inode: Inode) throws(Errno) {
+        guard inode.isRegularFile, lock.withLock({ paths[inode.key] != nil }) else { throw Errno.invalidArgument }
+        lock.withLock { _ = downloads.insert(inode.key) }
+        kick()
+    }
+
+    /// Called by `open` before it opens the backing file: downloads an evicted
+    /// file first. Pair with `endOpen`.
+    func beginOpen(_ inode: Inode) throws(Errno) {
+        guard inode.isRegularFile else { return }
+        let known = lock.withLock { () -> Bool in
+            guard paths[inode.key] != nil else { return false }
+            opening[inode.key, default: 0] += 1
+            return true
+        }
+        guard known else { return }
+        do { try download(inode.key, inode: inode) } catch {
+            endOpen(inode)
+            throw error
+        }
+    }
+
+    func endOpen(_ inode: Inode) {
+        lock.withLock {
+            guard let count = opening[inode.key] else { return }
+            opening[inode.key] = count > 1 ? count - 1 : nil
+        }
+    }
+
+    /// Brings an evicted file's data back from the remote, making room
+    /// first like any write (purging; `ENOSPC` when nothing is left). An
+    /// unreachable remote is `EIO`, with the reason in the log.
+    func download(_ id: EntryID, inode: Inode?) throws(Errno) {
+        // Most opens find local data: they do not wait for another file's transfer.
+        let evicted = lock.withLock { paths[id].flatMap { manifest.records[$0] }?.evicted == true }
+        guard evicted else { return }
+        guard let inode else { return try downloadNow(id, inode: nil) }
+        // An open waits a bounded time: a remote that hangs fails it with EIO
+        // while the transfer goes on (or fails) in the background.
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Errno?>(nil)
+        DispatchQueue.global().async { [self] in
+            do throws(Errno) { try downloadNow(id, inode: inode) } catch { outcome.withLock { $0 = error } }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + .seconds(Self.downloadDeadline)) == .success else {
+            let path = lock.withLock { paths[id] } ?? "?"
+            logCloud(path: path, bytes: 0, size: 0, reason: "download-failed", action: "download",
+                     detail: "the remote did not answer within \(Self.downloadDeadline) s")
+            throw Errno.ioError
+        }
+        if let error = outcome.withLock({ $0 }) { throw error }
+    }
+
+    /// How long an open waits for its download: `PURGEFS_DOWNLOAD_TIMEOUT`
+    /// seconds in the daemon's environment, 30 by default.
+    static let downloadDeadline: Int = {
+        guard let text = getenv("PURGEFS_DOWNLOAD_TIMEOUT").map({ String(cString: $0) }),
+              let seconds = Int(text), seconds > 0 else { return 30 }
+        return seconds
+    }()
+
+    private func downloadNow(_ id: EntryID, inode: Inode?) throws(Errno) {
+        try transfers.withLock { () throws(Errno) in
+            guard let path = lock.withLock({ paths[id] }),
+                  let record = lock.withLock({ manifest.records[path] }), record.evicted
+            else { return }
+            let file: FileDescriptor
+            if let inode {
+                file = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
+            } else {
+                file = try CloudLocal.open(path, from: root, flags: O_WRONLY | O_NONBLOCK)
+            }
+            defer { file.closeQuietly() }
+            let status = try file.status()
+            guard CloudSignature(status) == record.signature else { throw Errno.busy }
+            let source: FileDescriptor
+            let remoteStatus: stat
+            do throws(Errno) {
+                source = try remote.openFile(path)
+                do throws(Errno) {
+                    remoteStatus = try source.status()
+                    guard remoteStatus.st_mode & S_IFMT == S_IFREG else { throw Errno.ioError }  // not a document
+                } catch {
+                    source.closeQuietly()
+                    throw error
+                }
+            } catch {
+                logCloud(path: path, bytes: 0, size: UInt64(status.st_size), reason: "download-failed", action: "download",
+                         detail: "\(error)")
+                throw Errno.ioError
+            }
+            defer { source.closeQuietly() }
+            // Another device's newer version comes with its own size and time.
+            let newer = record.isNewer(remoteStatus)
+            let size = UInt64(remoteStatus.st_size)
+            let reserved = try room(for: (size + 4095) / 4096 * 4096)
+            defer { filesystem.state.release(reserved) }
+            do throws(Errno) {
+                if size != UInt64(status.st_size) { try file.truncate(to: Int64(size)) }
+                try CloudRemote.copy(from: source, to: file, size: size)
+                try file.setTimes(access: status.st_atim, modification: newer ? remoteStatus.st_mtim : status.st_mtim)
+                try file.sync()
+            } catch {
+                logCloud(path: path, bytes: 0, size: size, reason: "download-failed", action: "download", detail: "\(error)")
+                // Back to no data: a partial download is never taken for the file.
+                try? file.truncate(to: 0)
+                try? file.truncate(to: Int64(status.st_size))
+                try? file.setTimes(access: status.st_atim, modification: status.st_mtim)
+                if let after = try? file.status() { filesystem.state.noteResized(after) }
+                throw error == .noSpace ? Errno.noSpace : Errno.ioError
+            }
+            let after = try file.status()
+            filesystem.state.noteResized(after)
+            lock.withLock {
+                manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false, remote: remoteStatus)
+                saveManifest()
+            }
+            tellKernel(after)
+        }
+    }
+
+    /// Drops the kernel's cached attributes and pages of the file: its
+    /// allocation changed behind its back.
+    private func tellKernel(_ status: stat) {
+        if let node = filesystem.inodes.node(for: EntryID(status)) { filesystem.notifier.send(.dataChanged(node)) }
+    }
+
+    /// Reserves `need` bytes, purging first when they do not fit, then
+    /// (`optimize_storage`) evicting other documents one at a time. Called
+    /// holding `transfers`.
+    private func room(for need: UInt64) throws(Errno) -> UInt64 {
+        for _ in 0..<64 {
+            switch filesystem.state.room(for: need) {
+            case .granted(let amount): return amount
+            case .noSpace:
+                if evictForSpace(1, reason: "write", holdingTransfers: true) == 0 { throw Errno.noSpace }
+            case .purgeFirst(let bytes):
+                if filesystem.purger.purge(.bytes(bytes), reason: .write) == 0,
+                   evictForSpace(1, reason: "write", holdingTransfers: true) == 0 { throw Errno.noSpace }
+            }
+        }
+        throw Errno.noSpace
+    }
+}

@@ -1,0 +1,239 @@
+import Dispatch
+import Glibc
+import PurgeCore
+import PurgeSys
+import Synchronization
+
+/// The cloud tier of one mount: uploads files of the ubiquitous zones to
+/// the remote after they are closed, evicts and downloads their data, and
+/// carries deletes and renames over to the remote.
+///
+/// Uploads, remote deletes and renames run on the tier's own thread, never
+/// in a FUSE request; a download runs in the `open` that needs it.
+///
+/// Lock order: `transfers` (one download or eviction at a time), then a
+/// namespace stripe and `ContainerState`'s lock (purging for room), and
+/// `lock` last: nothing is taken while `lock` is held but `ContainerState`'s.
+final class CloudTier: @unchecked Sendable {
+    let remote: CloudRemote
+    let zones: [String]
+    let root: FileDescriptor
+    let stateDirectory: StateDirectory
+    /// `optimize_storage`: under pressure, evict uploaded documents.
+    let optimizeStorage: Bool
+    /// Set once the filesystem exists (before the mount serves).
+    var filesystem: ContainerFileSystem!
+    var log: PurgeLog!
+
+    let lock = ThreadLock()
+    let transfers = ThreadLock()
+    // Guarded by `lock`.
+    var manifest: CloudManifest
+    /// Local files of the ubiquitous zones, by identity.
+    var paths: [EntryID: String] = [:]
+    /// Uploads to make, with the time they are due (ns).
+    var pending: [String: UInt64] = [:]
+    /// Failed attempts in a row, for the backoff.
+    var failures: [String: Int] = [:]
+    /// Background downloads asked for.
+    var downloads: Set<EntryID> = []
+    /// Opens between their download check and the ledger's open count.
+    var opening: [EntryID: Int] = [:]
+
+    private let wake = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// How long after the last close an upload starts.
+    static let debounce: UInt64 = 1_000_000_000
+    static let longestBackoff: UInt64 = 30_000_000_000
+
+    init(remote: String, zones: [String], root: FileDescriptor, stateDirectory: StateDirectory, optimizeStorage: Bool = false) {
+        self.optimizeStorage = optimizeStorage
+        self.remote = CloudRemote(path: remote)
+        self.zones = zones
+        self.root = root
+        self.stateDirectory = stateDirectory
+        var loaded = CloudManifest()
+        if let bytes = try? stateDirectory.read(CloudManifest.fileName) {
+            if let decoded = CloudManifest(decoding: bytes) { loaded = decoded } else {
+                Diagnostics.note("state file \(CloudManifest.fileName) is malformed; starting afresh")
+            }
+        }
+        manifest = loaded
+    }
+
+    // MARK: The worker
+
+    func start() {
+        DispatchQueue(label: "purgefs.cloud").async { [self] in
+            var lastPass = WallClock.nanoseconds()
+            while !stopping.load(ordering: .acquiring) {
+                _ = wake.wait(timeout: .now() + .milliseconds(250))
+                if stopping.load(ordering: .acquiring) { break }
+                applyIntents()
+                for path in duePaths() { upload(path) }
+                for id in takeDownloads() { _ = try? download(id, inode: nil) }
+                let now = WallClock.nanoseconds()
+                if now - lastPass >= 10_000_000_000 {
+                    scheduleChanged()
+                    lastPass = now
+                }
+            }
+            finished.signal()
+        }
+    }
+
+    func kick() { wake.signal() }
+
+    func stop() {
+        stopping.store(true, ordering: .releasing)
+        wake.signal()
+        finished.wait()
+    }
+
+    private func duePaths() -> [String] {
+        let now = WallClock.nanoseconds()
+        return lock.withLock { pending.filter { $0.value <= now }.map(\.key).sorted() }
+    }
+
+    private func takeDownloads() -> Set<EntryID> {
+        lock.withLock {
+            defer { downloads = [] }
+            return downloads
+        }
+    }
+
+    /// Schedules `path` for upload after `delay` ns (keeping an earlier time).
+    func schedule(_ path: String, after delay: UInt64) {
+        let due = WallClock.nanoseconds() + delay
+        lock.withLock { pending[path] = min(pending[path] ?? due, due) }
+    }
+
+    /// Writes the manifest. Called with `lock` held.
+    func saveManifest() {
+        do { try stateDirectory.replace(CloudManifest.fileName, with: manifest.encoded) } catch {
+            Diagnostics.note("cannot save the cloud manifest: \(error)")
+        }
+    }
+
+    // MARK: Uploads
+
+    /// Uploads `path` if its content is not on the remote yet: copied aside,
+    /// synced and renamed into place; recorded only if the file did not
+    /// change meanwhile.
+    func upload(_ path: String) {
+        let file: FileDescriptor
+        do { file = try CloudLocal.open(path, from: root, flags: O_RDONLY | O_NONBLOCK) } catch {
+            lock.withLock { pending[path] = nil }  // gone: its delete or rename says what to do
+            return
+        }
+        defer { file.closeQuietly() }
+        guard let status = try? file.status(), status.st_mode & S_IFMT == S_IFREG else {
+            lock.withLock { pending[path] = nil }
+            return
+        }
+        let signature = CloudSignature(status)
+        let id = EntryID(status)
+        if (filesystem.state.read { ledger, _ in (try? ledger.file(id).openCount) ?? 0 }) > 0 {
+            schedule(path, after: Self.debounce)  // after its last close
+            return
+        }
+        let done: Bool = lock.withLock {
+            // An evicted file has no data here to upload, whatever its signature says.
+            if manifest.records[path]?.signature == signature || manifest.records[path]?.evicted == true {
+                pending[path] = nil
+                return true
+            }
+            return false
+        }
+        if done { return }
+        let remoteStatus: stat
+        do {
+            remoteStatus = try remote.upload(file, size: signature.size, mode: status.st_mode, to: path)
+        } catch {
+            failed(path, size: signature.size, error: error)
+            return
+        }
+        guard let after = try? file.status(), CloudSignature(after) == signature else {
+            schedule(path, after: Self.debounce)  // changed while copied: again
+            return
+        }
+        lock.withLock {
+            failures[path] = nil
+            if pending[path] ?? .max <= WallClock.nanoseconds() { pending[path] = nil }
+            guard paths[id] == path || paths[id] == nil else { return }  // renamed meanwhile: the rename carries it
+            paths[id] = path
+            manifest.records[path] = CloudRecord(signature: signature, evicted: false, remote: remoteStatus)
+            saveManifest()
+        }
+    }
+
+    private func failed(_ path: String, size: UInt64, error: Errno) {
+        let delay: UInt64 = lock.withLock {
+            let count = (failures[path] ?? 0) + 1
+            failures[path] = count
+            let delay = min(Self.longestBackoff, Self.debounce << UInt64(min(count, 10)))
+            pending[path] = WallClock.nanoseconds() + delay
+            return delay
+        }
+        logCloud(path: path, bytes: 0, size: size, reason: "upload-failed", action: "upload",
+                 detail: "\(error); retrying in \(delay / 1_000_000_000) s")
+    }
+
+    func logCloud(path: String, bytes: UInt64, size: UInt64, reason: String, action: String, detail: String? = nil) {
+        let now = WallClock.seconds()
+        var line = "{\"time\":\(String(format3: now)),\"path\":\(JSONText.quoted(path)),\"bytes\":\(bytes),"
+            + "\"size\":\(size),\"last_used\":\(String(format3: now)),\"reason\":\"\(reason)\",\"action\":\"\(action)\""
+        if let detail { line += ",\"error\":\(JSONText.quoted(detail))" }
+        log.appendLine(line + "}\n")
+    }
+
+    // MARK: Remote deletes and renames
+
+    /// Applies the journalled intents, in order; stops at the first that fails.
+    func applyIntents() {
+        while let intent = lock.withLock({ manifest.intents.first }) {
+            do {
+                switch intent {
+                case .remove(let path): try remote.remove(path)
+                case .rename(let from, let to): try remote.rename(from, to: to)
+                }
+            } catch {
+                let path: String
+                switch intent { case .remove(let p): path = p; case .rename(let p, _): path = p }
+                logCloud(path: path, bytes: 0, size: 0, reason: "remote-failed", action: "sync", detail: "\(error)")
+                return
+            }
+            lock.withLock {
+                if manifest.intents.first == intent { manifest.intents.removeFirst() }
+                saveManifest()
+            }
+        }
+    }
+
+    /// Schedules every local file whose content the remote does not hold.
+    func scheduleChanged() {
+        let local = CloudLocal.scan(zones: zones, from: root)
+        let now = WallClock.nanoseconds()
+        lock.withLock {
+            for (path, status) in local {
+                paths[EntryID(status)] = path
+                let record = manifest.records[path]
+                if record?.signature != CloudSignature(status) && pending[path] == nil {
+                    pending[path] = now
+                }
+            }
+        }
+        kick()
+    }
+}
+
+extension String {
+    /// Seconds with millisecond precision, as a JSON number.
+    init(format3 value: Double) {
+        let milliseconds = UInt64((value * 1000).rounded())
+        let fraction = milliseconds % 1000
+        self = "\(milliseconds / 1000).\(fraction < 10 ? "00" : fraction < 100 ? "0" : "")\(fraction)"
+    }
+}

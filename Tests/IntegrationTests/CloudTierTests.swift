@@ -1,0 +1,383 @@
+import Foundation
+import Glibc
+import XCTest
+
+/// The cloud tier on real mounts, the remote a directory beside the container.
+class CloudTestCase: PurgeTestCase {
+    var remote: String { fixture.base + "/remote" }
+    override var mountsInSetUp: Bool { false }
+
+    func cloudOptions(_ extra: [String] = []) -> [String] {
+        ["cloud=" + remote] + (extra.contains { $0.hasPrefix("capacity=") } ? [] : ["capacity=256M"]) + extra
+    }
+
+    /// Waits for `user.purgefs.uploaded` to be 1.
+    func waitUploaded(_ path: String, timeout: TimeInterval = 15, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(eventually(timeout: timeout) { getAttr(path, pf("uploaded")) == .value("1") },
+                      "\(path) uploaded; log: \(readPurgeLog(fixture.container).map { "\($0.reason) \($0.path)" })",
+                      file: file, line: line)
+    }
+
+    /// The remote copy of a container path.
+    func remoteCopy(_ relative: String) -> [UInt8]? { readBytes(remote + "/files/" + relative) }
+
+    /// Bytes the backing file occupies.
+    func backingBlocks(_ relative: String) -> Int {
+        var status = stat()
+        guard lstat(fixture.container + "/" + relative, &status) == 0 else { return -1 }
+        return Int(status.st_blocks) * 512
+    }
+}
+
+final class CloudUploadEvictTests: CloudTestCase {
+    override func prepareContainer() throws {
+        makeDirectories(fixture.container, ["Documents", "other"])
+        XCTAssertEqual(mkdir(remote, 0o755), 0)
+    }
+
+    func testUploadEvictThenReadBackTheSameBytes() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        let bytes = tiled(3 * MiB + 123, seed: 7)
+        XCTAssertEqual(writeBytes(m + "/Documents/report.bin", bytes), 0)
+        XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("ubiquitous")), .value("1"))
+        waitUploaded(m + "/Documents/report.bin")
+        XCTAssertTrue(remoteCopy("Documents/report.bin") == bytes, "the remote holds the content")
+        XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("download_status")), .value("current"))
+        let before = backingBlocks("Documents/report.bin")
+        let rootAllocated = numberAttr(m, "allocated") ?? 0
+        XCTAssertGreaterThan(before, 3 * MiB)
+
+        XCTAssertEqual(setAttr(m + "/Documents/report.bin", pf("evict"), "1"), 0)
+        XCTAssertEqual(backingBlocks("Documents/report.bin"), 0, "backing usage falls on evict")
+        XCTAssertEqual(numberAttr(m + "/Documents/report.bin", "allocated"), 0)
+        XCTAssertEqual(numberAttr(m, "allocated"), rootAllocated - UInt64(before), "the ledger's allocated drops")
+        XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("uploaded")), .value("1"))
+        XCTAssertEqual(fileSize(m + "/Documents/report.bin"), Int64(bytes.count), "still listed with its size")
+        XCTAssertTrue(eventually(timeout: 5) {
+            var seen = stat()
+            return stat(m + "/Documents/report.bin", &seen) == 0 && seen.st_blocks == 0
+        }, "stat through the mount shows no blocks (the kernel's cache is told)")
+        let log = readPurgeLog(fixture.container)
+        XCTAssertEqual(log.map { "\($0.reason) \($0.action) \($0.path)" }, ["manual evict Documents/report.bin"])
+
+        XCTAssertTrue(readBytes(m + "/Documents/report.bin") == bytes, "opening downloads it first")
+        XCTAssertEqual(getAttr(m + "/Documents/report.bin", pf("download_status")), .value("current"))
+        XCTAssertGreaterThan(backingBlocks("Documents/report.bin"), 3 * MiB)
+    }
+
+    func testEvictIsRefusedWhenNotUploadedOpenChangedOrOutsideAZone() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/other/plain", tiled(5000, seed: 1)), 0)
+        XCTAssertEqual(setAttr(m + "/other/plain", pf("evict"), "1"), EINVAL, "outside a ubiquitous zone")
+        XCTAssertEqual(getAttr(m + "/other/plain", pf("ubiquitous")), .value("0"))
+
+        let doc = m + "/Documents/doc.txt"
+        let bytes = tiled(20_000, seed: 2)
+        // Held open from creation: never uploaded while open.
+        let fd = open(doc, O_RDWR | O_CREAT, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertEqual(bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }, bytes.count)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY, "not uploaded (and open)")
+        close(fd)
+        waitUploaded(doc)
+        let reader = open(doc, O_RDONLY)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY, "open")
+        close(reader)
+        XCTAssertEqual(writeBytes(doc, tiled(20_001, seed: 3)), 0)
+        if getAttr(doc, pf("uploaded")) == .value("0") {
+            XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY, "changed since its upload")
+        }
+        XCTAssertTrue(readBytes(doc) == tiled(20_001, seed: 3), "nothing removed")
+        XCTAssertEqual(setAttr(doc, pf("evict"), "2"), EINVAL, "a bad value")
+    }
+
+    func testEvictIsRefusedWhileTheRemoteIsUnusable() throws {
+        // The remote is a regular file: every upload fails, local work goes on.
+        XCTAssertEqual(rmdir(remote), 0)
+        XCTAssertEqual(writeBytes(remote, [1, 2, 3]), 0)
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/a.txt"
+        XCTAssertEqual(writeBytes(doc, tiled(10_000, seed: 4)), 0)
+        XCTAssertTrue(eventually(timeout: 15) { readPurgeLog(fixture.container).contains { $0.reason == "upload-failed" } },
+                      "the failure is in the log")
+        XCTAssertEqual(getAttr(doc, pf("uploaded")), .value("0"))
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY)
+        XCTAssertTrue(readBytes(doc) == tiled(10_000, seed: 4))
+        XCTAssertEqual(writeBytes(fixture.mountpoint + "/Documents/b.txt", [9]), 0, "local work is not blocked")
+    }
+
+    func testAReadOnlyRemoteKeepsFilesLocalAndRefusesEviction() throws {
+        // The remote is a read-only bind mount of a directory: every upload gets EROFS.
+        let writable = fixture.base + "/remote-rw"
+        XCTAssertEqual(mkdir(writable, 0o755), 0)
+        XCTAssertEqual(try Subprocess.run(["mount", "--bind", writable, remote]).status, 0)
+        defer { _ = try? Subprocess.run(["umount", remote]) }
+        XCTAssertEqual(try Subprocess.run(["mount", "-o", "remount,bind,ro", remote]).status, 0)
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/ro.txt"
+        XCTAssertEqual(writeBytes(doc, tiled(10_000, seed: 5)), 0)
+        XCTAssertTrue(eventually(timeout: 15) { readPurgeLog(fixture.container).contains { $0.reason == "upload-failed" } },
+                      "the failure is in the log")
+        XCTAssertEqual(getAttr(doc, pf("uploaded")), .value("0"))
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY)
+        XCTAssertTrue(readBytes(doc) == tiled(10_000, seed: 5))
+        for problem in fixture.unmount() { XCTFail(problem) }
+        XCTAssertEqual(try Subprocess.run(["umount", remote]).status, 0)
+        // Writable again: the pending upload resumes at the next mount.
+        try fixture.mount(options: cloudOptions())
+        waitUploaded(doc)
+        XCTAssertTrue(remoteCopy("Documents/ro.txt") == tiled(10_000, seed: 5))
+    }
+
+    func testDeleteAndRenameReachTheRemote() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        for name in ["keep", "gone", "moved"] {
+            XCTAssertEqual(writeBytes(m + "/Documents/" + name, tiled(9000, seed: UInt64(name.count))), 0)
+        }
+        for name in ["keep", "gone", "moved"] { waitUploaded(m + "/Documents/" + name) }
+        XCTAssertEqual(unlink(m + "/Documents/gone"), 0)
+        XCTAssertEqual(mkdir(m + "/Documents/sub", 0o755), 0)
+        XCTAssertEqual(rename(m + "/Documents/moved", m + "/Documents/sub/renamed"), 0)
+        XCTAssertTrue(eventually(timeout: 10) {
+            remoteCopy("Documents/gone") == nil && remoteCopy("Documents/moved") == nil
+                && remoteCopy("Documents/sub/renamed") == tiled(9000, seed: 5)
+        }, "the remote follows")
+        XCTAssertEqual(getAttr(m + "/Documents/sub/renamed", pf("uploaded")), .value("1"))
+        XCTAssertTrue(remoteCopy("Documents/keep") == tiled(9000, seed: 4))
+    }
+
+    func testAFreshContainerSeesTheRemoteDocumentsNotDownloaded() throws {
+        try fixture.mount(options: cloudOptions())
+        let bytes = tiled(2 * MiB + 5, seed: 11)
+        makeDirectories(fixture.mountpoint, ["Documents/deep"])
+        XCTAssertEqual(writeBytes(fixture.mountpoint + "/Documents/deep/photo", bytes, mode: 0o640), 0)
+        waitUploaded(fixture.mountpoint + "/Documents/deep/photo")
+        for problem in fixture.unmount() { XCTFail(problem) }
+
+        // A second device: an empty container against the same remote.
+        let device = try MountFixture()
+        defer { for problem in device.destroy() { XCTFail("teardown: \(problem)") } }
+        try device.mount(options: cloudOptions())
+        let photo = device.mountpoint + "/Documents/deep/photo"
+        XCTAssertEqual(fileSize(photo), Int64(bytes.count))
+        XCTAssertEqual(getAttr(photo, pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(getAttr(photo, pf("uploaded")), .value("1"))
+        XCTAssertEqual(numberAttr(photo, "allocated"), 0)
+        var status = stat()
+        XCTAssertEqual(stat(photo, &status), 0)
+        XCTAssertEqual(status.st_mode & 0o777, 0o640, "its mode")
+        XCTAssertEqual(setAttr(photo, pf("download"), "1"), 0)
+        XCTAssertTrue(eventually(timeout: 10) { getAttr(photo, pf("download_status")) == .value("current") })
+        XCTAssertTrue(readBytes(photo) == bytes)
+    }
+
+    func testKillDuringAnUploadThenRemountConverges() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        let bytes = tiled(8 * MiB, seed: 21)
+        XCTAssertEqual(writeBytes(m + "/Documents/big", bytes), 0)
+        XCTAssertEqual(writeBytes(m + "/Documents/small", tiled(100, seed: 22)), 0)
+        fixture.killDaemon()  // within the debounce, or during the copy
+        try fixture.mount(options: cloudOptions())
+        waitUploaded(m + "/Documents/big")
+        waitUploaded(m + "/Documents/small")
+        XCTAssertTrue(remoteCopy("Documents/big") == bytes)
+        XCTAssertTrue(readBytes(m + "/Documents/big") == bytes)
+        XCTAssertTrue(remoteCopy("Documents/small") == tiled(100, seed: 22))
+    }
+
+    func testEvictedStateSurvivesKillAndRemount() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        let bytes = tiled(MiB + 1, seed: 31)
+        XCTAssertEqual(writeBytes(m + "/Documents/e", bytes), 0)
+        waitUploaded(m + "/Documents/e")
+        XCTAssertEqual(setAttr(m + "/Documents/e", pf("evict"), "1"), 0)
+        fixture.killDaemon()
+        try fixture.mount(options: cloudOptions())
+        XCTAssertEqual(getAttr(m + "/Documents/e", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(numberAttr(m, "allocated"), 0)
+        XCTAssertTrue(readBytes(m + "/Documents/e") == bytes)
+    }
+
+    func testKillDuringADownloadThenRemountConverges() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        let bytes = tiled(48 * MiB, seed: 51)
+        XCTAssertEqual(writeBytes(m + "/Documents/movie", bytes), 0)
+        waitUploaded(m + "/Documents/movie", timeout: 30)
+        XCTAssertEqual(setAttr(m + "/Documents/movie", pf("evict"), "1"), 0)
+        // A reader in another process opens it (downloading); the daemon dies once data arrives.
+        let reader = try Subprocess.spawn(["cat", m + "/Documents/movie"], stdoutPath: "/dev/null", stderrPath: "/dev/null")
+        eventually(timeout: 30) { backingBlocks("Documents/movie") > 0 || !reader.isRunning }
+        fixture.killDaemon()
+        Subprocess.wait(reader, timeout: 10)
+        try fixture.mount(options: cloudOptions())
+        XCTAssertTrue(readBytes(m + "/Documents/movie") == bytes, "every byte, downloaded again if cut short")
+        XCTAssertTrue(remoteCopy("Documents/movie") == bytes, "the remote copy untouched")
+        XCTAssertEqual(getAttr(m + "/Documents/movie", pf("uploaded")), .value("1"))
+    }
+
+    func testAPartialDownloadLeftByACrashIsNotUploaded() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        let bytes = tiled(MiB, seed: 61)
+        XCTAssertEqual(writeBytes(m + "/Documents/p", bytes), 0)
+        waitUploaded(m + "/Documents/p")
+        XCTAssertEqual(setAttr(m + "/Documents/p", pf("evict"), "1"), 0)
+        for problem in fixture.unmount() { XCTFail(problem) }
+        // What a download killed half way leaves: the same inode, part of the data, a new mtime.
+        let fd = open(fixture.container + "/Documents/p", O_WRONLY)
+        XCTAssertEqual(Array(bytes.prefix(4096)).withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }, 4096)
+        close(fd)
+        try fixture.mount(options: cloudOptions())
+        XCTAssertEqual(getAttr(m + "/Documents/p", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(getAttr(m + "/Documents/p", pf("uploaded")), .value("1"))
+        XCTAssertTrue(readBytes(m + "/Documents/p") == bytes)
+        XCTAssertTrue(remoteCopy("Documents/p") == bytes)
+    }
+
+    func testANewerRemoteVersionShowsAsDownloadedAndComesWithTheNextDownload() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/shared"
+        XCTAssertEqual(writeBytes(doc, tiled(10_000, seed: 81)), 0)
+        waitUploaded(doc)
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("current"))
+        // Another device uploads a new version, the way purgefs does: aside, then renamed into place.
+        let newer = tiled(25_000, seed: 82)
+        XCTAssertEqual(writeBytes(remote + "/incoming/other-device", newer), 0)
+        XCTAssertEqual(rename(remote + "/incoming/other-device", remote + "/files/Documents/shared"), 0)
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("downloaded"))
+        XCTAssertTrue(readBytes(doc) == tiled(10_000, seed: 81), "the local copy stays until it is downloaded again")
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        // Its size changes with it: the kernel learns that from a notice of its own, so poll.
+        XCTAssertTrue(eventually(timeout: 5) { readBytes(doc) == newer }, "the next download brings the newer version")
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("current"))
+        XCTAssertEqual(getAttr(doc, pf("uploaded")), .value("1"))
+        XCTAssertEqual(fileSize(doc), Int64(newer.count))
+    }
+
+    func testTouchingAnEvictedFileDownloadsItFirst() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/t"
+        let bytes = tiled(300_000, seed: 71)
+        XCTAssertEqual(writeBytes(doc, bytes), 0)
+        waitUploaded(doc)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        XCTAssertEqual(utimes(doc, nil), 0)
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("current"))
+        waitUploaded(doc)
+        XCTAssertTrue(remoteCopy("Documents/t") == bytes, "the remote never gets a hole")
+        XCTAssertTrue(readBytes(doc) == bytes)
+    }
+
+    func testAnOpenWaitsForAHungRemoteOnlyABoundedTime() throws {
+        // The daemon's deadline for an open's download, from its environment.
+        setenv("PURGEFS_DOWNLOAD_TIMEOUT", "1", 1)
+        defer { unsetenv("PURGEFS_DOWNLOAD_TIMEOUT") }
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/hung"
+        XCTAssertEqual(writeBytes(doc, tiled(5000, seed: 91)), 0)
+        waitUploaded(doc)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        // A FIFO in place of the remote copy: opening it blocks until a writer comes, like a hung server.
+        let copy = remote + "/files/Documents/hung"
+        XCTAssertEqual(unlink(copy), 0)
+        XCTAssertEqual(mkfifo(copy, 0o644), 0)
+        XCTAssertEqual(open(doc, O_RDONLY), -1)
+        XCTAssertEqual(errno, EIO)
+        XCTAssertTrue(readPurgeLog(fixture.container).contains { $0.reason == "download-failed" && $0.path == "Documents/hung" })
+        // The server "answers" with nothing: the transfer fails, the file stays evicted.
+        let writer = open(copy, O_WRONLY)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        close(writer)
+        XCTAssertTrue(eventually(timeout: 10) {
+            readPurgeLog(fixture.container).filter { $0.reason == "download-failed" }.count >= 2
+        }, "the background transfer ends and says why")
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(numberAttr(doc, "allocated"), 0)
+    }
+
+    func testOpeningAnEvictedFileWithoutItsRemoteCopyIsAnIOError() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/lost"
+        XCTAssertEqual(writeBytes(doc, tiled(5000, seed: 41)), 0)
+        waitUploaded(doc)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        XCTAssertEqual(unlink(remote + "/files/Documents/lost"), 0)
+        XCTAssertEqual(open(doc, O_RDONLY), -1)
+        XCTAssertEqual(errno, EIO)
+        XCTAssertTrue(readPurgeLog(fixture.container).contains { $0.reason == "download-failed" && $0.path == "Documents/lost" })
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("not_downloaded"))
+    }
+}
+
+/// `optimize_storage`: uploaded documents are evicted, least recently used
+/// first, when nothing purgeable is left, by the monitor and before a write
+/// gets `ENOSPC`.
+final class CloudOptimizeStorageTests: CloudTestCase {
+    override func prepareContainer() throws {
+        makeDirectories(fixture.container, ["Documents", "other"])
+        XCTAssertEqual(mkdir(remote, 0o755), 0)
+    }
+
+    /// Two uploaded 4 MiB documents, `old` used less recently than `recent`.
+    func uploadTwo() {
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/Documents/recent", tiled(4 * MiB, seed: 1)), 0)
+        XCTAssertEqual(writeBytes(m + "/Documents/old", tiled(4 * MiB, seed: 2)), 0)
+        waitUploaded(m + "/Documents/recent")
+        waitUploaded(m + "/Documents/old")
+        XCTAssertTrue(touchByReading(m + "/Documents/old"))
+        XCTAssertTrue(touchByReading(m + "/Documents/recent"))
+    }
+
+    func testTheMonitorEvictsLeastRecentlyUsedDocumentsUnderPressure() throws {
+        try fixture.mount(options: cloudOptions(["optimize_storage", "capacity=32M", "low=3M", "high=5M"]))
+        uploadTwo()
+        let m = fixture.mountpoint
+        XCTAssertEqual(setAttr(m, pf("capacity"), "10M"), 0, "squeeze: 2 MiB available, below low")
+        XCTAssertTrue(eventually(timeout: 10) { getAttr(m + "/Documents/old", pf("download_status")) == .value("not_downloaded") })
+        XCTAssertTrue(eventually(timeout: 5) { (numberAttr(m, "available") ?? 0) >= 5 << 20 })
+        XCTAssertEqual(getAttr(m + "/Documents/recent", pf("download_status")), .value("current"), "only as much as needed")
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path)" },
+                       ["monitor Documents/old"])
+        XCTAssertTrue(readBytes(m + "/Documents/old") == tiled(4 * MiB, seed: 2), "downloads again when room is made")
+    }
+
+    func testAWriteEvictsBeforeENOSPC() throws {
+        try fixture.mount(options: cloudOptions(["optimize_storage", "capacity=12M", "low=0", "high=0"]))
+        uploadTwo()
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/other/new", tiled(6 * MiB, seed: 3)), 0, "fits once a document is evicted")
+        XCTAssertEqual(getAttr(m + "/Documents/old", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(getAttr(m + "/Documents/recent", pf("download_status")), .value("current"))
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path)" },
+                       ["write Documents/old"])
+    }
+
+    func testADownloadThatDoesNotFitEvictsAnotherDocument() throws {
+        try fixture.mount(options: cloudOptions(["optimize_storage", "capacity=12M", "low=0", "high=0"]))
+        uploadTwo()
+        let m = fixture.mountpoint
+        XCTAssertEqual(setAttr(m + "/Documents/old", pf("evict"), "1"), 0)
+        XCTAssertEqual(writeBytes(m + "/other/filler", tiled(7 * MiB, seed: 4)), 0, "7 of the 8 MiB left")
+        XCTAssertTrue(readBytes(m + "/Documents/old") == tiled(4 * MiB, seed: 2), "room made by evicting the other")
+        XCTAssertEqual(getAttr(m + "/Documents/recent", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path)" },
+                       ["manual Documents/old", "write Documents/recent"])
+    }
+
+    func testWithoutOptimizeStorageNothingIsEvicted() throws {
+        try fixture.mount(options: cloudOptions(["capacity=12M", "low=0", "high=0"]))
+        uploadTwo()
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/other/new", tiled(6 * MiB, seed: 3)), ENOSPC)
+        XCTAssertEqual(getAttr(m + "/Documents/old", pf("download_status")), .value("current"))
+        XCTAssertTrue(readPurgeLog(fixture.container).filter { $0.action == "evict" }.isEmpty)
+    }
+}
