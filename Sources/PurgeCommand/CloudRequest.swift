@@ -15,25 +15,7 @@ enum CloudRequest {
             : "Starts downloading PATH, an evicted file in a ubiquitous zone of a purgefs mount with "
                 + "cloud=DIR, in the background; user.purgefs.download_status becomes current when it is done. "
                 + "Sets user.purgefs.download to 1, like setfattr -n user.purgefs.download -v 1 PATH."
-        return """
-            Usage: purgefs \(verb) PATH
-
-            \(TextLayout.paragraph(description))
-
-            Flags:
-            \(TextLayout.row("-h, --help", "show this help"))
-            """
-    }
-
-    static func parse(_ arguments: [String], command: String, help: String) throws(CommandExit) -> String {
-        try ParsedArguments(arguments, command: command, help: help).onePath("PATH", command: command)
-    }
-
-    /// The canonical path, which must be inside a purgefs mount.
-    static func resolve(_ argument: String) throws(CommandExit) -> String {
-        let location = try MountLocation.find(argument)
-        try location.requireOnPurgefs()
-        return location.path
+        return PathInMount.help(command: verb, description: description)
     }
 
     static func request(_ attribute: PurgeAttribute, on path: String, _ access: AttributeAccess) throws(CommandExit) {

@@ -11,11 +11,11 @@ struct EvictCommand: Subcommand {
     private(set) var path = ""
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        pathArgument = try CloudRequest.parse(arguments, command: Self.name, help: Self.help)
+        pathArgument = try PathInMount.parse(arguments, command: Self.name, help: Self.help)
     }
 
     mutating func validate() throws(CommandExit) {
-        path = try CloudRequest.resolve(pathArgument)
+        path = try PathInMount.resolve(pathArgument)
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {

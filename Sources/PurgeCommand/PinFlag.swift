@@ -14,26 +14,7 @@ enum PinFlag {
             : "Unpins PATH, a file or directory inside a purgefs mount, so that its files may be purged again "
                 + "(unless a directory above it is pinned too). Sets user.purgefs.pinned to 0, like "
                 + "setfattr -n user.purgefs.pinned -v 0 PATH."
-        return """
-            Usage: purgefs \(verb) PATH
-
-            \(TextLayout.paragraph(description))
-
-            Flags:
-            \(TextLayout.row("-h, --help", "show this help"))
-            """
-    }
-
-    /// The path argument of `pin`/`unpin`.
-    static func parse(_ arguments: [String], command: String, help: String) throws(CommandExit) -> String {
-        try ParsedArguments(arguments, command: command, help: help).onePath("PATH", command: command)
-    }
-
-    /// The canonical path, which must be inside a purgefs mount.
-    static func resolve(_ argument: String) throws(CommandExit) -> String {
-        let location = try MountLocation.find(argument)
-        try location.requireOnPurgefs()
-        return location.path
+        return PathInMount.help(command: verb, description: description)
     }
 
     static func set(_ pinned: Bool, on path: String, _ access: AttributeAccess) throws(CommandExit) {
