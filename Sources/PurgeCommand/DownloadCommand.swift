@@ -1,21 +1,17 @@
 import PurgeCore
 
 /// `purgefs download PATH`.
-struct DownloadCommand: Subcommand {
+struct DownloadCommand: PathInMountCommand {
     static let name = "download"
     static let abstract = "Download an evicted cloud document in the background"
     static var help: String { CloudRequest.help(evict: false) }
 
-    var pathArgument: String
+    let pathArgument: String
     var access = AttributeAccess.live
-    private(set) var path = ""
+    var path = ""
 
-    init(parsing arguments: [String]) throws(CommandExit) {
-        pathArgument = try PathInMount.parse(arguments, command: Self.name, help: Self.help)
-    }
-
-    mutating func validate() throws(CommandExit) {
-        path = try PathInMount.resolve(pathArgument)
+    init(pathArgument: String) {
+        self.pathArgument = pathArgument
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {

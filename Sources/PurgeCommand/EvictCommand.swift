@@ -1,21 +1,17 @@
 import PurgeCore
 
 /// `purgefs evict PATH`.
-struct EvictCommand: Subcommand {
+struct EvictCommand: PathInMountCommand {
     static let name = "evict"
     static let abstract = "Drop the local data of an uploaded cloud document"
     static var help: String { CloudRequest.help(evict: true) }
 
-    var pathArgument: String
+    let pathArgument: String
     var access = AttributeAccess.live
-    private(set) var path = ""
+    var path = ""
 
-    init(parsing arguments: [String]) throws(CommandExit) {
-        pathArgument = try PathInMount.parse(arguments, command: Self.name, help: Self.help)
-    }
-
-    mutating func validate() throws(CommandExit) {
-        path = try PathInMount.resolve(pathArgument)
+    init(pathArgument: String) {
+        self.pathArgument = pathArgument
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {

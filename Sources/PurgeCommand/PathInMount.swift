@@ -1,9 +1,31 @@
 import PurgeCore
 import PurgeSys
 
-/// What the commands acting on one path inside a purgefs mount share
-/// (`pin`, `unpin`, `evict`, `download`): their help's shape, their one
-/// argument, and the check that the path is on a purgefs mount.
+/// A command that acts on one path inside a purgefs mount (`pin`, `unpin`,
+/// `evict`, `download`): it takes one PATH and checks, before running,
+/// that the path is on a purgefs mount. Conformers give their name, help
+/// and `run`; parsing and validation are shared here.
+protocol PathInMountCommand: Subcommand {
+    var pathArgument: String { get }
+    /// The canonical path, set by `validate()`.
+    var path: String { get set }
+    init(pathArgument: String)
+}
+
+extension PathInMountCommand {
+    init(parsing arguments: [String]) throws(CommandExit) {
+        self.init(pathArgument: try ParsedArguments(arguments, command: Self.name, help: Self.help)
+            .onePath("PATH", command: Self.name))
+    }
+
+    mutating func validate() throws(CommandExit) {
+        let location = try MountLocation.find(pathArgument)
+        try location.requireOnPurgefs()
+        path = location.path
+    }
+}
+
+/// The help text shape those commands share.
 enum PathInMount {
     static func help(command: String, description: String) -> String {
         """
@@ -14,17 +36,5 @@ enum PathInMount {
         Flags:
         \(TextLayout.row("-h, --help", "show this help"))
         """
-    }
-
-    /// The PATH argument.
-    static func parse(_ arguments: [String], command: String, help: String) throws(CommandExit) -> String {
-        try ParsedArguments(arguments, command: command, help: help).onePath("PATH", command: command)
-    }
-
-    /// The canonical path, which must be inside a purgefs mount.
-    static func resolve(_ argument: String) throws(CommandExit) -> String {
-        let location = try MountLocation.find(argument)
-        try location.requireOnPurgefs()
-        return location.path
     }
 }
