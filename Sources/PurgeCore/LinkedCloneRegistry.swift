@@ -24,6 +24,7 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
         /// A backing being replaced by `backing` (its primary was modified):
         /// members still linked to it are moved over at the next mount.
         public var retiring: EntryID?
+        public var isRetiring: Bool { retiring != nil }
     }
 
     public struct Member: Equatable, Sendable {
@@ -84,6 +85,7 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
     /// Records `anchor` as a new clone of the data in `backing`, named
     /// `name`; the group is made when `backing` has none yet.
     public mutating func add(anchor: EntryID, named name: Name, backing: EntryID, handle: (Int32, [UInt8])) {
+        remove(anchor)
         let group: UInt64
         if let known = byBacking[backing] {
             group = known
@@ -92,15 +94,17 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
             groups[group] = Group(backing: backing, handleType: handle.0, handle: handle.1, content: group, retiring: nil)
             byBacking[backing] = group
         }
-        if let old = members[anchor] { unindex(anchor, old) }
+        if let holder = byName[name] { unname(holder) }
         let member = Member(group: group, order: newID(), parent: name.parent, name: name.name)
         members[anchor] = member
         index(anchor, member)
     }
 
-    /// A member's name moved (rename through the mount).
+    /// A member's name moved (rename through the mount); a member that held
+    /// the new name loses it.
     public mutating func move(_ id: EntryID, to name: Name) {
         guard var member = members[id] else { return }
+        if let holder = byName[name], holder != id { unname(holder) }
         unindex(id, member)
         member.parent = name.parent
         member.name = name.name
@@ -123,13 +127,14 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
         unindex(id, member)
         if !members.values.contains(where: { $0.group == member.group }), let group = groups.removeValue(forKey: member.group) {
             byBacking[group.backing] = nil
+            if let retiring = group.retiring { byBacking[retiring] = nil }
         }
     }
 
     /// The group's data moves to a new backing (its primary is about to be modified).
     public mutating func replaceBacking(of group: UInt64, with backing: EntryID, handle: (Int32, [UInt8])) {
         guard var record = groups[group] else { return }
-        byBacking[record.backing] = nil
+        // Names still linked to the retiring backing stay members until moved.
         record.retiring = record.backing
         record.backing = backing
         record.handleType = handle.0
@@ -140,7 +145,9 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
 
     /// Every member has been moved to the new backing.
     public mutating func retired(_ group: UInt64) {
-        groups[group]?.retiring = nil
+        guard let retiring = groups[group]?.retiring else { return }
+        groups[group]!.retiring = nil
+        byBacking[retiring] = nil
     }
 
     private mutating func index(_ id: EntryID, _ member: Member) {
@@ -182,6 +189,7 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
                 let backing = EntryID(device: device, inode: inode)
                 groups[id] = Group(backing: backing, handleType: type, handle: handle, content: content, retiring: retiring)
                 byBacking[backing] = id
+                if let retiring { byBacking[retiring] = id }
             } else if f.count == 8, f[0] == "member", let device = UInt64(f[1]), let inode = UInt64(f[2]),
                       let group = UInt64(f[3]), let order = UInt64(f[4]), let parentDevice = UInt64(f[5]),
                       let parentInode = UInt64(f[6]), let name = Hex.decode(f[7]), groups[group] != nil {
@@ -193,6 +201,11 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
                 return nil
             }
         }
+        // Identifiers handed out later never repeat a stored one.
+        let used = groups.keys.max().map { $0 + 1 } ?? 0
+        let orders = members.values.map(\.order).max().map { $0 + 1 } ?? 0
+        let contents = groups.values.map(\.content).max().map { $0 + 1 } ?? 0
+        next = max(next, used, orders, contents)
     }
 }
 

@@ -131,6 +131,8 @@ extension CloudTier {
     /// Makes the file a hole of the same size and times, records it evicted
     /// and logs it. Called holding `transfers`. Returns the bytes freed.
     private func dropData(of file: FileDescriptor, path: String, status: stat, reason: String) throws(Errno) -> UInt64 {
+        // Data a linked clone shares is other files' too.
+        guard !filesystem.state.linked.isShared(backing: EntryID(status)) else { throw Errno.busy }
         let freed = UInt64(status.st_blocks) * 512
         try file.truncate(to: 0)
         try file.truncate(to: Int64(status.st_size))
@@ -144,7 +146,7 @@ extension CloudTier {
             manifest.records[path] = record
             saveManifest()
         }
-        filesystem.state.noteResized(after)
+        filesystem.state.noteResized(after, id: EntryID(after))
         tellKernel(after)
         logCloud(path: path, bytes: freed, size: UInt64(status.st_size), reason: reason, action: "evict")
         return freed
@@ -296,11 +298,11 @@ extension CloudTier {
                 try? file.truncate(to: 0)
                 try? file.truncate(to: Int64(status.st_size))
                 try? file.setTimes(access: status.st_atim, modification: status.st_mtim)
-                if let after = try? file.status() { filesystem.state.noteResized(after) }
+                if let after = try? file.status() { filesystem.state.noteResized(after, id: EntryID(after)) }
                 throw error == .noSpace ? Errno.noSpace : Errno.ioError
             }
             let after = try file.status()
-            filesystem.state.noteResized(after)
+            filesystem.state.noteResized(after, id: EntryID(after))
             lock.withLock {
                 manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false, remote: remoteStatus)
                 saveManifest()

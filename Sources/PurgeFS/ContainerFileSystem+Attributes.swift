@@ -33,7 +33,7 @@ extension ContainerFileSystem {
         }
         let inode = inodes.inode(id)
         if inode.isSymbolicLink { throw Errno.noData }
-        return try inode.withDescriptor { (file) throws(Errno) in try file.extendedAttribute(name, into: buffer) }
+        return try withAttributeHolder(inode) { (file) throws(Errno) in try file.extendedAttribute(name, into: buffer) }
     }
 
     func setExtendedAttribute(
@@ -43,7 +43,7 @@ extension ContainerFileSystem {
         switch PurgeAttribute.parse(String(cString: name)) {
         case .foreign:
             if inode.isSymbolicLink { throw Errno.notPermitted }
-            try inode.withDescriptor { (file) throws(Errno) in try file.setExtendedAttribute(name, value: value, flags: flags) }
+            try withAttributeHolder(inode) { (file) throws(Errno) in try file.setExtendedAttribute(name, value: value, flags: flags) }
         case .unknown:
             throw Errno.invalidArgument
         case .known(let attribute):
@@ -56,7 +56,7 @@ extension ContainerFileSystem {
     func listExtendedAttributes(of id: NodeID, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         let inode = inodes.inode(id)
         if inode.isSymbolicLink { return 0 }
-        let names = try inode.withDescriptor { (file) throws(Errno) -> [UInt8] in
+        let names = try withAttributeHolder(inode) { (file) throws(Errno) -> [UInt8] in
             var names = [UInt8](repeating: 0, count: max(try file.listExtendedAttributes(into: .init(start: nil, count: 0)), 1))
             let count = try names.withUnsafeMutableBytes { raw in
                 Result { () throws(Errno) -> Int in try file.listExtendedAttributes(into: raw) }
@@ -81,7 +81,7 @@ extension ContainerFileSystem {
         switch PurgeAttribute.parse(String(cString: name)) {
         case .foreign:
             if inode.isSymbolicLink { throw Errno.noData }
-            try inode.withDescriptor { (file) throws(Errno) in try file.removeExtendedAttribute(name) }
+            try withAttributeHolder(inode) { (file) throws(Errno) in try file.removeExtendedAttribute(name) }
         case .unknown:
             throw Errno.noData
         case .known(let attribute):
@@ -116,7 +116,7 @@ extension ContainerFileSystem {
     func checkAccess(_ id: NodeID, mask: Int32, caller: CallerIdentity) throws(Errno) {
         let inode = inodes.inode(id)
         if mask == F_OK { return }  // it exists: the kernel just looked it up
-        try inode.withDescriptor { (file) throws(Errno) in
+        try withAttributeHolder(inode) { (file) throws(Errno) in
             try caller.perform { () throws(Errno) in try file.checkAccess(mask) }
         }
     }

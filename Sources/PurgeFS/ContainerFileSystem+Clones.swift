@@ -13,12 +13,20 @@ extension ContainerFileSystem {
         from source: OpenFile, at sourceOffset: Int64, to destination: OpenFile, at offset: Int64,
         length: Int, flags: UInt32
     ) -> Int? {
-        guard state.clones.reflinks, sourceOffset == 0, offset == 0, flags == 0,
+        guard state.clones.reflinks || state.linked.makesClones, sourceOffset == 0, offset == 0, flags == 0,
               source.inode.isRegularFile, destination.inode.isRegularFile, source.inode.key != destination.inode.key,
               let sourceStatus = try? source.descriptor.status(), let destinationStatus = try? destination.descriptor.status(),
               sourceStatus.st_size > 0, destinationStatus.st_size == 0, UInt64(length) >= UInt64(sourceStatus.st_size)
         else { return nil }
         // A clone costs no capacity: nothing to reserve.
+        if !state.clones.reflinks {
+            guard cloud?.isUbiquitous(source.inode) != true, cloud?.isUbiquitous(destination.inode) != true,
+                  state.linked.clone(source, into: destination, filesystem: self)
+            else { return nil }
+            state.noteUsed(source.inode.key)
+            state.noteUsed(destination.inode.key)
+            return Int(sourceStatus.st_size)
+        }
         do {
             try state.clones.clone(source.descriptor, source.inode.key, into: destination.descriptor, destination.inode.key, state: state)
         } catch {
@@ -39,16 +47,6 @@ extension ContainerFileSystem {
         guard shared > 0, length > 0 else { return 0 }
         // A range not aligned to blocks touches one more.
         let need = min((UInt64(length) + 4095) / 4096 * 4096 + 4096, shared)
-        for _ in 0..<8 {
-            switch state.room(for: need) {
-            case .granted(let amount):
-                return amount
-            case .noSpace:
-                throw Errno.noSpace
-            case .purgeFirst(let bytes):
-                if purger.purge(.bytes(bytes), reason: .write) == 0 { throw Errno.noSpace }
-            }
-        }
-        throw Errno.noSpace
+        return try makeRoom(bytes: need)
     }
 }

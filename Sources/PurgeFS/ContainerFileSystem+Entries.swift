@@ -23,14 +23,24 @@ extension ContainerFileSystem {
             | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW) != 0
         if touchesContent { try cloud?.beginOpen(inode) }
         defer { if touchesContent { cloud?.endOpen(inode) } }
-        return try inode.withDescriptor { (file) throws(Errno) -> stat in
-            try setAttributes(of: inode, through: file, to: new, changing: fields, handle: handle)
+        // A clone given a new size gets data of its own first.
+        if fields & FUSE_SET_ATTR_SIZE != 0 {
+            if let handle { try prepareToModify(handle) } else {
+                try state.linked.breakAway(inode, keepingData: new.st_size > 0, filesystem: self)
+            }
         }
+        if fields & FUSE_SET_ATTR_SIZE != 0 {
+            try inode.withDescriptor { (file) throws(Errno) in try truncate(inode, file, to: new.st_size, through: handle) }
+        }
+        try withAttributeHolder(inode) { (file) throws(Errno) in
+            try setAttributes(through: file, to: new, changing: fields)
+        }
+        return try attributes(of: inode)
     }
 
-    private func setAttributes(
-        of inode: Inode, through file: FileDescriptor, to new: stat, changing fields: Int32, handle: OpenFile?
-    ) throws(Errno) -> stat {
+    /// Mode, owner and times (the size is set apart: a clone's data and its
+    /// attributes live in different inodes).
+    private func setAttributes(through file: FileDescriptor, to new: stat, changing fields: Int32) throws(Errno) {
         if fields & FUSE_SET_ATTR_MODE != 0 {
             try file.changeMode(new.st_mode & 0o7777)
         }
@@ -38,9 +48,6 @@ extension ContainerFileSystem {
         let setsGroup = fields & FUSE_SET_ATTR_GID != 0
         if setsUser || setsGroup {
             try file.changeOwner(user: setsUser ? new.st_uid : uid_t.max, group: setsGroup ? new.st_gid : gid_t.max)
-        }
-        if fields & FUSE_SET_ATTR_SIZE != 0 {
-            try truncate(inode, file, to: new.st_size, through: handle)
         }
         let setsAccess = fields & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW) != 0
         let setsModification = fields & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW) != 0
@@ -51,7 +58,6 @@ extension ContainerFileSystem {
                 : fields & FUSE_SET_ATTR_MTIME != 0 ? new.st_mtim : TimeSpec.omit
             try file.setTimes(access: access, modification: modification)
         }
-        return visible(try file.status())
     }
 
     /// Truncation may grow the file: it makes room first, like a write.
@@ -64,7 +70,7 @@ extension ContainerFileSystem {
         let reserved = try makeRoom(for: inode, upTo: end)
         defer { state.release(reserved) }
         try file.truncateThroughPath(to: Int64(size))
-        if let status = try? file.status() { state.noteResized(status) }
+        if let status = try? file.status() { state.noteResized(status, id: inode.key) }
     }
 
     func readSymbolicLink(_ id: NodeID) throws(Errno) -> [CChar] {
@@ -93,6 +99,10 @@ extension ContainerFileSystem {
 
     func makeHardLink(to id: NodeID, parent: NodeID, name: CName) throws(Errno) -> fuse_entry_param {
         let file = inodes.inode(id)
+        // A clone's names are its own: one more name needs data of its own.
+        if file.isRegularFile && state.linked.isMember(file.key) {
+            try state.linked.breakAway(file, keepingData: true, filesystem: self)
+        }
         return try creating(name, in: parent) { (directory) throws(Errno) in
             try file.withDescriptor { (source) throws(Errno) in try source.link(as: name, in: directory) }
         }
@@ -106,7 +116,7 @@ extension ContainerFileSystem {
         return try locks.withLocks(directory.key) { () throws(Errno) -> fuse_entry_param in
             try directory.withDescriptor { (descriptor) throws(Errno) in try make(descriptor) }
             let entry = try lookUp(name, in: directory)
-            state.noteCreated(entry.attr, name: name, in: directory.key)
+            state.noteCreated(entry.attr, id: inodes.inode(NodeID(entry.ino)).key, name: name, in: directory.key)
             return entry
         }
     }
@@ -117,9 +127,10 @@ extension ContainerFileSystem {
         try locks.withLocks(directory.key) { () throws(Errno) in
             try directory.withDescriptor { (descriptor) throws(Errno) in
                 let child = try? descriptor.status(of: name)
+                let id = child.map { state.identity(of: $0, name: name, in: directory.key) }
                 try descriptor.unlink(name, directory: isDirectory)
-                if let child {
-                    state.noteRemoved(child, from: directory.key)
+                if let child, let id {
+                    state.noteRemoved(child, id: id, from: directory.key)
                     cloud?.noteRemoved(child, name: name, from: directory.key)
                 }
             }
@@ -161,16 +172,30 @@ extension ContainerFileSystem {
                 }
             }
             guard let moving else { return }
-            if let replaced, EntryID(replaced) == EntryID(moving) { return }  // two names of one file: nothing moved
-            if let replaced {
+            let movingID = state.identity(of: moving, name: name, in: source.key)
+            let replacedID = replaced.map { state.identity(of: $0, name: newName, in: destination.key) }
+            if let replaced, EntryID(replaced) == EntryID(moving) {
+                // Two names of one backing file: rename(2) did nothing. Two names
+                // of one file, so nothing moved; but a clone and the file it
+                // shares data with are two files, and the moved one takes the name.
+                guard replacedID != movingID, !renameFlags.contains(.exchange) else {
+                    if replacedID != movingID, let replacedID {
+                        state.noteMoved(replaced, id: replacedID, from: destination.key, to: source.key, newName: name)
+                        state.noteMoved(moving, id: movingID, from: source.key, to: destination.key, newName: newName)
+                    }
+                    return
+                }
+                try source.withDescriptor { (from) throws(Errno) in try from.unlink(name) }
+            }
+            if let replaced, let replacedID {
                 if renameFlags.contains(.exchange) {
-                    state.noteMoved(replaced, from: destination.key, to: source.key, newName: name)
+                    state.noteMoved(replaced, id: replacedID, from: destination.key, to: source.key, newName: name)
                 } else {
-                    state.noteRemoved(replaced, from: destination.key)
+                    state.noteRemoved(replaced, id: replacedID, from: destination.key)
                     cloud?.noteRemoved(replaced, name: newName, from: destination.key)
                 }
             }
-            state.noteMoved(moving, from: source.key, to: destination.key, newName: newName)
+            state.noteMoved(moving, id: movingID, from: source.key, to: destination.key, newName: newName)
             cloud?.noteMoved(moving, name: name, from: source.key, newName: newName, in: destination.key)
         }
     }

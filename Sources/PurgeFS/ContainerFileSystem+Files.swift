@@ -1,5 +1,6 @@
 import CFuse
 import Glibc
+import PurgeCore
 import PurgeSys
 
 /// Operations on open files.
@@ -11,8 +12,16 @@ extension ContainerFileSystem {
         let inode = inodes.inode(id)
         try cloud?.beginOpen(inode)  // an evicted file is downloaded first
         defer { cloud?.endOpen(inode) }
-        let descriptor = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: Self.backingFlags(flags)) }
-        let file = try OpenFile(descriptor: descriptor, inode: inode)
+        // Truncating a clone: it gets a file of its own first, with nothing copied.
+        if flags & O_TRUNC != 0 { try state.linked.breakAway(inode, keepingData: false, filesystem: self) }
+        // A writer of shared data reads it, read-only, until its first write.
+        let readOnly = OpenFile.writes(flags) && inode.isShared
+        let opened = readOnly ? Self.readOnly(flags) : Self.backingFlags(flags)
+        let descriptor = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: opened) }
+        let file = try OpenFile(descriptor: descriptor, inode: inode, flags: Self.backingFlags(flags))
+        if file.isProtected && !readOnly, let stand = try? inode.withDescriptor({ (path) throws(Errno) in try path.reopen(flags: Self.readOnly(flags)) }) {
+            file.repoint(to: stand, protecting: true)  // shared since we looked
+        }
         if inode.isRegularFile {
             state.noteOpened(inode.key)
             if flags & O_TRUNC != 0 { noteFigures(of: file) }
@@ -30,9 +39,9 @@ extension ContainerFileSystem {
                 try Self.openCreating(name, in: parent, mode: mode, flags: flags, caller: caller)
             }
             do throws(Errno) {
-                let entry = try self.entry(for: try file.reopen(flags: OpenFlags.path))
+                let entry = try self.entry(for: try file.reopen(flags: OpenFlags.path), name: name, in: directory)
                 if created {
-                    state.noteCreated(entry.attr, name: name, in: directory.key)
+                    state.noteCreated(entry.attr, id: inodes.inode(NodeID(entry.ino)).key, name: name, in: directory.key)
                     cloud?.noteCreated(entry.attr, name: name, in: directory.key)
                 }
                 return (entry, file, created)
@@ -43,7 +52,8 @@ extension ContainerFileSystem {
         }
         let inode = inodes.inode(NodeID(entry.ino))
         let open: OpenFile
-        do { open = try OpenFile(descriptor: file, inode: inode) } catch {
+        let made = created ? LinkedCloneRegistry.Name(parent: directory.key, name: LinkedClones.bytes(name)) : nil
+        do { open = try OpenFile(descriptor: file, inode: inode, flags: Self.backingFlags(flags), createdAs: made) } catch {
             file.closeQuietly()
             throw error
         }
@@ -94,6 +104,7 @@ extension ContainerFileSystem {
     func allocate(_ file: OpenFile, mode: Int32, offset: Int64, length: Int64) throws(Errno) {
         // Only a plain allocation grows the file; KEEP_SIZE and punching do not change its size.
         let end = mode == 0 ? UInt64(offset + length) : 0
+        try prepareToModify(file)
         try growing(file, upTo: end) { () throws(Errno) in
             try file.descriptor.allocate(mode: mode, offset: offset, length: length)
         }
@@ -110,6 +121,7 @@ extension ContainerFileSystem {
         if let cloned = cloneWhole(from: source, at: sourceOffset, to: destination, at: offset, length: length, flags: flags) {
             return cloned
         }
+        try prepareToModify(destination)
         let copied = try growing(destination, upTo: UInt64(offset) + UInt64(length)) { () throws(Errno) -> Int in
             try destination.descriptor.copyRange(
                 from: source.descriptor, sourceOffset: sourceOffset, offset: offset, length: length, flags: flags)
@@ -121,5 +133,16 @@ extension ContainerFileSystem {
 
     private static func backingFlags(_ flags: Int32) -> Int32 {
         flags & ~(OpenFlags.direct | O_NOCTTY)
+    }
+
+    private static func readOnly(_ flags: Int32) -> Int32 {
+        backingFlags(flags) & ~(O_ACCMODE | O_TRUNC | O_CREAT | O_EXCL) | O_RDONLY
+    }
+
+    /// A file about to be modified through `file` gets data of its own if
+    /// it shares any (a linked clone), and its writable descriptor back.
+    func prepareToModify(_ file: OpenFile) throws(Errno) {
+        guard file.isProtected || file.inode.isShared else { return }
+        try state.linked.breakAway(file.inode, keepingData: true, filesystem: self)
     }
 }

@@ -11,9 +11,19 @@ extension ContainerFileSystem {
     /// Reserves room for `inode` to grow to `end` bytes; returns the amount
     /// reserved, to be released once the ledger has the new size.
     func makeRoom(for inode: Inode, upTo end: UInt64) throws(Errno) -> UInt64 {
+        try makeRoom { state.room(for: inode.key, upTo: end) }
+    }
+
+    /// Reserves room for `need` more bytes (a clone's data copied when it
+    /// breaks), purging first; `ENOSPC` only when nothing purgeable is left.
+    func makeRoom(bytes need: UInt64) throws(Errno) -> UInt64 {
+        try makeRoom { state.room(for: need) }
+    }
+
+    private func makeRoom(asking room: () -> ContainerState.Room) throws(Errno) -> UInt64 {
         // Each round purges, or evicts one document (optimize_storage); a bounded number of rounds.
         for _ in 0..<64 {
-            switch state.room(for: inode.key, upTo: end) {
+            switch room() {
             case .granted(let amount):
                 return amount
             case .noSpace:
@@ -52,7 +62,7 @@ extension ContainerFileSystem {
 
     /// Records the file's size and allocation after a change.
     func noteFigures(of file: OpenFile) {
-        if let status = try? file.descriptor.status() { state.noteResized(status) }
+        if let status = try? file.descriptor.status() { state.noteResized(status, id: file.inode.key) }
     }
 
     /// `write_buf`: returns bytes written.
@@ -60,6 +70,7 @@ extension ContainerFileSystem {
         let length = fuse_buf_size(data)
         // Data still in the kernel's pipe cannot be written twice.
         let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
+        try prepareToModify(file)
         let breaking = try makeRoomForBreak(file, length: length)
         defer { state.release(breaking) }
         let written = try growing(file, upTo: UInt64(offset) + UInt64(length), retryable: inMemory) { () throws(Errno) -> Int in

@@ -68,28 +68,48 @@ final class ContainerFileSystem: Sendable {
         let descriptor = try directory.withDescriptor { (parent) throws(Errno) in
             try FileDescriptor.open(name, in: parent, flags: OpenFlags.path | O_NOFOLLOW)
         }
-        return try entry(for: descriptor)
+        return try entry(for: descriptor, name: name, in: directory)
     }
 
-    /// Counts a reference to the file open at `descriptor` (which the table
-    /// takes over) and describes it for the kernel.
-    func entry(for descriptor: FileDescriptor) throws(Errno) -> fuse_entry_param {
+    /// Counts a reference to the file `name` in `directory`, open at
+    /// `descriptor` (which the table takes over), and describes it for the kernel.
+    func entry(for descriptor: FileDescriptor, name: CName, in directory: Inode) throws(Errno) -> fuse_entry_param {
         let status: stat
         do { status = try descriptor.status() } catch {
             descriptor.closeQuietly()
             throw error
         }
-        let inode = inodes.remember(descriptor: descriptor, status: status)
+        let key = state.identity(of: status, name: name, in: directory.key)
+        let (inode, isNew) = inodes.remember(descriptor: descriptor, status: status, key: key)
+        if isNew && state.linked.sharesData(key) { _ = inode.share(protectingWriters: false) }
         var entry = fuse_entry_param()
         entry.ino = inode.id.rawValue
-        entry.attr = visible(status)
+        entry.attr = present(status, of: inode)
         entry.attr_timeout = timeouts.attributes
         entry.entry_timeout = timeouts.entries
         return entry
     }
 
     func attributes(of id: NodeID) throws(Errno) -> stat {
-        visible(try inodes.inode(id).withDescriptor { (file) throws(Errno) in try file.status() })
+        try attributes(of: inodes.inode(id))
+    }
+
+    func attributes(of inode: Inode) throws(Errno) -> stat {
+        present(try inode.withDescriptor { (file) throws(Errno) in try file.status() }, of: inode)
+    }
+
+    /// What the mount shows of `inode`, whose backing file has `status`.
+    func present(_ status: stat, of inode: Inode) -> stat {
+        state.linked.present(visible(status), as: inode.key)
+    }
+
+    /// Runs `body` with the descriptor holding `inode`'s mode, owner, times
+    /// and extended attributes: its own, or a linked clone's anchor.
+    func withAttributeHolder<T>(_ inode: Inode, _ body: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T {
+        if inode.isRegularFile && state.linked.isMember(inode.key) {
+            return try state.linked.withAnchor(inode.key, body)
+        }
+        return try inode.withDescriptor(body)
     }
 
     /// Attributes as seen through the mount: the directory holding the hidden

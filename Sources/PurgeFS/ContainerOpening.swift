@@ -25,11 +25,12 @@ struct ContainerOpening {
         var zones = ZoneSet(paths: options.purgeableZones)
         for problem in zones.resolve(from: prepared.root) { Self.say(problem) }
 
+        let linkedClones = LinkedClones.load(from: directory)
         let showProgress = isatty(2) == 1
         var leftovers = CloneLeftovers()
         var scan = ContainerScan(
             root: prepared.root, hidden: prepared.hidden, zones: Set(zones.directories.values), flags: flags,
-            recency: recency.load())
+            recency: recency.load(), linkedClones: linkedClones)
         scan.progress = { count in
             if showProgress { Self.say("indexing \(container): \(count) entries", ending: "\r") }
         }
@@ -49,10 +50,11 @@ struct ContainerOpening {
         for id in flags.entries.keys where !ledger.contains(id) { liveFlags.remove(id) }
         state = ContainerState(
             ledger: ledger, names: names, model: CapacityModel(options: options), counters: counters, flags: liveFlags,
-            zones: zones, backing: prepared.root, stateDirectory: directory)
+            zones: zones, backing: prepared.root, stateDirectory: directory, linkedClones: linkedClones)
         if liveFlags != flags { state.flagsChanged = true }
         state.saveFlagsIfChanged()
         state.clones.settleAll(state: state)
+        state.linked.reconcile(state: state, root: prepared.root)
         // Start the session with the journal folded into one snapshot.
         recency.compact(state)
     }

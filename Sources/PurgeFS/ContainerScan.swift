@@ -16,6 +16,8 @@ struct ContainerScan {
     let zones: Set<EntryID>
     let flags: StoredFlags
     let recency: RecencySnapshot?
+    /// Clones sharing a backing inode, told apart by their names.
+    var linkedClones = LinkedCloneRegistry()
     /// Called every `progressInterval` entries with the count so far.
     var progress: (Int) -> Void = { _ in }
     var progressInterval = 100_000
@@ -41,7 +43,7 @@ struct ContainerScan {
             if count % progressInterval == 0 { progress(count) }
             let parent = EntryID(visit.parent)
             if let hidden, hidden.parent == parent, hidden.hides(visit.name) { return false }
-            let id = EntryID(visit.status)
+            let id = identity(of: visit.status, name: visit.name, in: parent)
             do {
                 switch visit.status.st_mode & S_IFMT {
                 case S_IFDIR:
@@ -76,6 +78,15 @@ struct ContainerScan {
         progress(count)
         if let recency { ledger.restoreRecency(recency) }
         return (ledger, names)
+    }
+
+    /// A linked clone's identity is its anchor's; any other file's is its own.
+    private func identity(of status: stat, name: CName, in parent: EntryID) -> EntryID {
+        let own = EntryID(status)
+        guard status.st_nlink > 1, status.st_mode & S_IFMT == S_IFREG, !linkedClones.isEmpty,
+              linkedClones.group(backedBy: own) != nil
+        else { return own }
+        return linkedClones.member(named: .init(parent: parent, name: LinkedClones.bytes(name))) ?? own
     }
 
     private func apply(_ stored: StoredFlags.Flags, to id: EntryID, in ledger: inout Ledger) throws(PurgeCoreError) {

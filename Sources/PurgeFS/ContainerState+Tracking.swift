@@ -8,8 +8,8 @@ import PurgeSys
 /// behind the mount's back): that is logged, never fatal, and the next mount
 /// starts from a fresh walk.
 extension ContainerState {
-    func noteCreated(_ status: stat, name: CName, in parent: EntryID) {
-        let id = EntryID(status)
+    /// `id`: the identity of the inode the new entry was handed out with.
+    func noteCreated(_ status: stat, id: EntryID, name: CName, in parent: EntryID) {
         switch status.st_mode & S_IFMT {
         case S_IFREG:
             track { (ledger, _) throws(PurgeCoreError) in
@@ -30,8 +30,8 @@ extension ContainerState {
         }
     }
 
-    func noteRemoved(_ status: stat, from parent: EntryID) {
-        let id = EntryID(status)
+    /// `id`: the file's identity, taken before the name went (`identity(of:)`).
+    func noteRemoved(_ status: stat, id: EntryID, from parent: EntryID) {
         switch status.st_mode & S_IFMT {
         case S_IFREG:
             track { (ledger, _) throws(PurgeCoreError) in
@@ -39,6 +39,7 @@ extension ContainerState {
                 forgetFlagsIfGone(id, in: ledger)
             }
             clones.forgetIfGone(id, state: self)
+            linked.removed(id, backing: EntryID(status), state: self)
         case S_IFDIR:
             track { (ledger, names) throws(PurgeCoreError) in
                 try ledger.removeDirectory(id)
@@ -51,10 +52,11 @@ extension ContainerState {
         }
     }
 
-    func noteMoved(_ status: stat, from parent: EntryID, to newParent: EntryID, newName: CName) {
+    /// `id`: the file's identity, taken before the move (`identity(of:)`).
+    func noteMoved(_ status: stat, id: EntryID, from parent: EntryID, to newParent: EntryID, newName: CName) {
         let kind = status.st_mode & S_IFMT
         guard kind == S_IFREG || kind == S_IFDIR else { return }
-        let id = EntryID(status)
+        if kind == S_IFREG { linked.moved(id, to: .init(parent: newParent, name: LinkedClones.bytes(newName))) }
         track { (ledger, names) throws(PurgeCoreError) in
             try ledger.move(id, from: parent, to: newParent)
             if kind == S_IFDIR {
@@ -64,9 +66,9 @@ extension ContainerState {
         }
     }
 
-    func noteResized(_ status: stat) {
+    /// The file `id` (whose backing file now has `status`) changed size or data.
+    func noteResized(_ status: stat, id: EntryID) {
         guard status.st_mode & S_IFMT == S_IFREG else { return }
-        let id = EntryID(status)
         if clones.changed(id, state: self) { return }
         track { (ledger, _) throws(PurgeCoreError) in
             try ledger.update(id, size: UInt64(status.st_size), allocated: Self.allocated(status))
@@ -86,6 +88,12 @@ extension ContainerState {
             forgetFlagsIfGone(id, in: ledger)
         }
         clones.forgetIfGone(id, state: self)
+        linked.forgetIfGone(id, state: self)
+    }
+
+    /// The identity of `name` in `parent`, whose backing file has `status`.
+    func identity(of status: stat, name: CName, in parent: EntryID) -> EntryID {
+        linked.identity(of: status, parent: parent, name: name)
     }
 
     func noteUsed(_ id: EntryID) {

@@ -25,12 +25,15 @@ final class ContainerState: @unchecked Sendable {
     let stateDirectory: StateDirectory
     /// Clone groups and their charges (its own lock, taken before this one).
     let clones: CloneBook
+    /// Clones on a backing filesystem without reflinks (its own lock, taken before this one).
+    let linked: LinkedClones
 
     /// The backing filesystem, for its real size and free space.
     let backing: FileDescriptor
 
     init(ledger: Ledger, names: DirectoryNames, model: CapacityModel, counters: PurgeCounters, flags: StoredFlags,
-         zones: ZoneSet, backing: FileDescriptor, stateDirectory: StateDirectory) {
+         zones: ZoneSet, backing: FileDescriptor, stateDirectory: StateDirectory,
+         linkedClones: LinkedCloneRegistry = LinkedCloneRegistry()) {
         self.stateDirectory = stateDirectory
         self.ledger = ledger
         self.names = names
@@ -40,6 +43,7 @@ final class ContainerState: @unchecked Sendable {
         self.zones = zones
         self.backing = backing
         self.clones = CloneBook(directory: stateDirectory, root: backing)
+        self.linked = LinkedClones(registry: linkedClones, directory: stateDirectory, root: backing, reflinks: clones.reflinks)
     }
 
     /// Runs `body` with exclusive access to the ledger and directory names.

@@ -13,6 +13,11 @@ import Synchronization
 /// file handle is kept instead, and the descriptor reopened from it on the
 /// next use. An inode in use, open, or on a filesystem without file handles
 /// keeps its descriptor.
+///
+/// `key` is the file's identity for the kernel and the ledger, and never
+/// changes. Its backing inode is the same file, except for a clone on a
+/// backing filesystem without reflinks (`LinkedClones`), which reads data
+/// shared with other files until its first modification re-points it.
 final class Inode: Sendable {
     let id: NodeID
     let key: EntryID
@@ -20,6 +25,7 @@ final class Inode: Sendable {
     let fileType: mode_t
     private let pool: DescriptorPool
     private let slot: Mutex<Slot>
+    private let files = Mutex<OpenFiles>(OpenFiles())
 
     private struct Slot {
         /// The descriptor, or -1 while evicted.
@@ -29,14 +35,30 @@ final class Inode: Sendable {
         var lastUse: UInt64 = 0
         /// Taken at the first eviction.
         var handle: FileHandle?
+        /// The backing file's identity, which a reopened handle must have.
+        var backing: EntryID
+        /// Descriptors replaced while in use, closed when the users are done.
+        var retired: [Int32] = []
     }
 
-    init(id: NodeID, descriptor: FileDescriptor, key: EntryID, fileType: mode_t, pool: DescriptorPool) {
+    /// The files open on this inode, and whether its data is shared with
+    /// other files (then none of them holds a writable descriptor).
+    private struct OpenFiles {
+        var files: [WeakOpenFile] = []
+        var writers = 0
+        var shared = false
+    }
+
+    private struct WeakOpenFile {
+        weak var file: OpenFile?
+    }
+
+    init(id: NodeID, descriptor: FileDescriptor, key: EntryID, backing: EntryID, fileType: mode_t, pool: DescriptorPool) {
         self.id = id
         self.key = key
         self.fileType = fileType
         self.pool = pool
-        self.slot = Mutex(Slot(descriptor: descriptor.rawValue, lastUse: pool.tick()))
+        self.slot = Mutex(Slot(descriptor: descriptor.rawValue, lastUse: pool.tick(), backing: backing))
         pool.opened()
     }
 
@@ -58,16 +80,16 @@ final class Inode: Sendable {
 
     private func acquire() throws(Errno) -> FileDescriptor {
         let tick = pool.tick()
-        let (current, handle): (Int32, FileHandle?) = slot.withLock { slot in
+        let (current, handle, backing): (Int32, FileHandle?, EntryID) = slot.withLock { slot in
             if slot.descriptor >= 0 {
                 slot.users += 1
                 slot.lastUse = tick
             }
-            return (slot.descriptor, slot.handle)
+            return (slot.descriptor, slot.handle, slot.backing)
         }
         if current >= 0 { return FileDescriptor(rawValue: current) }
         guard let handle else { throw Errno.badFileDescriptor }  // evicted without a handle: a bug
-        let reopened = try pool.reopen(handle, expecting: key)
+        let reopened = try pool.reopen(handle, expecting: backing)
         let (descriptor, duplicate): (Int32, Bool) = slot.withLock { slot in
             slot.users += 1
             slot.lastUse = tick
@@ -80,8 +102,82 @@ final class Inode: Sendable {
     }
 
     private func release() {
-        slot.withLock { $0.users -= 1 }
+        let retired: [Int32] = slot.withLock { slot in
+            slot.users -= 1
+            guard slot.users == 0, !slot.retired.isEmpty else { return [] }
+            defer { slot.retired = [] }
+            return slot.retired
+        }
+        for descriptor in retired { FileDescriptor(rawValue: descriptor).closeQuietly() }
     }
+
+    /// The backing file's identity (the key, but for a linked clone).
+    var backing: EntryID { slot.withLock { $0.backing } }
+
+    /// Points the inode at another backing file: `descriptor` (`O_PATH`, taken
+    /// over) of identity `backing`. Users of the old descriptor finish with it.
+    func repoint(to descriptor: FileDescriptor, backing: EntryID) {
+        let (old, closeNow): (Int32, Bool) = slot.withLock { slot in
+            let old = slot.descriptor
+            slot.descriptor = descriptor.rawValue
+            slot.backing = backing
+            slot.handle = nil
+            if old >= 0 && slot.users > 0 { slot.retired.append(old); return (old, false) }
+            return (old, old >= 0)
+        }
+        if old < 0 { pool.opened() }
+        if closeNow { FileDescriptor(rawValue: old).closeQuietly() }
+    }
+
+    // MARK: Open files
+
+    /// Registers `file`; returns whether it may hold a writable descriptor
+    /// (not while the inode's data is shared), counting it as a writer then.
+    func admit(_ file: OpenFile, writing: Bool) -> Bool {
+        files.withLock { state in
+            state.files.removeAll { $0.file == nil }
+            state.files.append(WeakOpenFile(file: file))
+            guard writing, !state.shared else { return false }
+            state.writers += 1
+            return true
+        }
+    }
+
+    /// A writer that held a writable descriptor is done with it.
+    func dismissWriter() {
+        files.withLock { $0.writers -= 1 }
+    }
+
+    /// A protected file may now hold a writable descriptor: counts it as a
+    /// writer, unless the data is shared again.
+    func admitWriter() -> Bool {
+        files.withLock { state in
+            guard !state.shared else { return false }
+            state.writers += 1
+            return true
+        }
+    }
+
+    /// Marks the data shared. With writers open: false (nothing changed)
+    /// unless `protectingWriters`, when the writers' files are returned,
+    /// no longer counted, for the caller to re-point at read-only descriptors.
+    func share(protectingWriters: Bool) -> [OpenFile]? {
+        files.withLock { state in
+            if state.writers > 0 && !protectingWriters { return nil }
+            state.shared = true
+            state.writers = 0
+            return state.files.compactMap(\.file).filter(\.isWritable)
+        }
+    }
+
+    func unshare() {
+        files.withLock { $0.shared = false }
+    }
+
+    var isShared: Bool { files.withLock { $0.shared } }
+
+    /// Files open on this inode now.
+    var openFiles: [OpenFile] { files.withLock { $0.files.compactMap(\.file) } }
 
     /// Takes `descriptor` (a fresh one of the same identity) if this inode's
     /// was evicted; returns whether it did.
@@ -125,7 +221,8 @@ final class Inode: Sendable {
     }
 
     deinit {
-        let descriptor = slot.withLock { $0.descriptor }
+        let (descriptor, retired) = slot.withLock { ($0.descriptor, $0.retired) }
+        for old in retired { FileDescriptor(rawValue: old).closeQuietly() }
         if descriptor >= 0 {
             FileDescriptor(rawValue: descriptor).closeQuietly()
             pool.closed()

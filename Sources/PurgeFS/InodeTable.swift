@@ -32,7 +32,7 @@ final class InodeTable: Sendable {
     init(root descriptor: FileDescriptor, status: stat, pool: DescriptorPool) {
         self.pool = pool
         let key = EntryID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-        let root = Inode(id: .root, descriptor: descriptor, key: key, fileType: status.st_mode & S_IFMT, pool: pool)
+        let root = Inode(id: .root, descriptor: descriptor, key: key, backing: key, fileType: status.st_mode & S_IFMT, pool: pool)
         _ = try? root.pin()  // the root's descriptor is never evicted
         storage.withLock { table in
             table.byID[.root] = Entry(inode: root, lookups: 1 << 62)
@@ -50,11 +50,11 @@ final class InodeTable: Sendable {
         return inode
     }
 
-    /// Counts one more reference to the backing file open at `descriptor`
-    /// with attributes `status`. If the file is known already, the new
-    /// descriptor is closed and the known inode returned.
-    func remember(descriptor: FileDescriptor, status: stat) -> Inode {
-        let key = EntryID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    /// Counts one more reference to the file `key` (the backing file's own
+    /// identity but for a linked clone) whose backing file is open at
+    /// `descriptor` with attributes `status`. If the file is known already,
+    /// the new descriptor is closed and the known inode returned.
+    func remember(descriptor: FileDescriptor, status: stat, key: EntryID) -> (inode: Inode, isNew: Bool) {
         let (inode, duplicate) = storage.withLock { table -> (Inode, Bool) in
             if let id = table.byKey[key] {
                 table.byID[id]!.lookups += 1
@@ -62,7 +62,7 @@ final class InodeTable: Sendable {
             }
             let id = NodeID(table.nextID)
             table.nextID += 1
-            let inode = Inode(id: id, descriptor: descriptor, key: key, fileType: status.st_mode & S_IFMT, pool: pool)
+            let inode = Inode(id: id, descriptor: descriptor, key: key, backing: EntryID(status), fileType: status.st_mode & S_IFMT, pool: pool)
             table.byID[id] = Entry(inode: inode, lookups: 1)
             table.byKey[key] = id
             return (inode, false)
@@ -71,7 +71,7 @@ final class InodeTable: Sendable {
         // names the file now under this identity, even if the old one is gone.
         if duplicate && !inode.adopt(descriptor) { descriptor.closeQuietly() }
         if pool.isOverBudget { evictIdleDescriptors() }
-        return inode
+        return (inode, !duplicate)
     }
 
     /// Drops `count` references; erases the entry at zero (its descriptor
@@ -97,6 +97,11 @@ final class InodeTable: Sendable {
     /// The node the kernel knows the backing file `id` by, if it knows it.
     func node(for id: EntryID) -> NodeID? {
         storage.withLock { $0.byKey[id] }
+    }
+
+    /// The inode of file `id`, if the kernel knows it.
+    func existing(_ id: EntryID) -> Inode? {
+        storage.withLock { table in table.byKey[id].flatMap { table.byID[$0]?.inode } }
     }
 
     /// Closes the descriptors of the least recently used idle inodes until

@@ -124,9 +124,10 @@ final class Purger: Sendable {
             return
         }
         defer { directory.closeQuietly() }
-        var wanted: [UInt64: Int] = [:]
+        // By the inode number listings show: a linked clone's is its shared data's.
+        var wanted: [UInt64: [Int]] = [:]
         for index in indices where victims[index].file.device == directoryID.device {
-            wanted[victims[index].file.inode] = index
+            wanted[state.linked.listedInode(of: victims[index].file), default: []].append(index)
         }
         // The tree lock keeps directories from moving (in or out of a zone)
         // while this one's victims are checked and removed.
@@ -135,22 +136,26 @@ final class Purger: Sendable {
             let path = state.read { _, names in names.path(of: directoryID) } ?? "?"
             let stream = try DirectoryStream(directory)
             while !wanted.isEmpty, let entry = try stream.next() {
-                guard let index = wanted[entry.inode] else { continue }
-                let victim = victims[index]
-                guard let status = try? directory.status(of: entry.name), status.st_mode & S_IFMT == S_IFREG,
-                      EntryID(status) == victim.file
+                guard let candidates = wanted[entry.inode],
+                      let status = try? directory.status(of: entry.name), status.st_mode & S_IFMT == S_IFREG
                 else { continue }
+                let id = state.identity(of: status, name: entry.name, in: directoryID)
+                guard let index = candidates.first(where: { victims[$0].file == id }) else { continue }
+                let victim = victims[index]
+                let handled = { wanted[entry.inode]!.removeAll { $0 == index }; if wanted[entry.inode]!.isEmpty { wanted[entry.inode] = nil } }
                 // More links than the ledger knows: the file has names outside
-                // the container, whose data a truncation would destroy.
-                if victim.action == .truncate && Int(status.st_nlink) > victim.directories.count {
+                // the container, whose data a truncation would destroy; so has
+                // data a linked clone shares.
+                if victim.action == .truncate
+                    && (Int(status.st_nlink) > victim.directories.count || state.linked.isShared(backing: EntryID(status))) {
                     refused.insert(index)
-                    wanted[entry.inode] = nil
+                    handled()
                     continue
                 }
                 if !approved.contains(index) {
                     guard !refused.contains(index), state.read({ ledger, _ in ledger.canPurge(victim) }) else {
                         refused.insert(index)
-                        wanted[entry.inode] = nil
+                        handled()
                         continue
                     }
                     approved.insert(index)
@@ -163,7 +168,7 @@ final class Purger: Sendable {
                 } else {
                     refused.insert(index)
                 }
-                wanted[entry.inode] = nil
+                handled()
             }
           }
         }
@@ -198,6 +203,7 @@ final class Purger: Sendable {
             state.recordPurge(victim, removedFrom: names.map(\.directory), complete: complete)
             // A purged clone: the rest of its group is charged anew.
             _ = state.clones.changed(victim.file, state: state)
+            state.linked.purged(victim.file, state: state)
             let path = names[0].path
             if complete {
                 outcome.freed += victim.bytes

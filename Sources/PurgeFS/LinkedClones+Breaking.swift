@@ -1,0 +1,212 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Breaking a linked clone: before a file that shares its data is modified
+/// (written, truncated, allocated, hard-linked), it gets data of its own.
+///
+/// - A *member* gets a copy in its anchor, which is then renamed over its
+///   name: the anchor is the member's identity, so nothing else changes.
+///   Killed before the rename, the member still shares (the anchor's partial
+///   copy is never read); after it, the next mount sees the anchor under the
+///   name and forgets the member.
+/// - The *primary* keeps its backing inode (its identity); its data is copied
+///   to a new backing in the anchor directory, the registry is saved saying
+///   so, and every member's name is moved over to it. Killed in between, the
+///   next mount finishes the move (the data is the same: the primary is
+///   written only once the break is done).
+///
+/// The copy asks for room first, like any write (purging, `ENOSPC` when
+/// nothing purgeable is left); a break that fails leaves both files as they were.
+extension LinkedClones {
+    /// Gives `inode` data of its own if it shares any. `keepingData` false:
+    /// it is about to be truncated to nothing, so nothing is copied.
+    func breakAway(_ inode: Inode, keepingData: Bool, filesystem fs: ContainerFileSystem) throws(Errno) {
+        guard inode.isRegularFile, isActive || inode.isShared else { return }
+        try breakLock.withLock { () throws(Errno) in
+            if !sharesData(inode.key) {
+                inode.unshare()
+            } else if isMember(inode.key) {
+                try breakMember(inode, keepingData: keepingData, filesystem: fs)
+            } else {
+                try breakPrimary(inode, filesystem: fs)
+            }
+        }
+        for file in inode.openFiles { try file.unprotect() }
+    }
+
+    // MARK: A member
+
+    private func breakMember(_ inode: Inode, keepingData: Bool, filesystem fs: ContainerFileSystem) throws(Errno) {
+        guard let anchors else { throw Errno.ioError }
+        let id = inode.key
+        let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
+        let reserved = keepingData ? try fs.makeRoom(bytes: size) : 0
+        defer { fs.state.release(reserved) }
+        guard let member = lock.withLock({ registry.members[id] }) else { return }
+        let anchorName = LinkedCloneRegistry.anchorName(of: id)
+        let anchor = try FileDescriptor.open(anchorName, in: anchors, flags: O_RDWR | O_NOFOLLOW)
+        defer { anchor.closeQuietly() }
+        guard EntryID(try anchor.status()) == id else { throw Errno(ESTALE) }
+        if keepingData {
+            try fill(anchor, from: inode)
+        } else {
+            try anchor.truncate(to: 0)
+        }
+        if member.name.isEmpty {
+            // No name to take over (unlinked, still open): the anchor name goes.
+            try anchors.unlink(anchorName)
+        } else {
+            try fs.locks.withLocks(member.parent) { () throws(Errno) in
+                guard lock.withLock({ registry.members[id] }) == member,
+                      let chain = fs.state.read({ _, names in names.components(of: member.parent) })
+                else { throw Errno(EAGAIN) }
+                let directory = try DirectoryNames.open(chain, from: fs.root)
+                defer { directory.closeQuietly() }
+                try anchors.rename(anchorName, to: Self.cName(member.name), in: directory)
+            }
+        }
+        lock.withLock {
+            registry.remove(id)
+            sharedBytes[id] = nil
+            save()
+            settle(member.group, state: fs.state)
+        }
+        inode.repoint(to: try anchor.reopen(flags: OpenFlags.path), backing: id)
+        inode.unshare()
+        reopenReaders(of: inode)
+        let status = try anchor.status()
+        do {
+            try fs.state.withLedger { (ledger, _) throws(PurgeCoreError) in
+                try ledger.update(id, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
+            }
+        } catch {
+            Diagnostics.note("accounting drifted from the backing store: \(error)")
+        }
+    }
+
+    /// Copies the inode's data into `anchor`, keeping the anchor's times
+    /// (the member's); on failure the anchor is emptied again.
+    private func fill(_ anchor: FileDescriptor, from inode: Inode) throws(Errno) {
+        let times = try anchor.status()
+        let data = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_RDONLY) }
+        defer { data.closeQuietly() }
+        do throws(Errno) {
+            try anchor.truncate(to: 0)
+            try Self.copy(data, into: anchor)
+            try anchor.setTimes(access: times.st_atim, modification: times.st_mtim)
+        } catch {
+            try? anchor.truncate(to: 0)
+            throw error
+        }
+    }
+
+    /// Copies all of `source` into the empty `destination`, in the kernel.
+    static func copy(_ source: FileDescriptor, into destination: FileDescriptor) throws(Errno) {
+        let size = Int64(try source.status().st_size)
+        var offset: Int64 = 0
+        while offset < size {
+            let copied = try destination.copyRange(
+                from: source, sourceOffset: offset, offset: offset, length: Int(min(size - offset, 1 << 30)))
+            if copied == 0 { throw Errno.ioError }  // the source shrank under us
+            offset += Int64(copied)
+        }
+    }
+
+    /// Read-only open files of a re-pointed inode read its new backing file;
+    /// protected ones get theirs from `unprotect` once the break is over.
+    private func reopenReaders(of inode: Inode) {
+        for file in inode.openFiles where !file.isWritable {
+            if let readOnly = try? inode.withDescriptor({ (path) throws(Errno) in try path.reopen(flags: file.flags) }) {
+                file.repoint(to: readOnly, protecting: false)
+            }
+        }
+    }
+
+    // MARK: The primary
+
+    private func breakPrimary(_ inode: Inode, filesystem fs: ContainerFileSystem) throws(Errno) {
+        guard let anchors else { throw Errno.ioError }
+        let old = inode.key
+        guard let group = lock.withLock({ registry.group(backedBy: old) }) else { return }
+        let data = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_RDONLY) }
+        defer { data.closeQuietly() }
+        let status = try data.status()
+        let reserved = try fs.makeRoom(bytes: UInt64(status.st_size))
+        defer { fs.state.release(reserved) }
+
+        // The new backing, whole and durable before the registry names it.
+        let newName = "z\(old.inode)"
+        try? anchors.unlink(newName)
+        let copy = try FileDescriptor.open(newName, in: anchors, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode: status.st_mode & 0o7777)
+        defer { copy.closeQuietly() }
+        do throws(Errno) {
+            try Self.copy(data, into: copy)
+            try copy.changeOwner(user: status.st_uid, group: status.st_gid)
+            try copy.sync()
+        } catch {
+            try? anchors.unlink(newName)
+            throw error
+        }
+        let backing = EntryID(try copy.status())
+        let handle = try FileHandle(of: copy)
+        lock.withLock {
+            registry.replaceBacking(of: group, with: backing, handle: handle.stored)
+            save()
+        }
+        try moveMembers(of: group, from: old, to: copy, filesystem: fs)
+        lock.withLock {
+            registry.retired(group)
+            save()
+            settle(group, state: fs.state)
+        }
+        try? anchors.unlink(newName)
+        inode.unshare()
+        do {
+            try fs.state.withLedger { (ledger, _) throws(PurgeCoreError) in
+                guard ledger.contains(old) else { return }
+                try ledger.update(old, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
+            }
+        } catch {
+            Diagnostics.note("accounting drifted from the backing store: \(error)")
+        }
+    }
+
+    /// Links every member's name of `group` still on `old` to `backing`, and
+    /// points their inodes and open files at it (read-only: they still share).
+    func moveMembers(of group: UInt64, from old: EntryID, to backing: FileDescriptor, filesystem fs: ContainerFileSystem) throws(Errno) {
+        let backingID = EntryID(try backing.status())
+        for id in lock.withLock({ registry.members(of: group) }) {
+            if let member = lock.withLock({ registry.members[id] }), !member.name.isEmpty {
+                try fs.locks.withLocks(member.parent) { () throws(Errno) in
+                    // Renamed or unlinked meanwhile: its new name is on `old` still, or it is gone.
+                    guard lock.withLock({ registry.members[id] }) == member,
+                          let chain = fs.state.read({ _, names in names.components(of: member.parent) })
+                    else { return }
+                    let directory = try DirectoryNames.open(chain, from: fs.root)
+                    defer { directory.closeQuietly() }
+                    try Self.relink(Self.cName(member.name), in: directory, from: old, to: backing)
+                }
+            }
+            guard let inode = fs.inodes.existing(id) else { continue }
+            inode.repoint(to: try backing.reopen(flags: OpenFlags.path), backing: backingID)
+            for file in inode.openFiles {
+                if let readOnly = try? backing.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }
+            }
+        }
+    }
+
+    /// Makes `name` in `directory`, now a link of `old`, a link of `backing`:
+    /// a temporary link renamed over it, so the name never goes missing.
+    static func relink(_ name: [CChar], in directory: FileDescriptor, from old: EntryID, to backing: FileDescriptor) throws(Errno) {
+        guard let status = try? directory.status(of: name), EntryID(status) == old else { return }
+        let temporary = CloneLeftovers.prefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        try backing.link(as: temporary, in: directory)
+        do throws(Errno) {
+            try directory.rename(temporary, to: name, in: directory)
+        } catch {
+            try? directory.unlink(temporary)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Making a linked clone: `destination`, empty and just made by its opener
+/// (as `cp` makes it), becomes one more name of `source`'s backing inode,
+/// and its own empty inode becomes its anchor.
+///
+/// Order, so that `kill -9` at any point leaves every name reading its own
+/// content: the registry is saved first; then the empty inode gets its anchor
+/// name; then a temporary name (`.purgefs-clone.*`, removed at mount) links
+/// the source's data beside the destination and is renamed over it. Until
+/// that rename the destination is its empty self (the next mount forgets the
+/// member); after it, a clone.
+extension LinkedClones {
+    /// Returns false when this is no case for a linked clone: the caller copies.
+    func clone(_ source: OpenFile, into destination: OpenFile, filesystem fs: ContainerFileSystem) -> Bool {
+        guard makesClones, let name = destination.createdAs,
+              source.inode.isRegularFile, destination.inode.isRegularFile
+        else { return false }
+        do {
+            return try breakLock.withLock { () throws(Errno) -> Bool in
+                try fs.locks.withLocks(name.parent) { () throws(Errno) -> Bool in
+                    try link(source, into: destination, as: name, filesystem: fs)
+                }
+            }
+        } catch {
+            Diagnostics.note("cannot make a linked clone (copying instead): \(error)")
+            return false
+        }
+    }
+
+    private func link(
+        _ source: OpenFile, into destination: OpenFile, as name: LinkedCloneRegistry.Name, filesystem fs: ContainerFileSystem
+    ) throws(Errno) -> Bool {
+        guard let anchors,
+              let chain = fs.state.read({ _, names in names.components(of: name.parent) })
+        else { return false }
+        let directory = try DirectoryNames.open(chain, from: fs.root)
+        defer { directory.closeQuietly() }
+        let anchorID = destination.inode.key
+        let data = try source.inode.withDescriptor { (path) throws(Errno) in try path.duplicate() }
+        defer { data.closeQuietly() }
+        let dataStatus = try data.status()
+        let backing = EntryID(dataStatus)
+        // The destination is still the empty file its opener made, under its name.
+        let found = try directory.status(of: Self.cName(name.name))
+        guard EntryID(found) == anchorID, destination.inode.backing == anchorID, found.st_size == 0, found.st_nlink == 1,
+              dataStatus.st_mode & S_IFMT == S_IFREG, dataStatus.st_size > 0, dataStatus.st_dev == found.st_dev,
+              lock.withLock({ registry.groups.values.allSatisfy { $0.retiring != backing } })
+        else { return false }
+
+        // No writer of the source may keep a writable descriptor from now on.
+        let sourceWasShared = source.inode.isShared
+        guard source.inode.share(protectingWriters: false) != nil else { return false }
+        let handle = try FileHandle(of: data)
+        lock.withLock {
+            registry.add(anchor: anchorID, named: name, backing: backing, handle: handle.stored)
+            save()
+        }
+        let anchorName = LinkedCloneRegistry.anchorName(of: anchorID)
+        let temporary = CloneLeftovers.prefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        do throws(Errno) {
+            try destination.inode.withDescriptor { (path) throws(Errno) in try path.link(as: anchorName, in: anchors) }
+            try data.link(as: temporary, in: directory)
+            try directory.rename(temporary, to: Self.cName(name.name), in: directory)
+        } catch {
+            try? directory.unlink(temporary)
+            if (try? anchors.status(of: anchorName)).map(EntryID.init) == anchorID { try? anchors.unlink(anchorName) }
+            lock.withLock {
+                registry.remove(anchorID)
+                save()
+            }
+            if !sourceWasShared { source.inode.unshare() }
+            throw error
+        }
+
+        // The destination now reads the shared data, read-only.
+        destination.inode.repoint(to: try data.reopen(flags: OpenFlags.path), backing: backing)
+        _ = destination.inode.share(protectingWriters: true)
+        for file in destination.inode.openFiles {
+            if let readOnly = try? data.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }
+        }
+        lock.withLock {
+            guard let group = registry.group(backedBy: backing) else { return }
+            settle(group, state: fs.state)
+        }
+        return true
+    }
+
+    /// A stored name as a C string.
+    static func cName(_ bytes: [UInt8]) -> [CChar] {
+        bytes.map { CChar(bitPattern: $0) } + [0]
+    }
+}

@@ -1,0 +1,309 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+import Synchronization
+
+/// Clones on a backing filesystem without reflinks (ext4): a clone is one
+/// more hard link of the original's backing inode, kept private to purgefs,
+/// with an *anchor* of its own (an empty inode in the state directory's
+/// `clone-anchors`) that holds its identity, mode, owner, times and extended
+/// attributes. See `LinkedCloneRegistry` for the model, and
+/// `LinkedClones+Making`, `+Breaking` and `+Mount` for the changes.
+///
+/// Here: which identity a name of a shared backing inode has, the
+/// attributes a member shows, and the charges that count shared data once.
+///
+/// Lock order: breaks (`breakLock`), then namespace stripes, then this
+/// object's lock, then `ContainerState`'s.
+final class LinkedClones: @unchecked Sendable {
+    let lock = ThreadLock()
+    /// One break at a time: a break copies data outside `lock`.
+    let breakLock = ThreadLock()
+    // Guarded by `lock`.
+    var registry: LinkedCloneRegistry
+    /// Names that share each group's data now (its primary counted when present).
+    var sharers: [UInt64: [EntryID]] = [:]
+    var sharedBytes: [EntryID: UInt64] = [:]
+
+    /// Any group exists: the fast path of every translation reads only this.
+    private let active: Atomic<Bool>
+    let directory: StateDirectory
+    /// The state directory's `clone-anchors`, when it could be opened.
+    let anchors: FileDescriptor?
+    /// The container's root, opened for real (`open_by_handle_at` refuses `O_PATH`).
+    let root: FileDescriptor
+    /// New clones are made: no reflinks, and anchors on the container's filesystem.
+    let makesClones: Bool
+
+    init(registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor, reflinks: Bool) {
+        self.registry = registry
+        self.directory = directory
+        self.root = (try? root.reopen(flags: O_RDONLY | O_DIRECTORY)) ?? root
+        self.active = Atomic(!registry.isEmpty)
+        anchors = Self.openAnchorDirectory(in: directory)
+        let sameDevice = (try? directory.descriptor.status().st_dev) == (try? root.status().st_dev)
+        makesClones = !reflinks && sameDevice && anchors != nil
+    }
+
+    /// The registry stored in `directory`; empty (with a line in the log) when malformed.
+    static func load(from directory: StateDirectory) -> LinkedCloneRegistry {
+        guard let bytes = try? directory.read(LinkedCloneRegistry.fileName) else { return LinkedCloneRegistry() }
+        guard let registry = LinkedCloneRegistry(decoding: bytes) else {
+            Diagnostics.note("state file \(LinkedCloneRegistry.fileName) is malformed; linked clones read as hard links")
+            return LinkedCloneRegistry()
+        }
+        return registry
+    }
+
+    private static func openAnchorDirectory(in directory: StateDirectory) -> FileDescriptor? {
+        let name = LinkedCloneRegistry.anchorDirectory
+        if mkdirat(directory.descriptor.rawValue, name, 0o700) != 0 && errno != EEXIST { return nil }
+        return try? FileDescriptor.open(name, in: directory.descriptor, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+    }
+
+    var isActive: Bool { active.load(ordering: .relaxed) }
+
+    // MARK: Identities
+
+    /// The identity of `name` in `parent`, whose backing file has `status`:
+    /// a member's anchor when the name is a clone sharing a backing inode,
+    /// else the backing file's own.
+    func identity(of status: stat, parent: EntryID, name: CName) -> EntryID {
+        let own = EntryID(status)
+        guard isActive, status.st_mode & S_IFMT == S_IFREG, status.st_nlink > 1 else { return own }
+        let key = LinkedCloneRegistry.Name(parent: parent, name: Self.bytes(name))
+        return lock.withLock {
+            guard registry.group(backedBy: own) != nil else { return own }
+            return registry.member(named: key) ?? own
+        }
+    }
+
+    /// Whether `backing` is a group's shared inode (then its names are told
+    /// apart by `identity`, not by inode number).
+    func isShared(backing: EntryID) -> Bool {
+        isActive && lock.withLock { registry.group(backedBy: backing) != nil }
+    }
+
+    /// Whether `id` is a clone whose identity is its anchor.
+    func isMember(_ id: EntryID) -> Bool {
+        isActive && lock.withLock { registry.members[id] != nil }
+    }
+
+    /// The backing inode number names of `id` have in directory listings.
+    func listedInode(of id: EntryID) -> UInt64 {
+        guard isActive else { return id.inode }
+        return lock.withLock {
+            guard let member = registry.members[id], let group = registry.groups[member.group] else { return id.inode }
+            return group.backing.inode
+        }
+    }
+
+    /// Whether a write to `id` must break it from the data it shares.
+    func sharesData(_ id: EntryID) -> Bool {
+        guard isActive else { return false }
+        return lock.withLock {
+            if let group = registry.group(backedBy: id) { return (sharers[group]?.count ?? 2) > 1 }
+            guard let member = registry.members[id] else { return false }
+            return (sharers[member.group]?.count ?? 2) > 1
+        }
+    }
+
+    // MARK: Attributes
+
+    /// `user.purgefs.content_id` and `shared` of a member or primary.
+    func contentID(of id: EntryID) -> UInt64? {
+        guard isActive else { return nil }
+        return lock.withLock {
+            let group = registry.members[id]?.group ?? registry.group(backedBy: id)
+            guard let group, (sharers[group]?.count ?? 0) > 1, sharers[group]!.contains(id) else { return nil }
+            return registry.groups[group]?.content
+        }
+    }
+
+    func shared(of id: EntryID) -> UInt64? {
+        guard isActive else { return nil }
+        return lock.withLock { sharedBytes[id] }
+    }
+
+    /// What the mount shows for a file with identity `id` whose backing file
+    /// has `status`: a member shows its anchor's identity, mode, owner and
+    /// times with one link; a primary shows its links without the clones'.
+    func present(_ status: stat, as id: EntryID) -> stat {
+        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return status }
+        let (member, clones) = lock.withLock { () -> (Bool, Int) in
+            if registry.members[id] != nil { return (true, 0) }
+            guard let group = registry.group(backedBy: id) else { return (false, 0) }
+            let backing = registry.groups[group]!.backing
+            return (false, backing == id ? registry.members(of: group).filter { !(registry.members[$0]!.name.isEmpty) }.count : 0)
+        }
+        var shown = status
+        if member {
+            shown.st_nlink = 1
+            shown.st_ino = ino_t(id.inode)
+            if let anchor = try? withAnchor(id, { (file) throws(Errno) in try file.status() }) {
+                shown.st_mode = anchor.st_mode
+                shown.st_uid = anchor.st_uid
+                shown.st_gid = anchor.st_gid
+                shown.st_atim = anchor.st_atim
+                shown.st_mtim = anchor.st_mtim
+                shown.st_ctim = anchor.st_ctim
+            }
+        } else if clones > 0 {
+            shown.st_nlink = nlink_t(max(Int(status.st_nlink) - clones, 1))
+        }
+        return shown
+    }
+
+    /// Runs `body` with member `id`'s anchor (`O_PATH`), checked to be it.
+    func withAnchor<T>(_ id: EntryID, _ body: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T {
+        guard let anchors else { throw Errno.noEntry }
+        let file = try FileDescriptor.open(LinkedCloneRegistry.anchorName(of: id), in: anchors, flags: OpenFlags.path | O_NOFOLLOW)
+        defer { file.closeQuietly() }
+        guard EntryID(try file.status()) == id else { throw Errno(ESTALE) }
+        return try body(file)
+    }
+
+    // MARK: Under the lock
+
+    /// Charges a group: the first sharer (the primary when present) is charged
+    /// the data, the others are charged nothing and save it. A group whose
+    /// backing is gone, or that no member is left in, is forgotten.
+    func settle(_ group: UInt64, state: ContainerState) {
+        guard let record = registry.groups[group] else {
+            sharers[group] = nil
+            return
+        }
+        let members = registry.members(of: group)
+        guard let status = try? openBacking(record).status() else {
+            Diagnostics.note("linked clone group \(group): its backing file is gone; its members are forgotten")
+            for id in members { forget(id, state: state) }
+            return
+        }
+        let named = members.filter { !registry.members[$0]!.name.isEmpty }.count
+        let primary = Int(status.st_nlink) > named && !record.isRetiring
+        let sharing = (primary ? [record.backing] : []) + members
+        sharers[group] = sharing
+        let allocated = ContainerState.allocated(status)
+        for (index, id) in sharing.enumerated() {
+            let alone = sharing.count == 1
+            sharedBytes[id] = alone ? nil : allocated
+            let charged = index == 0 ? allocated : 0
+            do {
+                try state.withLedger { (ledger, _) throws(PurgeCoreError) in
+                    guard ledger.contains(id) else { return }
+                    try ledger.update(id, size: UInt64(status.st_size), allocated: charged, cloneSavings: allocated - charged)
+                }
+            } catch {
+                Diagnostics.note("accounting drifted from the backing store: \(error)")
+            }
+        }
+    }
+
+    /// Forgets member `id` and removes its anchor; its group is settled again.
+    func forget(_ id: EntryID, state: ContainerState) {
+        guard let member = registry.members[id], let group = registry.groups[member.group] else { return }
+        registry.remove(id)
+        sharedBytes[id] = nil
+        removeAnchor(of: id)
+        save()
+        if registry.groups[member.group] != nil {
+            settle(member.group, state: state)
+            return
+        }
+        // The last clone is gone: a primary left is a plain file again.
+        sharers[member.group] = nil
+        sharedBytes[group.backing] = nil
+        guard let status = try? openBacking(group).status() else { return }
+        do {
+            try state.withLedger { (ledger, _) throws(PurgeCoreError) in
+                guard ledger.contains(group.backing) else { return }
+                try ledger.update(group.backing, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
+            }
+        } catch {
+            Diagnostics.note("accounting drifted from the backing store: \(error)")
+        }
+    }
+
+    func removeAnchor(of id: EntryID) {
+        guard let anchors else { return }
+        let name = LinkedCloneRegistry.anchorName(of: id)
+        guard let status = try? anchors.status(of: name), EntryID(status) == id else { return }
+        try? anchors.unlink(name)
+    }
+
+    func openBacking(_ group: LinkedCloneRegistry.Group) throws(Errno) -> FileDescriptor {
+        let file = try FileHandle(stored: (group.handleType, group.handle)).open(on: root, flags: O_RDONLY)
+        guard let status = try? file.status(), EntryID(status) == group.backing else {
+            file.closeQuietly()
+            throw Errno(ESTALE)
+        }
+        return file
+    }
+
+    func save() {
+        do {
+            try directory.replace(LinkedCloneRegistry.fileName, with: registry.encoded)
+        } catch {
+            Diagnostics.note("cannot save the linked clone registry: \(error)")
+        }
+        active.store(!registry.isEmpty, ordering: .relaxed)
+    }
+
+    static func bytes(_ name: CName) -> [UInt8] {
+        Array(UnsafeRawBufferPointer(start: name, count: strlen(name)))
+    }
+}
+
+/// Following names: renames, unlinks, closes, purges.
+extension LinkedClones {
+    /// A member's name moved.
+    func moved(_ id: EntryID, to name: LinkedCloneRegistry.Name) {
+        guard isActive else { return }
+        lock.withLock {
+            guard registry.members[id] != nil else { return }
+            registry.move(id, to: name)
+            save()
+        }
+    }
+
+    /// A name of `id` (on backing file `backing`) was removed: a member
+    /// loses its name, and is forgotten once closed; a group whose primary
+    /// lost a name is charged anew.
+    func removed(_ id: EntryID, backing: EntryID, state: ContainerState) {
+        guard isActive else { return }
+        lock.withLock {
+            if registry.members[id] != nil {
+                registry.unname(id)
+                save()
+                if !state.read({ ledger, _ in ledger.contains(id) }) {
+                    forget(id, state: state)
+                    return
+                }
+            }
+            if let group = registry.group(backedBy: backing) { settle(group, state: state) }
+        }
+    }
+
+    /// A member the ledger no longer has (unlinked and closed, or purged) is forgotten.
+    func forgetIfGone(_ id: EntryID, state: ContainerState) {
+        guard isActive else { return }
+        lock.withLock {
+            guard registry.members[id] != nil, !state.read({ ledger, _ in ledger.contains(id) }) else { return }
+            forget(id, state: state)
+        }
+    }
+}
+
+extension LinkedClones {
+    /// A file was purged: a member is forgotten, a primary's group charged anew.
+    func purged(_ id: EntryID, state: ContainerState) {
+        guard isActive else { return }
+        lock.withLock {
+            if registry.members[id] != nil {
+                if !state.read({ ledger, _ in ledger.contains(id) }) { forget(id, state: state) }
+            } else if let group = registry.group(backedBy: id) {
+                settle(group, state: state)
+            }
+        }
+    }
+}
