@@ -21,9 +21,10 @@ struct CloneCommand: Subcommand {
             + "the same purgefs mount. DEST appears whole or not at all."))
 
         \(TextLayout.paragraph(
-            "On a backing filesystem with reflinks (XFS with reflink=1, btrfs) the clone costs no space and a "
-            + "modification costs only the blocks it changes. On other backing filesystems (ext4) it is, for now, "
-            + "an ordinary full copy: it takes the space of SOURCE, and user.purgefs.shared stays 0."))
+            "The clone costs no space. On a backing filesystem with reflinks (XFS with reflink=1, btrfs) a "
+            + "modification costs only the blocks it changes; on other backing filesystems (ext4) the first "
+            + "modification of either file copies it whole (with state=DIR on another filesystem than the "
+            + "container, DEST is an ordinary full copy)."))
 
         \(TextLayout.paragraph(
             "Fails when DEST exists (File exists), when SOURCE and DEST are not in one purgefs mount "

@@ -155,12 +155,14 @@ extension LinkedClones {
             save()
         }
         try moveMembers(of: group, from: old, to: copy, filesystem: fs)
+        // The members' names hold the new data now (open members, their descriptors).
+        try? anchors.unlink(newName)
         lock.withLock {
             registry.retired(group)
+            sharedBytes[old] = nil
             save()
             settle(group, state: fs.state)
         }
-        try? anchors.unlink(newName)
         inode.unshare()
         do {
             try fs.state.withLedger { (ledger, _) throws(PurgeCoreError) in

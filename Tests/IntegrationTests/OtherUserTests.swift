@@ -74,8 +74,9 @@ class OtherUserTestCase: ParityTestCase {
             XCTAssertEqual(backing?.0, Self.uid, "owner of \(name) in the backing container")
             XCTAssertEqual(backing?.1, Self.gid, "group of \(name) in the backing container")
         }
-        let backing = TreeSnapshot.take(fixture.container, skipping: [".purgefs"])
-        XCTAssertEqual(TreeSnapshot.take(fixture.native), backing)
+        // Through the mount: in the backing store `copy` (a clone, without
+        // reflinks) is one more hard link of `moved`'s data.
+        XCTAssertEqual(TreeSnapshot.take(fixture.native), TreeSnapshot.take(fixture.mountpoint))
     }
 
     func checkChownToSupplementaryGroup() throws {

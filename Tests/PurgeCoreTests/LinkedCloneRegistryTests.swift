@@ -153,7 +153,7 @@ final class LinkedCloneRegistryTests: XCTestCase {
         var registry = populated()
         let a = try XCTUnwrap(registry.group(backedBy: backingA))
         registry.replaceBacking(of: a, with: newBacking, handle: (3, [0x42]))
-        XCTAssertNil(registry.group(backedBy: backingA))
+        XCTAssertEqual(registry.group(backedBy: backingA), a, "names still on the retiring backing stay members until moved")
         XCTAssertEqual(registry.group(backedBy: newBacking), a)
         XCTAssertEqual(registry.groups[a], Registry.Group(backing: newBacking, handleType: 3, handle: [0x42], content: a, retiring: backingA))
         XCTAssertEqual(registry.members(of: a), [anchor1, anchor2], "members stay in the group")
@@ -161,6 +161,7 @@ final class LinkedCloneRegistryTests: XCTestCase {
 
         registry.retired(a)
         XCTAssertNil(registry.groups[a]?.retiring)
+        XCTAssertNil(registry.group(backedBy: backingA), "retired: the old backing is the primary's alone")
         XCTAssertEqual(registry.group(backedBy: newBacking), a)
         XCTAssertEqual(registry.groups[a]?.content, a, "the content id survives the move")
 
