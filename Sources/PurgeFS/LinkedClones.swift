@@ -132,9 +132,8 @@ final class LinkedClones: @unchecked Sendable {
         guard isActive, status.st_mode & S_IFMT == S_IFREG else { return status }
         let (member, clones) = lock.withLock { () -> (Bool, Int) in
             if registry.members[id] != nil { return (true, 0) }
-            guard let group = registry.group(backedBy: id) else { return (false, 0) }
-            let backing = registry.groups[group]!.backing
-            return (false, backing == id ? registry.members(of: group).filter { !(registry.members[$0]!.name.isEmpty) }.count : 0)
+            guard let group = registry.group(backedBy: id), registry.groups[group]?.backing == id else { return (false, 0) }
+            return (false, namedMembers(of: group))
         }
         var shown = status
         if member {
@@ -179,8 +178,7 @@ final class LinkedClones: @unchecked Sendable {
             for id in members { forget(id, state: state) }
             return
         }
-        let named = members.filter { !registry.members[$0]!.name.isEmpty }.count
-        let primary = Int(status.st_nlink) > named && !record.isRetiring
+        let primary = Int(status.st_nlink) > namedMembers(of: group) && !record.isRetiring
         let sharing = (primary ? [record.backing] : []) + members
         sharers[group] = sharing
         let allocated = ContainerState.allocated(status)
@@ -197,6 +195,11 @@ final class LinkedClones: @unchecked Sendable {
                 Diagnostics.note("accounting drifted from the backing store: \(error)")
             }
         }
+    }
+
+    /// Members of `group` with a name: links of its backing inode that are clones.
+    func namedMembers(of group: UInt64) -> Int {
+        registry.members.values.filter { $0.group == group && !$0.name.isEmpty }.count
     }
 
     /// Forgets member `id` and removes its anchor; its group is settled again.
