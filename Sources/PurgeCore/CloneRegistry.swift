@@ -78,8 +78,7 @@ public struct CloneRegistry: Equatable, Sendable {
     public var encoded: [UInt8] {
         var text = "next \(next)\n"
         for (id, m) in members.sorted(by: { $0.key < $1.key }) {
-            let hex = m.handle.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-            text += "member \(id.device) \(id.inode) \(m.group) \(m.content) \(m.order) \(m.handleType) \(hex.isEmpty ? "-" : hex)\n"
+            text += "member \(id.device) \(id.inode) \(m.group) \(m.content) \(m.order) \(m.handleType) \(Hex.encode(m.handle))\n"
         }
         return Array(text.utf8)
     }
@@ -91,24 +90,10 @@ public struct CloneRegistry: Equatable, Sendable {
             if f.count == 2, f[0] == "next", let n = UInt64(f[1]) { next = max(n, Self.firstID); continue }
             guard f.count == 8, f[0] == "member", let device = UInt64(f[1]), let inode = UInt64(f[2]),
                   let group = UInt64(f[3]), let content = UInt64(f[4]), let order = UInt64(f[5]),
-                  let type = Int32(f[6]), let handle = Self.bytes(hex: f[7])
+                  let type = Int32(f[6]), let handle = Hex.decode(f[7])
             else { return nil }
             members[EntryID(device: device, inode: inode)] =
                 Member(group: group, content: content, order: order, handleType: type, handle: handle)
         }
-    }
-
-    private static func bytes(hex: Substring) -> [UInt8]? {
-        if hex == "-" { return [] }
-        let chars = Array(hex.utf8)
-        guard chars.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        var i = 0
-        while i < chars.count {
-            guard let byte = UInt8(String(decoding: chars[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
-            out.append(byte)
-            i += 2
-        }
-        return out
     }
 }
