@@ -83,7 +83,7 @@ struct ContainerScan {
     /// A linked clone's identity is its anchor's; any other file's is its own.
     private func identity(of status: stat, name: CName, in parent: EntryID) -> EntryID {
         let own = EntryID(status)
-        guard status.st_nlink > 1, status.st_mode & S_IFMT == S_IFREG, !linkedClones.isEmpty,
+        guard status.st_mode & S_IFMT == S_IFREG, !linkedClones.isEmpty,
               linkedClones.group(backedBy: own) != nil
         else { return own }
         return linkedClones.member(named: .init(parent: parent, name: LinkedClones.bytes(name))) ?? own

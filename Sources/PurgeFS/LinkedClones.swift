@@ -70,7 +70,9 @@ final class LinkedClones: @unchecked Sendable {
     /// else the backing file's own.
     func identity(of status: stat, parent: EntryID, name: CName) -> EntryID {
         let own = EntryID(status)
-        guard isActive, status.st_mode & S_IFMT == S_IFREG, status.st_nlink > 1 else { return own }
+        // Not only names with several links: a clone left alone (its original
+        // gone) still has its anchor's identity.
+        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return own }
         let key = LinkedCloneRegistry.Name(parent: parent, name: Self.bytes(name))
         return lock.withLock {
             guard registry.group(backedBy: own) != nil else { return own }
