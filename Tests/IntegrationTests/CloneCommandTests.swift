@@ -52,25 +52,3 @@ final class CloneCommandTests: ReflinkTestCase {
         assertAccounting("after removing a leftover")
     }
 }
-
-/// Without reflinks (the test directory's own filesystem) `cp` and
-/// `purgefs clone` still work, as ordinary full copies.
-final class CloneWithoutReflinkTests: MountedTestCase {
-    override func prepareContainer() throws {
-        try Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: fixture.container + "/file"))
-    }
-
-    func testCloneIsACopy() throws {
-        let m = fixture.mountpoint
-        let made = try Subprocess.run([fixture.binary, "clone", m + "/file", m + "/copy"], timeout: 30)
-        XCTAssertEqual(made.status, 0, "\(made)")
-        XCTAssertTrue(FileManager.default.contentsEqual(atPath: m + "/file", andPath: m + "/copy"))
-        XCTAssertEqual(numberAttr(m + "/copy", "shared"), 0)
-        let cp = try Subprocess.run(["cp", m + "/file", m + "/cp"], timeout: 30)
-        XCTAssertEqual(cp.status, 0, "\(cp)")
-        XCTAssertTrue(FileManager.default.contentsEqual(atPath: m + "/file", andPath: m + "/cp"))
-        XCTAssertNotEqual(getAttr(m + "/file", pf("content_id")), getAttr(m + "/cp", pf("content_id")))
-        XCTAssertEqual(numberAttr(m, "clone_savings"), 0)
-        XCTAssertEqual(numberAttr(m, "size"), 900_000)
-    }
-}

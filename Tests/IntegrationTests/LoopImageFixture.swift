@@ -1,0 +1,158 @@
+import Foundation
+import Glibc
+import PurgeCore
+import XCTest
+
+/// A filesystem the tests make on a loop image of their own.
+enum ImageKind: String {
+    /// XFS with reflinks: clones share extents.
+    case xfs
+    /// ext4: no reflinks, clones fall back to sharing whole files.
+    case ext4
+
+    /// The command that makes the filesystem on an image file (appended).
+    var mkfs: [String] {
+        switch self {
+        case .xfs: return ["mkfs.xfs", "-q", "-m", "reflink=1"]
+        case .ext4: return ["mkfs.ext4", "-q", "-F"]
+        }
+    }
+
+    /// The Debian package that has `mkfs[0]`.
+    var package: String {
+        switch self {
+        case .xfs: return "xfsprogs"
+        case .ext4: return "e2fsprogs"
+        }
+    }
+}
+
+/// A mount whose container is a directory on a filesystem image made by
+/// the test itself on a loop device: `truncate`, `mkfs`, `losetup`,
+/// `mount`, so the backing filesystem holds only this test's files.
+/// Skipped with a message where that cannot be made. Teardown unmounts
+/// purgefs, then the image, then detaches the loop device.
+/// Subclasses say which filesystem (`kind`) and how to count its shared
+/// data independently (`walkFigures`).
+class LoopImageTestCase: XCTestCase {
+    var fixture: MountFixture!
+    private var loopDevice: String?
+    private var imageMounted = false
+    /// Where the image is mounted, and the container inside it (below the
+    /// image's root, which ext4 gives a `lost+found`).
+    var volume: String { fixture.base + "/volume" }
+    var container: String { volume + "/container" }
+    var m: String { fixture.mountpoint }
+
+    var kind: ImageKind { preconditionFailure("\(Self.self) must say which filesystem it tests on") }
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        let fixture = try MountFixture()
+        self.fixture = fixture
+        addTeardownBlock { [self] in
+            for problem in unmountPurgefs() { XCTFail("teardown: \(problem)") }
+            if imageMounted, (try? Subprocess.run(["umount", volume], timeout: 30))?.status != 0 {
+                XCTFail("teardown: cannot unmount the \(kind) image at \(volume)")
+            }
+            if let loopDevice, (try? Subprocess.run(["losetup", "-d", loopDevice], timeout: 30))?.status != 0 {
+                XCTFail("teardown: cannot detach \(loopDevice)")
+            }
+            for problem in fixture.destroy() { XCTFail("teardown: \(problem)") }
+        }
+        guard access("/sbin/\(kind.mkfs[0])", X_OK) == 0 || access("/usr/sbin/\(kind.mkfs[0])", X_OK) == 0 else {
+            throw XCTSkip("\(kind.mkfs[0]) is not installed (package \(kind.package)): \(kind) image tests skipped")
+        }
+        let image = fixture.base + "/\(kind).img"
+        let truncated = try Subprocess.run(["truncate", "-s", "512M", image], timeout: 30)
+        let made = truncated.status == 0 ? try Subprocess.run(kind.mkfs + [image], timeout: 60) : truncated
+        guard made.status == 0 else { throw XCTSkip("cannot make an \(kind) image: \(made)") }
+        let attached = try Subprocess.run(["losetup", "-f", "--show", image], timeout: 30)
+        guard attached.status == 0 else { throw XCTSkip("no loop device for the \(kind) image: \(attached)") }
+        loopDevice = attached.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(mkdir(volume, 0o755), 0)
+        let mounted = try Subprocess.run(["mount", loopDevice!, volume], timeout: 30)
+        guard mounted.status == 0 else { throw XCTSkip("cannot mount the \(kind) image: \(mounted)") }
+        imageMounted = true
+        XCTAssertEqual(mkdir(container, 0o755), 0)
+        try prepareContainer()
+        try mountPurgefs()
+    }
+
+    /// Called before the first mount: put files into the container here.
+    func prepareContainer() throws {}
+
+    /// `purgefs mount CONTAINER MOUNTPOINT`, which returns once the mount is usable.
+    func mountPurgefs(options: [String] = []) throws {
+        let result = try Subprocess.run([fixture.binary, "mount", container, m] + (options.isEmpty ? [] : ["-o", options.joined(separator: ",")]), timeout: 30)
+        guard result.status == 0, MountTable.mounts(at: m).last?.fileSystemType == "fuse.purgefs" else {
+            throw SubprocessError("mount of \(container) on \(m) failed: \(result)")
+        }
+    }
+
+    /// Unmounts the purgefs mount (only it) and waits for its daemon to exit.
+    @discardableResult
+    func unmountPurgefs() -> [String] {
+        var problems: [String] = []
+        if MountTable.isMounted(m), (try? Subprocess.run(["fusermount3", "-u", m], timeout: 15))?.status != 0 {
+            problems.append("fusermount3 -u \(m) failed")
+        }
+        if !eventually(timeout: 10, { fixture.ownProcesses().isEmpty }) {
+            problems.append("purgefs daemons \(fixture.ownProcesses()) outlived the unmount")
+        }
+        return problems
+    }
+
+    // MARK: Helpers
+
+    /// Free bytes of the backing filesystem (the image).
+    func backingFree() -> UInt64 {
+        var status = statvfs()
+        XCTAssertEqual(statvfs(container, &status), 0)
+        return UInt64(status.f_bfree) * UInt64(status.f_frsize)
+    }
+
+    /// Writes `count` pseudo-random bytes to `path` (a new file).
+    func writeRandom(_ path: String, count: Int, seed: UInt64 = 1) throws {
+        var state = seed
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { raw in
+            let words = raw.bindMemory(to: UInt64.self)
+            for i in 0..<words.count {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                words[i] = state
+            }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    func run(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) {
+        let result = try? Subprocess.run(arguments, timeout: 60)
+        XCTAssertEqual(result?.status, 0, "\(arguments.joined(separator: " ")): \(String(describing: result))", file: file, line: line)
+    }
+
+    func sameContent(_ a: String, _ b: String) -> Bool {
+        FileManager.default.contentsEqual(atPath: a, andPath: b)
+    }
+
+    /// Writes `bytes` at `offset` of `path` through a descriptor.
+    func overwrite(_ path: String, at offset: Int64, _ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) {
+        let fd = open(path, O_WRONLY)
+        XCTAssertGreaterThanOrEqual(fd, 0, "open \(path): \(Errno.name(errno))", file: file, line: line)
+        XCTAssertEqual(bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, bytes.count, off_t(offset)) }, bytes.count,
+                       "pwrite \(path): \(Errno.name(errno))", file: file, line: line)
+        close(fd)
+    }
+
+    /// `allocated` and `clone_savings` of the backing container by a walk
+    /// independent of purgefs, each subclass in its filesystem's terms.
+    func walkFigures() -> (allocated: UInt64, savings: UInt64) {
+        preconditionFailure("\(Self.self) must say how its filesystem shares data")
+    }
+
+    func assertAccounting(_ label: String, file: StaticString = #filePath, line: UInt = #line) {
+        let walk = walkFigures()
+        XCTAssertEqual(numberAttr(fixture.mountpoint, "allocated"), walk.allocated, "\(label): allocated vs the walk", file: file, line: line)
+        XCTAssertEqual(numberAttr(fixture.mountpoint, "clone_savings"), walk.savings, "\(label): clone_savings vs the walk", file: file, line: line)
+    }
+}
