@@ -43,7 +43,7 @@ extension LinkedClones {
         let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
         let reserved = keepingData ? try fs.makeRoom(bytes: size) : 0
         defer { fs.state.release(reserved) }
-        guard let member = lock.withLock({ registry.members[id] }) else { return }
+        guard lock.withLock({ registry.members[id] }) != nil else { throw Errno.noEntry }
         let anchorName = LinkedCloneRegistry.anchorName(of: id)
         let anchor = try FileDescriptor.open(anchorName, in: anchors, flags: O_RDWR | O_NOFOLLOW)
         defer { anchor.closeQuietly() }
@@ -53,19 +53,7 @@ extension LinkedClones {
         } else {
             try anchor.truncate(to: 0)
         }
-        if member.name.isEmpty {
-            // No name to take over (unlinked, still open): the anchor name goes.
-            try anchors.unlink(anchorName)
-        } else {
-            try fs.locks.withLocks(member.parent) { () throws(Errno) in
-                guard lock.withLock({ registry.members[id] }) == member,
-                      let chain = fs.state.read({ _, names in names.components(of: member.parent) })
-                else { throw Errno(EAGAIN) }
-                let directory = try DirectoryNames.open(chain, from: fs.root)
-                defer { directory.closeQuietly() }
-                try anchors.rename(anchorName, to: Self.cName(member.name), in: directory)
-            }
-        }
+        let member = try takeOver(id, with: anchorName, filesystem: fs)
         lock.withLock {
             registry.remove(id)
             sharedBytes[id] = nil
@@ -82,6 +70,29 @@ extension LinkedClones {
             }
         } catch {
             Diagnostics.note("accounting drifted from the backing store: \(error)")
+        }
+    }
+
+    /// Renames the filled anchor over member `id`'s name, which may have moved
+    /// or gone while the data was copied (the copy takes no namespace lock);
+    /// with no name left the anchor's name goes. Returns the member as it was.
+    private func takeOver(_ id: EntryID, with anchorName: String, filesystem fs: ContainerFileSystem) throws(Errno) -> LinkedCloneRegistry.Member {
+        guard let anchors else { throw Errno.ioError }
+        while true {
+            guard let member = lock.withLock({ registry.members[id] }) else { throw Errno.noEntry }
+            if member.name.isEmpty {
+                try anchors.unlink(anchorName)
+                return member
+            }
+            let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
+                guard lock.withLock({ registry.members[id] }) == member else { return false }
+                guard let chain = fs.state.read({ _, names in names.components(of: member.parent) }) else { throw Errno.noEntry }
+                let directory = try DirectoryNames.open(chain, from: fs.root)
+                defer { directory.closeQuietly() }
+                try anchors.rename(anchorName, to: Self.cName(member.name), in: directory)
+                return true
+            }
+            if done { return member }
         }
     }
 
