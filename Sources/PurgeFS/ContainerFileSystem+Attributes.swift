@@ -44,11 +44,18 @@ extension ContainerFileSystem {
         case .foreign:
             if inode.isSymbolicLink { throw Errno.notPermitted }
             try withAttributeHolder(inode) { (file) throws(Errno) in try file.setExtendedAttribute(name, value: value, flags: flags) }
+            if Self.changesMode(name) { notifier.invalidateAttributes(of: id) }
         case .unknown:
             throw Errno.invalidArgument
         case .known(let attribute):
             try VirtualAttributes(filesystem: self).set(attribute, on: inode, value: Array(value), caller: caller)
         }
+    }
+
+    /// An access ACL carries the mode's permission bits: setting it (as
+    /// `cp -p` does) changes the mode the kernel has cached.
+    private static func changesMode(_ name: CName) -> Bool {
+        strcmp(name, "system.posix_acl_access") == 0
     }
 
     /// The container's own names: purgefs names are answered on request
@@ -82,6 +89,7 @@ extension ContainerFileSystem {
         case .foreign:
             if inode.isSymbolicLink { throw Errno.noData }
             try withAttributeHolder(inode) { (file) throws(Errno) in try file.removeExtendedAttribute(name) }
+            if Self.changesMode(name) { notifier.invalidateAttributes(of: id) }
         case .unknown:
             throw Errno.noData
         case .known(let attribute):

@@ -43,6 +43,16 @@ final class KernelNotifier: Sendable {
         }
     }
 
+    /// Drops the kernel's cached attributes of `node`, before returning: it
+    /// takes no lock a request may hold (no pages are invalidated), so it is
+    /// safe from inside a request on that very node.
+    func invalidateAttributes(of node: NodeID) {
+        session.withLock { session in
+            guard let session else { return }
+            _ = fuse_lowlevel_notify_inval_inode(session.raw, node.rawValue, -1, 0)
+        }
+    }
+
     private func deliver(_ notice: Notice, through session: OpaquePointer) {
         switch notice {
         case .deleted(let parent, let child, let name):
