@@ -122,6 +122,50 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         assertAccounting("after writing and truncating the open clone")
     }
 
+    /// Every call that modifies a file breaks the clone it is made on, and
+    /// only that one: O_TRUNC, fallocate, copy_file_range into it, a shared
+    /// mapping.
+    func testEveryWayOfModifyingAClone() throws {
+        let original = try contents("big")
+        let ways: [(String, (String) -> Data?)] = [
+            ("open with O_TRUNC", { path in
+                writeBytes(path, Self.block) == 0 ? Data(Self.block) : nil
+            }),
+            ("fallocate beyond the end", { path in
+                let fd = open(path, O_RDWR)
+                defer { close(fd) }
+                return fd >= 0 && posix_fallocate(fd, 0, off_t(Self.big + 4096)) == 0 ? original + Data(count: 4096) : nil
+            }),
+            ("copy_file_range into it", { path in
+                XCTAssertEqual(writeBytes(self.m + "/source", Self.block), 0)
+                let source = open(self.m + "/source", O_RDONLY)
+                let destination = open(path, O_WRONLY)
+                defer { close(source); close(destination); unlink(self.m + "/source") }
+                var inOffset: Int64 = 0, outOffset: Int64 = 8192
+                return clinuxCopy(source, &inOffset, destination, &outOffset, 4096) == 4096 ? self.patched(original, at: 8192, Self.block) : nil
+            }),
+            ("a shared mapping", { path in
+                let fd = open(path, O_RDWR)
+                defer { close(fd) }
+                guard fd >= 0, let map = mmap(nil, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), map != MAP_FAILED else { return nil }
+                Self.block.withUnsafeBytes { map.advanced(by: 4096).copyMemory(from: $0.baseAddress!, byteCount: 4096) }
+                defer { munmap(map, 8192) }
+                return msync(map, 8192, MS_SYNC) == 0 ? self.patched(original, at: 4096, Self.block) : nil
+            }),
+        ]
+        for (way, modify) in ways {
+            run(["cp", m + "/big", m + "/clone"])
+            XCTAssertEqual(contentID("clone"), contentID("big"), way)
+            let expected = modify(m + "/clone")
+            XCTAssertNotNil(expected, "\(way): \(Errno.name(errno))")
+            assertReads("big", original, "after \(way) on the clone")
+            if let expected { assertReads("clone", expected, "after \(way) on the clone") }
+            XCTAssertNotEqual(contentID("clone"), contentID("big"), way)
+            assertAccounting("after \(way) on the clone")
+            XCTAssertEqual(unlink(m + "/clone"), 0)
+        }
+    }
+
     func testTruncatingACloneLeavesTheOriginal() throws {
         run(["cp", m + "/big", m + "/clone"])
         let original = try contents("big")
@@ -160,7 +204,105 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         assertAccounting("after writing the renamed clone")
     }
 
+    func testAWriterOpenedBeforeTheCopyNeverReachesTheCopy() throws {
+        let writer = open(m + "/big", O_RDWR)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        defer { close(writer) }
+        run(["cp", m + "/big", m + "/clone"])
+        let original = try contents("clone")
+        XCTAssertEqual(Self.block.withUnsafeBytes { pwrite(writer, $0.baseAddress, 4096, 0) }, 4096)
+        XCTAssertEqual(fsync(writer), 0)
+        assertReads("clone", original, "after a write through a descriptor opened before the copy")
+        assertReads("big", patched(original, at: 0, Self.block), "after a write through a descriptor opened before the copy")
+        XCTAssertNotEqual(contentID("big"), contentID("clone"))
+    }
+
+    func testCopyPreservingAttributesKeepsThemApart() throws {
+        XCTAssertEqual(chmod(m + "/big", 0o640), 0)
+        setTimes(m + "/big", 1_000_000_000)
+        run(["cp", "-p", m + "/big", m + "/clone"])
+        XCTAssertEqual(contentID("big"), contentID("clone"))
+        var clone = try status(m + "/clone")
+        XCTAssertEqual(clone.st_mode & 0o7777, 0o640)
+        XCTAssertEqual(clone.st_mtim.tv_sec, 1_000_000_000)
+        XCTAssertEqual(chmod(m + "/clone", 0o604), 0)
+        setTimes(m + "/clone", 1_500_000_000)
+        let big = try status(m + "/big")
+        XCTAssertEqual(big.st_mode & 0o7777, 0o640)
+        XCTAssertEqual(big.st_mtim.tv_sec, 1_000_000_000)
+        clone = try status(m + "/clone")
+        XCTAssertEqual(clone.st_mode & 0o7777, 0o604)
+        XCTAssertEqual(clone.st_mtim.tv_sec, 1_500_000_000)
+        XCTAssertEqual(numberAttr(m + "/clone", "shared"), UInt64(Self.big), "metadata changes do not break the clone")
+    }
+
+    func testHardLinksBesideClones() throws {
+        run(["cp", m + "/big", m + "/clone"])
+        let original = try contents("big")
+        // A hard link of the original is the original by another name.
+        XCTAssertEqual(link(m + "/big", m + "/hard"), 0)
+        XCTAssertEqual(try status(m + "/big").st_nlink, 2)
+        XCTAssertEqual(try status(m + "/hard").st_ino, try status(m + "/big").st_ino)
+        XCTAssertEqual(try status(m + "/clone").st_nlink, 1)
+        overwrite(m + "/hard", at: 0, Self.block)
+        assertReads("big", patched(original, at: 0, Self.block), "after a write through a hard link of the original")
+        assertReads("clone", original, "after a write through a hard link of the original")
+
+        // A hard link of a clone is the clone by another name.
+        run(["cp", m + "/clone", m + "/second"])
+        XCTAssertEqual(contentID("clone"), contentID("second"))
+        XCTAssertEqual(link(m + "/second", m + "/second-link"), 0)
+        XCTAssertEqual(try status(m + "/second").st_nlink, 2)
+        overwrite(m + "/second-link", at: 4096, Self.block)
+        assertReads("second", patched(original, at: 4096, Self.block), "after a write through a hard link of a clone")
+        assertReads("clone", original, "after a write through a hard link of a clone")
+        assertReads("big", patched(original, at: 0, Self.block), "after a write through a hard link of a clone")
+    }
+
+    func testRenamingOneOverTheOtherLeavesOneFile() throws {
+        run(["cp", m + "/big", m + "/clone"])
+        run(["cp", m + "/big", m + "/third"])
+        let original = try contents("big")
+        XCTAssertEqual(rename(m + "/clone", m + "/big"), 0)
+        XCTAssertEqual(rename(m + "/big", m + "/third"), 0)
+        assertReads("third", original, "after renaming the clones over each other")
+        XCTAssertFalse(exists(m + "/big"))
+        XCTAssertFalse(exists(m + "/clone"))
+        XCTAssertEqual(numberAttr(m, "files"), 1)
+        XCTAssertEqual(numberAttr(m + "/third", "shared"), 0)
+        XCTAssertEqual(numberAttr(m, "clone_savings"), 0)
+        assertAccounting("after renaming the clones over each other")
+        overwrite(m + "/third", at: 0, Self.block)
+        assertReads("third", patched(original, at: 0, Self.block), "after writing the one left")
+    }
+
     // MARK: Persistence
+
+    func testAChainOfClonesAfterARemount() throws {
+        run(["cp", m + "/big", m + "/a"])
+        run(["cp", m + "/a", m + "/b"])
+        let original = try contents("big")
+        XCTAssertEqual(unmountPurgefs(), [])
+        try mountPurgefs()
+        XCTAssertEqual(contentID("big"), contentID("b"))
+        XCTAssertEqual(numberAttr(m, "clone_savings"), UInt64(2 * Self.big))
+        overwrite(m + "/big", at: 0, Self.block)
+        assertReads("a", original, "after a write to the original after a remount")
+        assertReads("b", original, "after a write to the original after a remount")
+        XCTAssertEqual(contentID("a"), contentID("b"))
+        XCTAssertEqual(numberAttr(m + "/a", "shared"), UInt64(Self.big))
+        overwrite(m + "/a", at: 4096, Self.block)
+        assertReads("b", original, "after a write to a clone of the clone")
+        assertReads("a", patched(original, at: 4096, Self.block), "after a write to a clone of the clone")
+        XCTAssertEqual(numberAttr(m, "clone_savings"), 0)
+        assertAccounting("after writing every clone of a chain")
+        XCTAssertEqual(unmountPurgefs(), [])
+        try mountPurgefs()
+        assertReads("big", patched(original, at: 0, Self.block), "after the last remount")
+        assertReads("b", original, "after the last remount")
+        assertAccounting("after the last remount")
+    }
+
 
     func testRelationshipsSurviveRemount() throws {
         run(["cp", m + "/big", m + "/clone"])
