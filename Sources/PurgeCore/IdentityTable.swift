@@ -6,8 +6,15 @@
 /// Linear probing with backward-shift deletion (no tombstones); the table
 /// doubles at three-quarters full. The caller passes the record arrays in,
 /// so they are borrowed while the table is changed.
+///
+/// A bucket holds the reference (27 bits of slot and the directory bit) and
+/// 4 bits of the identity's hash: a probe reads the record (a likely cache
+/// miss) only when those bits match, so a search for an identity that is
+/// not there (every new file at mount) reads about one record, not eight.
 struct IdentityTable: Sendable {
     private static let empty = UInt32.max
+    /// Slots must stay below this (the all-ones bucket is `empty`): 134 million records.
+    static let slotLimit: UInt32 = (1 << 27) - 1
     private var buckets: [UInt32] = Array(repeating: IdentityTable.empty, count: 16)
     private(set) var count = 0
 
@@ -37,11 +44,30 @@ struct IdentityTable: Sendable {
         return Int(truncatingIfNeeded: x ^ (x >> 31))
     }
 
+    /// The tag: hash bits the bucket index does not use.
+    @inline(__always)
+    private static func tag(_ hash: Int) -> UInt32 { UInt32(truncatingIfNeeded: UInt(bitPattern: hash) >> 60) }
+
+    @inline(__always)
+    private static func bucket(_ ref: NodeRef, tag: UInt32) -> UInt32 {
+        tag << 28 | (ref.isDirectory ? 1 << 27 : 0) | ref.slot
+    }
+
+    @inline(__always)
+    private static func ref(_ bucket: UInt32) -> NodeRef {
+        let slot = bucket & slotLimit
+        return bucket & (1 << 27) != 0 ? .directory(slot) : .file(slot)
+    }
+
     func find(_ id: EntryID, in records: Records) -> NodeRef? {
-        var i = Self.hash(id) & mask
+        let hash = Self.hash(id)
+        let tag = Self.tag(hash)
+        var i = hash & mask
         while buckets[i] != Self.empty {
-            let ref = NodeRef(raw: buckets[i])
-            if records.id(of: ref) == id { return ref }
+            if buckets[i] >> 28 == tag {
+                let ref = Self.ref(buckets[i])
+                if records.id(of: ref) == id { return ref }
+            }
             i = (i + 1) & mask
         }
         return nil
@@ -49,19 +75,22 @@ struct IdentityTable: Sendable {
 
     /// Adds `ref` for the identity its record holds; the identity must be new.
     mutating func insert(_ ref: NodeRef, in records: Records) {
-        precondition(ref.raw != Self.empty, "purgefs: slot reference out of range")
+        precondition(ref.slot < Self.slotLimit, "purgefs: more records than the identity table holds")
         if (count + 1) * 4 > buckets.count * 3 { grow(to: buckets.count * 2, records) }
-        var i = Self.hash(records.id(of: ref)) & mask
+        let hash = Self.hash(records.id(of: ref))
+        var i = hash & mask
         while buckets[i] != Self.empty { i = (i + 1) & mask }
-        buckets[i] = ref.raw
+        buckets[i] = Self.bucket(ref, tag: Self.tag(hash))
         count += 1
     }
 
     /// Removes the entry of `id`, while its record still holds that identity.
     mutating func remove(_ id: EntryID, in records: Records) {
-        var i = Self.hash(id) & mask
+        let hash = Self.hash(id)
+        let tag = Self.tag(hash)
+        var i = hash & mask
         while buckets[i] != Self.empty {
-            if records.id(of: NodeRef(raw: buckets[i])) == id { break }
+            if buckets[i] >> 28 == tag && records.id(of: Self.ref(buckets[i])) == id { break }
             i = (i + 1) & mask
         }
         guard buckets[i] != Self.empty else { return }
@@ -70,7 +99,7 @@ struct IdentityTable: Sendable {
         var hole = i
         var j = (i + 1) & mask
         while buckets[j] != Self.empty {
-            let home = Self.hash(records.id(of: NodeRef(raw: buckets[j]))) & mask
+            let home = Self.hash(records.id(of: Self.ref(buckets[j]))) & mask
             let between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j)
             if !between {
                 buckets[hole] = buckets[j]
@@ -93,7 +122,7 @@ struct IdentityTable: Sendable {
         let old = buckets
         buckets = Array(repeating: Self.empty, count: size)
         for raw in old where raw != Self.empty {
-            var i = Self.hash(records.id(of: NodeRef(raw: raw))) & mask
+            var i = Self.hash(records.id(of: Self.ref(raw))) & mask
             while buckets[i] != Self.empty { i = (i + 1) & mask }
             buckets[i] = raw
         }

@@ -32,10 +32,14 @@ extension Ledger {
     /// Applies a snapshot from an earlier mount to the files known now
     /// (entries no longer present are ignored), and recomputes each group's
     /// age from its files. The clock moves past every restored stamp.
-    public mutating func restoreRecency(_ snapshot: RecencySnapshot) {
+    /// Returns how many of the snapshot's stamps were applied.
+    @discardableResult
+    public mutating func restoreRecency(_ snapshot: RecencySnapshot) -> Int {
         clock.observe(snapshot.clock)
+        var applied = 0
         for record in snapshot.records {
             guard let ref = ref(of: record.id), !ref.isDirectory else { continue }
+            applied += 1
             clock.observe(record.lastUsed)
             let f = ref.slot
             files[Int(f)].lastUsed = record.lastUsed
@@ -55,6 +59,7 @@ extension Ledger {
             let item = RecencyIndex.Item.group(UInt32(x))
             if index.contains(item) { index.touch(item, stamp: directories[x].lastUsed) }
         }
+        return applied
     }
 
     /// The stamps that changed since the last call, for the adapter to

@@ -56,7 +56,7 @@ struct ContainerOpening {
         state.clones.settleAll(state: state)
         state.linked.reconcile(state: state, root: prepared.root)
         // Start the session with the journal folded into one snapshot.
-        recency.compact(state)
+        recency.compactAtMount(state, snapshotIsCurrent: scan.recencyIsCurrent)
     }
 
     /// A state file decoded, or nil when it is missing; an unreadable one is

@@ -18,6 +18,8 @@ struct ContainerScan {
     let recency: RecencySnapshot?
     /// Clones sharing a backing inode, told apart by their names.
     var linkedClones = LinkedCloneRegistry()
+    /// After `run`: the stored purge order had a stamp for every file found, and no other.
+    private(set) var recencyIsCurrent = false
     /// Called every `progressInterval` entries with the count so far.
     var progress: (Int) -> Void = { _ in }
     var progressInterval = 100_000
@@ -26,7 +28,7 @@ struct ContainerScan {
 
     /// Walks the container; errors reading single directories are reported
     /// to the daemon log and the walk goes on.
-    func run(clock: RecencyClock) throws(Errno) -> (Ledger, DirectoryNames) {
+    mutating func run(clock: RecencyClock) throws(Errno) -> (Ledger, DirectoryNames) {
         let rootStatus = try root.status()
         let rootID = EntryID(rootStatus)
         var ledger = Ledger(clock: clock)
@@ -56,7 +58,8 @@ struct ContainerScan {
                 case S_IFREG:
                     if CloneLeftovers.matches(visit.name) {
                         foundCloneLeftover(visit.name, parent)
-                    } else if ledger.contains(id) {
+                    } else if visit.status.st_nlink > 1 && ledger.contains(id) {
+                        // (A file with one link cannot have been seen: no lookup for most files.)
                         try ledger.addLink(id, parent: parent)
                     } else {
                         try ledger.addFile(
@@ -76,7 +79,11 @@ struct ContainerScan {
             Diagnostics.note("indexing: cannot read directory \(EntryID(directory)): \(error)")
         })
         progress(count)
-        if let recency { ledger.restoreRecency(recency) }
+        // The stored order is current when it stamps exactly the files found.
+        if let recency {
+            let applied = ledger.restoreRecency(recency)
+            recencyIsCurrent = applied == recency.records.count && applied == ledger.linkedFileCount
+        }
         return (ledger, names)
     }
 

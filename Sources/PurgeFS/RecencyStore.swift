@@ -16,6 +16,8 @@ final class RecencyStore: Sendable {
 
     private let directory: StateDirectory
     private let journal = Mutex<Int>(0)  // records appended since the last snapshot
+    /// `load` found no journal to lay over the snapshot.
+    private let loadedWithoutJournal = Mutex(false)
 
     init(directory: StateDirectory) {
         self.directory = directory
@@ -32,6 +34,7 @@ final class RecencyStore: Sendable {
         }
         let journalBytes = (try? directory.read(Self.journalName)) ?? nil
         let blocks = RecencySnapshot.decodingJournal(journalBytes ?? [])
+        loadedWithoutJournal.withLock { $0 = blocks.isEmpty }
         for block in blocks {
             snapshot = snapshot.map { $0.merging(block) } ?? block
         }
@@ -57,6 +60,17 @@ final class RecencyStore: Sendable {
         } catch {
             Diagnostics.note("cannot save the purge order: \(error)")
         }
+    }
+
+    /// At mount: folds the journal into a new snapshot, unless the stored
+    /// snapshot (with no journal) already stamps exactly the files found,
+    /// which a clean unmount leaves: rewriting it would change nothing.
+    func compactAtMount(_ state: ContainerState, snapshotIsCurrent: Bool) {
+        if snapshotIsCurrent && loadedWithoutJournal.withLock({ $0 }) {
+            state.withLedger { ledger, _ in _ = ledger.takeRecencyChanges() }
+            return
+        }
+        compact(state)
     }
 
     /// Writes every file's stamp as the new snapshot and empties the journal.
