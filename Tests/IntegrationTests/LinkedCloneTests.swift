@@ -64,6 +64,13 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         XCTAssertEqual(getAttr(m + "/clone", "user.origin"), .failed(ENODATA))
         XCTAssertEqual(getAttr(m + "/big", "user.origin"), .value("original"))
         XCTAssertEqual(getAttr(m + "/clone", "user.x"), .value("clone"))
+        XCTAssertEqual(setAttr(m + "/big", "user.late", "original"), 0)
+        XCTAssertEqual(getAttr(m + "/clone", "user.late"), .failed(ENODATA))
+
+        // So are owners.
+        XCTAssertEqual(chown(m + "/clone", 1234, 1234), 0)
+        XCTAssertEqual(try status(m + "/big").st_uid, 0)
+        XCTAssertEqual(try status(m + "/clone").st_uid, 1234)
 
         // A 4 KiB write into the clone changes only the clone.
         overwrite(m + "/clone", at: 8192, Self.block)
@@ -82,6 +89,8 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         XCTAssertEqual(getAttr(m + "/clone", "user.x"), .value("clone"))
         XCTAssertEqual(getAttr(m + "/clone", "user.origin"), .failed(ENODATA))
         XCTAssertEqual(getAttr(m + "/big", "user.origin"), .value("original"))
+        XCTAssertEqual(try status(m + "/big").st_uid, 0)
+        XCTAssertEqual(try status(m + "/clone").st_uid, 1234)
         assertAccounting("after a write into the clone")
     }
 
@@ -122,48 +131,111 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         assertAccounting("after writing and truncating the open clone")
     }
 
-    /// Every call that modifies a file breaks the clone it is made on, and
-    /// only that one: O_TRUNC, fallocate, copy_file_range into it, a shared
-    /// mapping.
-    func testEveryWayOfModifyingAClone() throws {
-        let original = try contents("big")
-        let ways: [(String, (String) -> Data?)] = [
-            ("open with O_TRUNC", { path in
+    /// Every call that modifies a file breaks it away from its clones, and
+    /// only it, whether it is the clone or the original: O_TRUNC, fallocate,
+    /// copy_file_range into it, a shared mapping.
+    func testEveryWayOfModifyingEitherFile() throws {
+        // Each way modifies the file at `path`, whose content was `before`,
+        // and returns its expected content, or nil when a call failed.
+        let ways: [(String, (String, Data) -> Data?)] = [
+            ("open with O_TRUNC", { path, _ in
                 writeBytes(path, Self.block) == 0 ? Data(Self.block) : nil
             }),
-            ("fallocate beyond the end", { path in
+            ("fallocate beyond the end", { path, before in
                 let fd = open(path, O_RDWR)
                 defer { close(fd) }
-                return fd >= 0 && posix_fallocate(fd, 0, off_t(Self.big + 4096)) == 0 ? original + Data(count: 4096) : nil
+                return fd >= 0 && posix_fallocate(fd, 0, off_t(before.count + 4096)) == 0 ? before + Data(count: 4096) : nil
             }),
-            ("copy_file_range into it", { path in
+            ("copy_file_range into it", { path, before in
                 XCTAssertEqual(writeBytes(self.m + "/source", Self.block), 0)
                 let source = open(self.m + "/source", O_RDONLY)
                 let destination = open(path, O_WRONLY)
                 defer { close(source); close(destination); unlink(self.m + "/source") }
                 var inOffset: Int64 = 0, outOffset: Int64 = 8192
-                return clinuxCopy(source, &inOffset, destination, &outOffset, 4096) == 4096 ? self.patched(original, at: 8192, Self.block) : nil
+                return clinuxCopy(source, &inOffset, destination, &outOffset, 4096) == 4096 ? self.patched(before, at: 8192, Self.block) : nil
             }),
-            ("a shared mapping", { path in
+            ("a shared mapping", { path, before in
                 let fd = open(path, O_RDWR)
                 defer { close(fd) }
                 guard fd >= 0, let map = mmap(nil, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), map != MAP_FAILED else { return nil }
                 Self.block.withUnsafeBytes { map.advanced(by: 4096).copyMemory(from: $0.baseAddress!, byteCount: 4096) }
                 defer { munmap(map, 8192) }
-                return msync(map, 8192, MS_SYNC) == 0 ? self.patched(original, at: 4096, Self.block) : nil
+                return msync(map, 8192, MS_SYNC) == 0 ? self.patched(before, at: 4096, Self.block) : nil
             }),
         ]
-        for (way, modify) in ways {
-            run(["cp", m + "/big", m + "/clone"])
-            XCTAssertEqual(contentID("clone"), contentID("big"), way)
-            let expected = modify(m + "/clone")
-            XCTAssertNotNil(expected, "\(way): \(Errno.name(errno))")
-            assertReads("big", original, "after \(way) on the clone")
-            if let expected { assertReads("clone", expected, "after \(way) on the clone") }
-            XCTAssertNotEqual(contentID("clone"), contentID("big"), way)
-            assertAccounting("after \(way) on the clone")
-            XCTAssertEqual(unlink(m + "/clone"), 0)
+        // Every pair starts from an original no one has written through the
+        // mount (see testACopyRightAfterItsWriterClosedIsAClone): sources
+        // made in the backing directory, then a remount.
+        let pairs = ways.flatMap { way in [(way, "clone"), (way, "source")] }
+        XCTAssertEqual(unmountPurgefs(), [])
+        for index in pairs.indices { try writeRandom(container + "/source\(index)", count: 8 << 20, seed: UInt64(index)) }
+        try mountPurgefs()
+        for (index, ((way, modify), side)) in pairs.enumerated() {
+            let (source, clone) = ("source\(index)", "clone\(index)")
+            let label = "after \(way) on the \(side)"
+            run(["cp", m + "/" + source, m + "/" + clone])
+            XCTAssertEqual(contentID(clone), contentID(source), label)
+            let before = try contents(source)
+            let (target, other) = side == "clone" ? (clone, source) : (source, clone)
+            let expected = modify(m + "/" + target, before)
+            XCTAssertNotNil(expected, "\(label): \(Errno.name(errno))")
+            assertReads(other, before, label)
+            if let expected { assertReads(target, expected, label) }
+            XCTAssertNotEqual(contentID(clone), contentID(source), label)
+            assertAccounting(label)
         }
+    }
+
+    /// A file written and closed, then copied at once, as an app does: the
+    /// copy is a clone (SPEC: `cp` inside the mount makes a clone), though
+    /// the kernel tells the daemon of the close (RELEASE) asynchronously.
+    func testACopyRightAfterItsWriterClosedIsAClone() throws {
+        let bytes = [UInt8](try contents("big"))
+        for round in 0..<4 {
+            XCTAssertEqual(writeBytes(m + "/big", bytes), 0)
+            run(["cp", m + "/big", m + "/copy"])
+            XCTAssertEqual(contentID("copy"), contentID("big"), "round \(round): a copy made right after its writer closed is a clone")
+            run(["cp", m + "/copy", m + "/again"])
+            XCTAssertEqual(contentID("again"), contentID("copy"), "round \(round): a copy of a copy just made is a clone too")
+            assertAccounting("round \(round)")
+            XCTAssertEqual(unlink(m + "/copy"), 0)
+            XCTAssertEqual(unlink(m + "/again"), 0)
+        }
+    }
+
+    func testAnUnlinkedCloneStillOpenKeepsItsContent() throws {
+        run(["cp", m + "/big", m + "/clone"])
+        let original = try contents("big")
+        let reader = open(m + "/clone", O_RDONLY)
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        defer { close(reader) }
+        XCTAssertEqual(unlink(m + "/clone"), 0)
+        overwrite(m + "/big", at: 0, Self.block)
+        XCTAssertEqual(readAll(reader), original, "the unlinked clone still reads its content")
+        assertReads("big", patched(original, at: 0, Self.block), "after writing the original of an unlinked clone")
+    }
+
+    func testAWriterOfTheCloneOpenWhileTheOriginalBreaksAway() throws {
+        run(["cp", m + "/big", m + "/clone"])
+        let original = try contents("big")
+        let bigWriter = open(m + "/big", O_RDWR)
+        let cloneWriter = open(m + "/clone", O_RDWR)
+        defer { close(bigWriter); close(cloneWriter) }
+        XCTAssertGreaterThanOrEqual(bigWriter, 0)
+        XCTAssertGreaterThanOrEqual(cloneWriter, 0)
+        // The original's first write moves the clone to a copy of its own;
+        // the clone's writer, opened before, must write there.
+        let other = [UInt8](repeating: 0xCD, count: 4096)
+        XCTAssertEqual(Self.block.withUnsafeBytes { pwrite(bigWriter, $0.baseAddress, 4096, 0) }, 4096)
+        XCTAssertEqual(other.withUnsafeBytes { pwrite(cloneWriter, $0.baseAddress, 4096, 4096) }, 4096)
+        XCTAssertEqual(Self.block.withUnsafeBytes { pwrite(bigWriter, $0.baseAddress, 4096, 8192) }, 4096)
+        XCTAssertEqual(readAll(bigWriter), patched(patched(original, at: 0, Self.block), at: 8192, Self.block))
+        XCTAssertEqual(readAll(cloneWriter), patched(original, at: 4096, other))
+        close(bigWriter)
+        close(cloneWriter)
+        assertReads("big", patched(patched(original, at: 0, Self.block), at: 8192, Self.block), "after writing both open files")
+        assertReads("clone", patched(original, at: 4096, other), "after writing both open files")
+        assertAccounting("after writing both open files")
     }
 
     func testTruncatingACloneLeavesTheOriginal() throws {
@@ -416,7 +488,7 @@ final class LinkedCloneTests: Ext4ImageTestCase {
 
         // Breaking the clone copies the whole 64 MiB file: it purges the 72 MiB cache first.
         overwrite(m + "/clone", at: 0, Self.block)
-        XCTAssertFalse(exists(m + "/caches/junk"), "the write purged the cache first")
+        assertPurged("caches/junk", "the write purged the cache first")
         XCTAssertTrue(readPurgeLog(container).contains { $0.reason == "write" && $0.path == "caches/junk" },
                       "purge log: \(readPurgeLog(container).map { "\($0.reason) \($0.path)" })")
         assertReads("big", original, "after a write that purged to break the clone")
@@ -434,6 +506,12 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         assertReads("second", original, "after ENOSPC")
         XCTAssertEqual([contentID("big"), contentID("second")], ids, "the clone that did not fit still shares")
         XCTAssertEqual(numberAttr(m + "/second", "shared"), UInt64(Self.big))
+        // Nor does the original's: it would leave the clone a copy of its own.
+        XCTAssertEqual(tryOverwrite(m + "/big", at: 0, Self.block), ENOSPC)
+        XCTAssertEqual(truncate(m + "/big", 0) == 0 ? 0 : errno, ENOSPC)
+        assertReads("big", original, "after ENOSPC on the original")
+        assertReads("second", original, "after ENOSPC on the original")
+        XCTAssertEqual([contentID("big"), contentID("second")], ids, "the original that did not fit still shares")
         assertAccounting("after ENOSPC")
     }
 
@@ -456,8 +534,8 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         let original = try contents("big")
         let purgedBefore = try XCTUnwrap(numberAttr(m, "purged_bytes"))
         XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
-        XCTAssertFalse(exists(m + "/caches/a"), "purge all takes every candidate")
-        XCTAssertFalse(exists(m + "/caches/b"), "purge all takes every candidate")
+        assertPurged("caches/a", "purge all takes every candidate")
+        assertPurged("caches/b", "purge all takes every candidate")
         XCTAssertEqual(try XCTUnwrap(numberAttr(m, "purged_bytes")) - purgedBefore, own, "purging frees only b's own copy")
         let log = readPurgeLog(container)
         XCTAssertEqual(log.first { $0.path == "caches/a" }?.bytes, 0, "a shared everything: purging it freed nothing")
@@ -466,6 +544,25 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         XCTAssertEqual(numberAttr(m + "/big", "shared"), 0)
         XCTAssertEqual(numberAttr(m, "clone_savings"), 0)
         assertAccounting("after purging the clones")
+    }
+
+    /// SPEC again: `purgeable` is what purging could free. An original in
+    /// a zone whose clone lives outside every zone frees nothing when
+    /// purged: the clone keeps the data.
+    func testPurgingAnOriginalWhoseCloneLivesOnFreesNothing() throws {
+        try writeRandom(m + "/caches/original", count: 8 << 20, seed: 3)
+        let original = try contents("caches/original")
+        run(["cp", m + "/caches/original", m + "/kept"])
+        XCTAssertTrue(eventually { getAttr(m, pf("purgeable")) == .value("0") }, "purgeable: \(getAttr(m, pf("purgeable")))")
+        let purgedBefore = try XCTUnwrap(numberAttr(m, "purged_bytes"))
+        let allocatedBefore = try XCTUnwrap(numberAttr(m, "allocated"))
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
+        assertPurged("caches/original", "purge all")
+        assertReads("kept", original, "after purging its original")
+        XCTAssertEqual(try XCTUnwrap(numberAttr(m, "purged_bytes")) - purgedBefore, 0, "the purge freed nothing")
+        XCTAssertEqual(numberAttr(m, "allocated"), allocatedBefore, "the data is still stored, once")
+        XCTAssertEqual(numberAttr(m + "/kept", "shared"), 0)
+        assertAccounting("after purging an original whose clone lives on")
     }
 
     // MARK: Helpers
@@ -488,6 +585,14 @@ final class LinkedCloneTests: Ext4ImageTestCase {
                 XCTFail("\(label): \(name) in the \(place) reads \(data.count) bytes, not the \(expected.count) expected (first difference at \(firstDifference(data, expected)))", file: file, line: line)
             }
         }
+    }
+
+    /// Asserts that `name` was purged: gone from the backing directory at
+    /// once, and from the mount once the kernel has the daemon's notice
+    /// (sent asynchronously, so the kernel's name cache may lag a moment).
+    func assertPurged(_ name: String, _ label: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertFalse(exists(container + "/" + name), "\(label): \(name) is still in the backing directory", file: file, line: line)
+        XCTAssertTrue(eventually { !exists(m + "/" + name) }, "\(label): \(name) is still in the mount", file: file, line: line)
     }
 
     func firstDifference(_ a: Data, _ b: Data) -> Int {

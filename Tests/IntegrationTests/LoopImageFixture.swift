@@ -52,8 +52,9 @@ class LoopImageTestCase: XCTestCase {
         self.fixture = fixture
         addTeardownBlock { [self] in
             for problem in unmountPurgefs() { XCTFail("teardown: \(problem)") }
-            if imageMounted, (try? Subprocess.run(["umount", volume], timeout: 30))?.status != 0 {
-                XCTFail("teardown: cannot unmount the \(kind) image at \(volume)")
+            // The image can stay busy for a moment after the daemon exits: retry.
+            if imageMounted, !eventually(timeout: 10, { (try? Subprocess.run(["umount", volume], timeout: 30))?.status == 0 }) {
+                XCTFail("teardown: cannot unmount the \(kind) image at \(volume): \(String(describing: try? Subprocess.run(["fuser", "-vm", volume], timeout: 30)))")
             }
             if let loopDevice, (try? Subprocess.run(["losetup", "-d", loopDevice], timeout: 30))?.status != 0 {
                 XCTFail("teardown: cannot detach \(loopDevice)")
