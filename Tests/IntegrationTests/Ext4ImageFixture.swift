@@ -23,3 +23,81 @@ class Ext4ImageTestCase: LoopImageTestCase {
         return (total, everyName - total)
     }
 }
+
+// MARK: Helpers for linked clones
+// (LinkedCloneTests, LinkedCloneSafetyTests)
+
+extension Ext4ImageTestCase {
+    /// A file's bytes, read through the mount (`name` is relative to it).
+    func contents(_ name: String) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: m + "/" + name))
+    }
+
+    func contentID(_ name: String) -> XattrOutcome {
+        getAttr(m + "/" + name, pf("content_id"))
+    }
+
+    /// Asserts that `name` reads `expected` through the mount and in the backing directory.
+    func assertReads(_ name: String, _ expected: Data, _ label: String, file: StaticString = #filePath, line: UInt = #line) {
+        for (place, path) in [("mount", m + "/" + name), ("backing directory", container + "/" + name)] {
+            let data = try? Data(contentsOf: URL(fileURLWithPath: path))
+            XCTAssertNotNil(data, "\(label): cannot read \(name) in the \(place)", file: file, line: line)
+            if let data, data != expected {
+                XCTFail("\(label): \(name) in the \(place) reads \(data.count) bytes, not the \(expected.count) expected (first difference at \(firstDifference(data, expected)))", file: file, line: line)
+            }
+        }
+    }
+
+    func firstDifference(_ a: Data, _ b: Data) -> Int {
+        zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
+    }
+
+    /// `data` with `bytes` written over it at `offset`.
+    func patched<D: DataProtocol>(_ data: D, at offset: Int, _ bytes: [UInt8]) -> Data {
+        var result = Data(data)
+        result.replaceSubrange(offset..<offset + bytes.count, with: bytes)
+        return result
+    }
+
+    func status(_ path: String) throws -> stat {
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw SubprocessError("stat \(path): \(Errno.name(errno))") }
+        return st
+    }
+
+    /// Every byte from offset 0 to the end, through `fd`.
+    func readAll(_ fd: Int32) -> Data? {
+        var result = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(result.count)) }
+            if n < 0 { return nil }
+            if n == 0 { return result }
+            result.append(contentsOf: buffer[..<n])
+        }
+    }
+
+    /// Opens `path` for writing and writes `bytes` at `offset`: 0, or the
+    /// first errno of open, pwrite and close (a short write reports EIO).
+    func tryOverwrite(_ path: String, at offset: Int64, _ bytes: [UInt8]) -> Int32 {
+        let fd = open(path, O_WRONLY)
+        guard fd >= 0 else { return errno }
+        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, bytes.count, off_t(offset)) }
+        let writeError = written < 0 ? errno : (written == bytes.count ? 0 : EIO)
+        let closeError = close(fd) == 0 ? 0 : errno
+        return writeError != 0 ? writeError : closeError
+    }
+
+    /// `kill -9` of the daemon serving this mount, then the dead mount is
+    /// cleaned (unmounted) so that `mountPurgefs` can mount again, once
+    /// `users` (processes with files open on the mount) have exited.
+    func killPurgefs(users: [Process] = [], file: StaticString = #filePath, line: UInt = #line) {
+        let daemons = fixture.ownProcesses()
+        XCTAssertFalse(daemons.isEmpty, "no purgefs daemon to kill", file: file, line: line)
+        for pid in daemons { kill(pid, SIGKILL) }
+        for user in users {
+            XCTAssertTrue(Subprocess.wait(user, timeout: 30), "\(user.arguments ?? []) hangs after the daemon died", file: file, line: line)
+        }
+        XCTAssertEqual(unmountPurgefs(), [], "cleaning the dead mount after kill -9", file: file, line: line)
+    }
+}

@@ -45,6 +45,8 @@ class LoopImageTestCase: XCTestCase {
     var m: String { fixture.mountpoint }
 
     var kind: ImageKind { preconditionFailure("\(Self.self) must say which filesystem it tests on") }
+    /// The image's size (`truncate -s`): sparse, so only what the test writes costs space.
+    var imageSize: String { "512M" }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
@@ -65,7 +67,7 @@ class LoopImageTestCase: XCTestCase {
             throw XCTSkip("\(kind.mkfs[0]) is not installed (package \(kind.package)): \(kind) image tests skipped")
         }
         let image = fixture.base + "/\(kind).img"
-        let truncated = try Subprocess.run(["truncate", "-s", "512M", image], timeout: 30)
+        let truncated = try Subprocess.run(["truncate", "-s", imageSize, image], timeout: 30)
         let made = truncated.status == 0 ? try Subprocess.run(kind.mkfs + [image], timeout: 60) : truncated
         guard made.status == 0 else { throw XCTSkip("cannot make an \(kind) image: \(made)") }
         let attached = try Subprocess.run(["losetup", "-f", "--show", image], timeout: 30)
