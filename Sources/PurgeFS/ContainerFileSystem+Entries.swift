@@ -23,14 +23,8 @@ extension ContainerFileSystem {
             | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW) != 0
         if touchesContent { try cloud?.beginOpen(inode) }
         defer { if touchesContent { cloud?.endOpen(inode) } }
-        // A clone given a new size gets data of its own first.
         if fields & FUSE_SET_ATTR_SIZE != 0 {
-            if let handle { try prepareToModify(handle) } else {
-                try state.linked.breakAway(inode, keepingData: new.st_size > 0, filesystem: self)
-            }
-        }
-        if fields & FUSE_SET_ATTR_SIZE != 0 {
-            try inode.withDescriptor { (file) throws(Errno) in try truncate(inode, file, to: new.st_size, through: handle) }
+            try truncate(inode, to: new.st_size, through: handle)
         }
         try withAttributeHolder(inode) { (file) throws(Errno) in
             try setAttributes(through: file, to: new, changing: fields)
@@ -61,7 +55,8 @@ extension ContainerFileSystem {
     }
 
     /// Truncation may grow the file: it makes room first, like a write.
-    private func truncate(_ inode: Inode, _ file: FileDescriptor, to size: off_t, through handle: OpenFile?) throws(Errno) {
+    /// A clone gets data of its own first (none copied when cut to nothing).
+    private func truncate(_ inode: Inode, to size: off_t, through handle: OpenFile?) throws(Errno) {
         let end = UInt64(max(size, 0))
         if let handle {
             try growing(handle, upTo: end) { () throws(Errno) in try handle.descriptor.truncate(to: Int64(size)) }
@@ -69,8 +64,13 @@ extension ContainerFileSystem {
         }
         let reserved = try makeRoom(for: inode, upTo: end)
         defer { state.release(reserved) }
-        try file.truncateThroughPath(to: Int64(size))
-        if let status = try? file.status() { state.noteResized(status, id: inode.key) }
+        try modifying(inode, keepingData: size > 0) { () throws(Errno) in
+            // The descriptor as it is after a break: the inode's own data.
+            try inode.withDescriptor { (file) throws(Errno) in
+                try file.truncateThroughPath(to: Int64(size))
+                if let status = try? file.status() { state.noteResized(status, id: inode.key) }
+            }
+        }
     }
 
     func readSymbolicLink(_ id: NodeID) throws(Errno) -> [CChar] {

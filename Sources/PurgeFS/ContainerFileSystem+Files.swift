@@ -104,7 +104,6 @@ extension ContainerFileSystem {
     func allocate(_ file: OpenFile, mode: Int32, offset: Int64, length: Int64) throws(Errno) {
         // Only a plain allocation grows the file; KEEP_SIZE and punching do not change its size.
         let end = mode == 0 ? UInt64(offset + length) : 0
-        try prepareToModify(file)
         try growing(file, upTo: end) { () throws(Errno) in
             try file.descriptor.allocate(mode: mode, offset: offset, length: length)
         }
@@ -121,7 +120,6 @@ extension ContainerFileSystem {
         if let cloned = cloneWhole(from: source, at: sourceOffset, to: destination, at: offset, length: length, flags: flags) {
             return cloned
         }
-        try prepareToModify(destination)
         let copied = try growing(destination, upTo: UInt64(offset) + UInt64(length)) { () throws(Errno) -> Int in
             try destination.descriptor.copyRange(
                 from: source.descriptor, sourceOffset: sourceOffset, offset: offset, length: length, flags: flags)
@@ -139,10 +137,28 @@ extension ContainerFileSystem {
         backingFlags(flags) & ~(O_ACCMODE | O_TRUNC | O_CREAT | O_EXCL) | O_RDONLY
     }
 
-    /// A file about to be modified through `file` gets data of its own if
-    /// it shares any (a linked clone), and its writable descriptor back.
-    func prepareToModify(_ file: OpenFile) throws(Errno) {
-        guard file.isProtected || file.inode.isShared else { return }
-        try state.linked.breakAway(file.inode, keepingData: true, filesystem: self)
+    /// Runs `body`, a change of the file's data through its descriptor, as
+    /// a modification (`Inode.beginModifying`): a file that shares its data
+    /// (a linked clone) gets data of its own first, and its writable
+    /// descriptor back; no clone is made of it while `body` runs.
+    func modifying<T>(_ file: OpenFile, _ body: () throws(Errno) -> T) throws(Errno) -> T {
+        while true {
+            if file.isProtected || file.inode.isShared {
+                try state.linked.breakAway(file.inode, keepingData: true, filesystem: self)
+            }
+            if !file.isProtected && file.inode.beginModifying() { break }
+        }
+        defer { file.inode.endModifying() }
+        return try body()
+    }
+
+    /// `modifying` for a change through the inode itself (no open file).
+    func modifying<T>(_ inode: Inode, keepingData: Bool, _ body: () throws(Errno) -> T) throws(Errno) -> T {
+        while true {
+            if inode.isShared { try state.linked.breakAway(inode, keepingData: keepingData, filesystem: self) }
+            if inode.beginModifying() { break }
+        }
+        defer { inode.endModifying() }
+        return try body()
     }
 }

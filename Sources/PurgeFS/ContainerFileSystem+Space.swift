@@ -51,11 +51,11 @@ extension ContainerFileSystem {
         }
         let result: T
         do {
-            result = try body()
+            result = try modifying(file, body)
         } catch where error == .noSpace && retryable {
             // What it reserved, or a little when it looked as if nothing would grow (holes).
             guard purger.purge(.bytes(max(reserved, 1 << 20)), reason: .write) > 0 else { throw error }
-            result = try body()
+            result = try modifying(file, body)
         }
         return result
     }
@@ -70,7 +70,6 @@ extension ContainerFileSystem {
         let length = fuse_buf_size(data)
         // Data still in the kernel's pipe cannot be written twice.
         let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
-        try prepareToModify(file)
         let breaking = try makeRoomForBreak(file, length: length)
         defer { state.release(breaking) }
         let written = try growing(file, upTo: UInt64(offset) + UInt64(length), retryable: inMemory) { () throws(Errno) -> Int in

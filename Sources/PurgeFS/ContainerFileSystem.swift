@@ -81,7 +81,7 @@ final class ContainerFileSystem: Sendable {
         }
         let key = state.identity(of: status, name: name, in: directory.key)
         let (inode, isNew) = inodes.remember(descriptor: descriptor, status: status, key: key)
-        if isNew && state.linked.sharesData(key) { _ = inode.share(protectingWriters: false) }
+        if isNew && state.linked.sharesData(key) { _ = inode.share() }
         var entry = fuse_entry_param()
         entry.ino = inode.id.rawValue
         entry.attr = present(status, of: inode)

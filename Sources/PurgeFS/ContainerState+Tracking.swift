@@ -56,7 +56,11 @@ extension ContainerState {
     func noteMoved(_ status: stat, id: EntryID, from parent: EntryID, to newParent: EntryID, newName: CName) {
         let kind = status.st_mode & S_IFMT
         guard kind == S_IFREG || kind == S_IFDIR else { return }
-        if kind == S_IFREG { linked.moved(id, to: .init(parent: newParent, name: LinkedClones.bytes(newName))) }
+        defer {
+            if kind == S_IFREG {
+                linked.moved(id, backing: EntryID(status), to: .init(parent: newParent, name: LinkedClones.bytes(newName)), state: self)
+            }
+        }
         track { (ledger, names) throws(PurgeCoreError) in
             try ledger.move(id, from: parent, to: newParent)
             if kind == S_IFDIR {

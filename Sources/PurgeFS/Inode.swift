@@ -47,6 +47,8 @@ final class Inode: Sendable {
         var files: [WeakOpenFile] = []
         var writers = 0
         var shared = false
+        /// Modifications of the data under way (`beginModifying`).
+        var modifying = 0
     }
 
     private struct WeakOpenFile {
@@ -158,16 +160,32 @@ final class Inode: Sendable {
         }
     }
 
-    /// Marks the data shared. With writers open: false (nothing changed)
-    /// unless `protectingWriters`, when the writers' files are returned,
-    /// no longer counted, for the caller to re-point at read-only descriptors.
-    func share(protectingWriters: Bool) -> [OpenFile]? {
-        files.withLock { state in
-            if state.writers > 0 && !protectingWriters { return nil }
-            state.shared = true
+    /// Marks the data shared, once modifications under way are done, and
+    /// returns the files holding writable descriptors, no longer counted as
+    /// writers, for the caller to re-point at read-only ones. Modifications
+    /// that begin from now on find the data shared and break it first.
+    func share() -> [OpenFile] {
+        files.withLock { $0.shared = true }
+        while files.withLock({ $0.modifying > 0 }) { usleep(200) }
+        return files.withLock { state in
             state.writers = 0
-            return state.files.compactMap(\.file).filter(\.isWritable)
+            return state.files.compactMap(\.file).filter { $0.isWritable && !$0.isProtected }
         }
+    }
+
+    /// Brackets a change of the data through a writable descriptor (a
+    /// write, truncate, allocation): false while the data is shared, when
+    /// the caller must break the clone first.
+    func beginModifying() -> Bool {
+        files.withLock { state in
+            guard !state.shared else { return false }
+            state.modifying += 1
+            return true
+        }
+    }
+
+    func endModifying() {
+        files.withLock { $0.modifying -= 1 }
     }
 
     func unshare() {

@@ -50,9 +50,12 @@ extension LinkedClones {
               lock.withLock({ registry.groups.values.allSatisfy { $0.retiring != backing } })
         else { return false }
 
-        // No writer of the source may keep a writable descriptor from now on.
+        // No writer of the source keeps a writable descriptor from now on
+        // (one that just closed may still be open here: its release comes later).
         let sourceWasShared = source.inode.isShared
-        guard source.inode.share(protectingWriters: false) != nil else { return false }
+        for writer in source.inode.share() {
+            writer.repoint(to: try data.reopen(flags: O_RDONLY), protecting: true)
+        }
         let handle = try FileHandle(of: data)
         lock.withLock {
             registry.add(anchor: anchorID, named: name, backing: backing, handle: handle.stored)
@@ -77,7 +80,7 @@ extension LinkedClones {
 
         // The destination now reads the shared data, read-only.
         destination.inode.repoint(to: try data.reopen(flags: OpenFlags.path), backing: backing)
-        _ = destination.inode.share(protectingWriters: true)
+        _ = destination.inode.share()
         for file in destination.inode.openFiles {
             if let readOnly = try? data.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }
         }

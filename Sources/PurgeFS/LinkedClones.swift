@@ -181,7 +181,11 @@ final class LinkedClones: @unchecked Sendable {
             return
         }
         let primary = Int(status.st_nlink) > namedMembers(of: group) && !record.isRetiring
-        let sharing = (primary ? [record.backing] : []) + members
+        // The data is charged to a name purging does not reach, when there
+        // is one: purging the others frees nothing while it lives.
+        let names = (primary ? [record.backing] : []) + members
+        let reachable = state.read { ledger, _ in Set(names.filter { Self.purgeable($0, ledger) }) }
+        let sharing = names.filter { !reachable.contains($0) } + names.filter { reachable.contains($0) }
         sharers[group] = sharing
         let allocated = ContainerState.allocated(status)
         for (index, id) in sharing.enumerated() {
@@ -202,6 +206,12 @@ final class LinkedClones: @unchecked Sendable {
     /// Members of `group` with a name: links of its backing inode that are clones.
     func namedMembers(of group: UInt64) -> Int {
         registry.members.values.filter { $0.group == group && !$0.name.isEmpty }.count
+    }
+
+    /// In a zone and not pinned: a purge may take it.
+    private static func purgeable(_ id: EntryID, _ ledger: Ledger) -> Bool {
+        guard let info = try? ledger.file(id) else { return false }
+        return info.isInZone && !info.isProtectedByPin
     }
 
     /// Forgets member `id` and removes its anchor; its group is settled again.
@@ -261,13 +271,18 @@ final class LinkedClones: @unchecked Sendable {
 
 /// Following names: renames, unlinks, closes, purges.
 extension LinkedClones {
-    /// A member's name moved.
-    func moved(_ id: EntryID, to name: LinkedCloneRegistry.Name) {
+    /// A name of `id` (on backing file `backing`) moved: a member's is
+    /// recorded, and the group charged anew (it may have left or entered a zone).
+    func moved(_ id: EntryID, backing: EntryID, to name: LinkedCloneRegistry.Name, state: ContainerState) {
         guard isActive else { return }
         lock.withLock {
-            guard registry.members[id] != nil else { return }
-            registry.move(id, to: name)
-            save()
+            if let member = registry.members[id] {
+                registry.move(id, to: name)
+                save()
+                settle(member.group, state: state)
+            } else if let group = registry.group(backedBy: backing) {
+                settle(group, state: state)
+            }
         }
     }
 
