@@ -73,7 +73,7 @@ extension ContainerState {
     /// The file `id` (whose backing file now has `status`) changed size or data.
     func noteResized(_ status: stat, id: EntryID) {
         guard status.st_mode & S_IFMT == S_IFREG else { return }
-        if clones.changed(id, state: self) { return }
+        if clones.changed(id, state: self) || linked.changed(id, state: self) { return }
         track { (ledger, _) throws(PurgeCoreError) in
             try ledger.update(id, size: UInt64(status.st_size), allocated: Self.allocated(status))
         }

@@ -53,13 +53,8 @@ extension LinkedClones {
         } else {
             try anchor.truncate(to: 0)
         }
-        let member = try takeOver(id, with: anchorName, filesystem: fs)
-        lock.withLock {
-            registry.remove(id)
-            sharedBytes[id] = nil
-            save()
-            settle(member.group, state: fs.state)
-        }
+        _ = try takeOver(id, with: anchorName, filesystem: fs)
+        lock.withLock { release(id, state: fs.state) }
         inode.repoint(to: try anchor.reopen(flags: OpenFlags.path), backing: id)
         inode.unshare()
         reopenReaders(of: inode)

@@ -216,10 +216,18 @@ final class LinkedClones: @unchecked Sendable {
 
     /// Forgets member `id` and removes its anchor; its group is settled again.
     func forget(_ id: EntryID, state: ContainerState) {
+        guard registry.members[id] != nil else { return }
+        removeAnchor(of: id)
+        release(id, state: state)
+    }
+
+    /// Takes member `id` out of its group (it has data of its own now, or is
+    /// gone), and charges the rest of the group anew; a primary left alone
+    /// is a plain file again.
+    func release(_ id: EntryID, state: ContainerState) {
         guard let member = registry.members[id], let group = registry.groups[member.group] else { return }
         registry.remove(id)
         sharedBytes[id] = nil
-        removeAnchor(of: id)
         save()
         if registry.groups[member.group] != nil {
             settle(member.group, state: state)
@@ -315,6 +323,18 @@ extension LinkedClones {
 }
 
 extension LinkedClones {
+    /// The figures of `id` may have changed (a write, truncate, allocation,
+    /// or one that failed): a file in a group is charged with its group.
+    /// Returns false when `id` is in none (the caller records it as usual).
+    func changed(_ id: EntryID, state: ContainerState) -> Bool {
+        guard isActive else { return false }
+        return lock.withLock {
+            guard let group = registry.members[id]?.group ?? registry.group(backedBy: id) else { return false }
+            settle(group, state: state)
+            return true
+        }
+    }
+
     /// A file was purged: a member is forgotten, a primary's group charged anew.
     func purged(_ id: EntryID, state: ContainerState) {
         guard isActive else { return }
