@@ -25,6 +25,14 @@ extension Ledger {
             group: group == noSlot ? nil : directories[Int(group)].id)
     }
 
+    /// Whether a purge may ever take file `id`: every name in a zone, not
+    /// pinned (open or not). False for an unknown file.
+    public func isPurgeable(_ id: EntryID) -> Bool {
+        guard let f = try? fileSlot(id) else { return false }
+        let state = purgeState(f)
+        return state.inZone && !state.pinned
+    }
+
     public func directory(_ id: EntryID) throws(PurgeCoreError) -> DirectoryInfo {
         let record = directories[Int(try directorySlot(id))]
         return DirectoryInfo(

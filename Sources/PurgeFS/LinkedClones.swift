@@ -184,7 +184,7 @@ final class LinkedClones: @unchecked Sendable {
         // The data is charged to a name purging does not reach, when there
         // is one: purging the others frees nothing while it lives.
         let names = (primary ? [record.backing] : []) + members
-        let reachable = state.read { ledger, _ in Set(names.filter { Self.purgeable($0, ledger) }) }
+        let reachable = state.read { ledger, _ in Set(names.filter { ledger.isPurgeable($0) }) }
         let sharing = names.filter { !reachable.contains($0) } + names.filter { reachable.contains($0) }
         sharers[group] = sharing
         let allocated = ContainerState.allocated(status)
@@ -206,12 +206,6 @@ final class LinkedClones: @unchecked Sendable {
     /// Members of `group` with a name: links of its backing inode that are clones.
     func namedMembers(of group: UInt64) -> Int {
         registry.members.values.filter { $0.group == group && !$0.name.isEmpty }.count
-    }
-
-    /// In a zone and not pinned: a purge may take it.
-    private static func purgeable(_ id: EntryID, _ ledger: Ledger) -> Bool {
-        guard let info = try? ledger.file(id) else { return false }
-        return info.isInZone && !info.isProtectedByPin
     }
 
     /// Forgets member `id` and removes its anchor; its group is settled again.

@@ -133,6 +133,24 @@ final class CloneTests: ReflinkTestCase {
         assertAccounting("after purging the clone")
     }
 
+    /// The original in a zone, its clone outside every zone: purging the
+    /// original frees none of the shared blocks (the clone keeps them), so
+    /// they are charged to the clone and the original is purgeable for nothing.
+    func testPurgingAnOriginalWhoseCloneLivesOnFreesNothing() throws {
+        try writeRandom(m + "/caches/original", count: 8 << 20, seed: 5)
+        let original = try Data(contentsOf: URL(fileURLWithPath: m + "/caches/original"))
+        run(["cp", m + "/caches/original", m + "/kept"])
+        XCTAssertTrue(eventually { getAttr(m, pf("purgeable")) == .value("0") }, "purgeable: \(getAttr(m, pf("purgeable")))")
+        XCTAssertEqual(numberAttr(m + "/caches/original", "allocated"), 0)
+        let before = numberAttr(m, "purged_bytes") ?? 0
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/caches/original"))
+        XCTAssertEqual((numberAttr(m, "purged_bytes") ?? 0) - before, 0, "the purge freed nothing")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: m + "/kept")), original)
+        XCTAssertEqual(numberAttr(m + "/kept", "shared"), 0)
+        assertAccounting("after purging an original whose clone lives on")
+    }
+
     func testRelationshipsSurviveKill9() throws {
         run(["cp", m + "/big", m + "/caches/copy"])
         run(["cp", m + "/big", m + "/third"])
