@@ -30,6 +30,8 @@ PHASES = [
     ("write", "seq write", "sequential write of SIZE in 1 MiB writes, fdatasync at the end"),
     ("cold_read", "cold read", "read of that file in 1 MiB reads after sync + drop_caches"),
     ("warm_read", "warm read", "the same read again, caches warm"),
+    ("copy", "copy (cp)", "copy_file_range of the whole file into a new one, as coreutils cp does (purgefs: a clone)"),
+    ("copy_write", "write into copy", "a 4 KiB write + fdatasync into that copy (purgefs without reflinks: the clone's whole-file copy)"),
 ]
 
 CHUNK = 1 << 20
@@ -124,13 +126,37 @@ def run_round(directory, files, size):
     else:
         result["cold_read"] = None
     result["warm_read"] = timed(read)
+
+    copy = os.path.join(directory, "bench-copy.dat")
+
+    def copy_whole():
+        src = os.open(big, os.O_RDONLY | os.O_CLOEXEC)
+        dst = os.open(copy, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o644)
+        try:
+            while os.copy_file_range(src, dst, 1 << 62) > 0:
+                pass
+        finally:
+            os.close(src)
+            os.close(dst)
+
+    def write_into_copy():
+        fd = os.open(copy, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.pwrite(fd, block[:4096], 0)
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
+
+    result["copy"] = timed(copy_whole)
+    result["copy_write"] = timed(write_into_copy)
+    os.unlink(copy)
     os.unlink(big)
     return result
 
 
 def cmd_run(args):
     # A leftover from an interrupted round would skew the listing phase.
-    for name in ("bench-meta", "bench-big.dat"):
+    for name in ("bench-meta", "bench-big.dat", "bench-copy.dat"):
         if os.path.lexists(os.path.join(args.dir, name)):
             sys.exit("benchwork: %s already holds %s; remove it first" % (args.dir, name))
     result = run_round(args.dir, args.files, args.size)
