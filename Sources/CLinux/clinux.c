@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <malloc.h>
 #include "clinux.h"
 
 #include <errno.h>
@@ -118,4 +119,8 @@ int clinux_open_by_handle(int mount_fd, int type, const unsigned char *bytes, un
     handle.header.handle_type = type;
     memcpy(handle.header.f_handle, bytes, length);
     return open_by_handle_at(mount_fd, &handle.header, flags);
+}
+
+int clinux_malloc_trim(void) {
+    return malloc_trim(0);
 }

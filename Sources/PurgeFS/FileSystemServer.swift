@@ -26,6 +26,7 @@ public enum FileSystemServer {
         let log = prepared.log
         let cloud = CloudTier.prepare(request: request, root: prepared.root, state: prepared.state)
         let opened = try ContainerOpening(prepared: prepared, options: request.options, container: request.container)
+        ProcessMemory.returnFreedMemory()
         let filesystem: ContainerFileSystem
         do {
             filesystem = try ContainerFileSystem(

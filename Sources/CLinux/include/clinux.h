@@ -76,4 +76,7 @@ int clinux_handle_of(int fd, int *type, unsigned char *buffer, unsigned capacity
 /// open_by_handle_at(2).
 int clinux_open_by_handle(int mount_fd, int type, const unsigned char *bytes, unsigned length, int flags);
 
+/// malloc_trim(3): hands freed heap memory back to the system.
+int clinux_malloc_trim(void);
+
 #endif
