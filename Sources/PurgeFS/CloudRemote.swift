@@ -62,6 +62,26 @@ struct CloudRemote: Sendable {
         return uploaded
     }
 
+    /// Removes what uploads killed midway left in `incoming` (by this device
+    /// or another): files untouched for `age` seconds. An upload under way
+    /// writes all the time; one stalled that long finds its file gone at the
+    /// rename, fails, and is tried again. Returns the names removed.
+    @discardableResult
+    func removeStaleUploads(olderThan age: Int) -> [String] {
+        guard let (files, incoming) = try? open() else { return [] }
+        defer { files.closeQuietly(); incoming.closeQuietly() }
+        guard let stream = try? DirectoryStream(incoming) else { return [] }
+        let cutoff = Int(WallClock.seconds()) - age
+        var stale: [String] = []
+        while let entry = try? stream.next() {
+            guard !entry.isDotOrDotDot, let status = try? incoming.status(of: entry.name),
+                  status.st_mode & S_IFMT == S_IFREG, Int(status.st_mtim.tv_sec) < cutoff
+            else { continue }
+            stale.append(String(cString: entry.name))
+        }
+        return stale.filter { (try? Self.unlink($0, in: incoming)) != nil }
+    }
+
     /// The remote copy's status now (not following a symlink, not opening
     /// it), or nil when it cannot be reached or is not a regular file.
     func status(_ path: String) -> stat? {

@@ -8,6 +8,9 @@ import PurgeSys
 /// evicted placeholders, and schedule what is not uploaded yet.
 extension CloudTier {
     func reconcileAtMount() {
+        for name in remote.removeStaleUploads(olderThan: 3600) {
+            Diagnostics.note("removed \(CloudRemote.incomingName)/\(name) from the cloud directory, left by an interrupted upload")
+        }
         applyIntentsQuietly()
         var local = CloudLocal.scan(zones: zones, from: root)
         var byInode: [UInt64: String] = [:]

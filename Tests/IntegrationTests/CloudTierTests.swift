@@ -190,6 +190,19 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertTrue(remoteCopy("Documents/small") == tiled(100, seed: 22))
     }
 
+    /// What a killed upload left in `incoming` goes at the next mount once it
+    /// is an hour old; a younger one may be another device's upload under way.
+    func testStaleUploadsAreRemovedAtMount() throws {
+        for name in ["incoming", "files"] { XCTAssertEqual(mkdir(remote + "/" + name, 0o755), 0) }
+        XCTAssertEqual(writeBytes(remote + "/incoming/123-1", tiled(100, seed: 23)), 0)
+        XCTAssertEqual(writeBytes(remote + "/incoming/456-2", tiled(100, seed: 24)), 0)
+        var old = [timespec(tv_sec: time(nil) - 7200, tv_nsec: 0), timespec(tv_sec: time(nil) - 7200, tv_nsec: 0)]
+        XCTAssertEqual(utimensat(AT_FDCWD, remote + "/incoming/123-1", &old, 0), 0)
+        try fixture.mount(options: cloudOptions())
+        XCTAssertFalse(FileManager.default.fileExists(atPath: remote + "/incoming/123-1"), "a two-hour-old leftover")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: remote + "/incoming/456-2"), "a fresh upload of another device")
+    }
+
     func testEvictedStateSurvivesKillAndRemount() throws {
         try fixture.mount(options: cloudOptions())
         let m = fixture.mountpoint
