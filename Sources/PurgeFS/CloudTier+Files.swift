@@ -105,9 +105,32 @@ extension CloudTier {
         let (path, _, record) = try stateOf(inode)
         guard let record else { return "current" }
         if record.evicted { return "not_downloaded" }
-        if let now = remote.status(path), record.isNewer(now) { return "downloaded" }
+        if let now = remoteStatus(path), record.isNewer(now) { return "downloaded" }
         return "current"
     }
+
+    /// The remote copy's status, waiting at most `statusDeadline` for a
+    /// remote that hangs; nil then, as for one that cannot be reached. One
+    /// read per path at a time, so a hung remote does not gather threads.
+    private func remoteStatus(_ path: String) -> stat? {
+        guard lock.withLock({ probing.insert(path).inserted }) else { return nil }
+        let answer = Mutex<stat?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { [self] in
+            let status = remote.status(path)
+            answer.withLock { $0 = status }
+            lock.withLock { _ = probing.remove(path) }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + .milliseconds(Self.statusDeadlineMilliseconds)) == .success else {
+            Diagnostics.note("cloud: the remote did not say within \(Self.statusDeadlineMilliseconds) ms whether \(path) changed")
+            return nil
+        }
+        return answer.withLock { $0 }
+    }
+
+    /// How long reading `download_status` waits for the remote.
+    static let statusDeadlineMilliseconds = 2000
 
     // MARK: Evict and download
 

@@ -39,6 +39,8 @@ final class CloudTier: @unchecked Sendable {
     var downloads: Set<EntryID> = []
     /// Opens between their download check and the ledger's open count.
     var opening: [EntryID: Int] = [:]
+    /// Remote paths whose status is being read by a `download_status` that gave up waiting.
+    var probing: Set<String> = []
 
     private let wake = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)

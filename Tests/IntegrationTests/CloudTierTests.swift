@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PurgeCore
 import XCTest
 
 /// The cloud tier on real mounts, the remote a directory beside the container.
@@ -315,6 +316,35 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertEqual(numberAttr(doc, "allocated"), 0)
     }
 
+    /// The remote is itself a FUSE mount (a second purgefs) whose daemon is
+    /// stopped: every call into it hangs. Reading `download_status` still
+    /// answers within its deadline, as for a remote that cannot be reached.
+    func testDownloadStatusAnswersWhileTheRemoteHangs() throws {
+        let remoteBacking = fixture.base + "/remote-backing"
+        XCTAssertEqual(mkdir(remoteBacking, 0o755), 0)
+        XCTAssertEqual(rmdir(remote), 0)
+        XCTAssertEqual(mkdir(remote, 0o755), 0)
+        let mounted = try Subprocess.run([fixture.binary, "mount", remoteBacking, remote], timeout: 30)
+        XCTAssertEqual(mounted.status, 0, "\(mounted)")
+        let remoteDaemon = fixture.ownProcesses().filter { pid in
+            (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8))?.contains(remoteBacking) == true
+        }
+        XCTAssertEqual(remoteDaemon.count, 1)
+        addTeardownBlock { [self] in
+            for pid in remoteDaemon { kill(pid, SIGCONT) }
+            _ = unmountPurgefsMounts(at: [fixture.mountpoint, remote])
+        }
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/far"
+        XCTAssertEqual(writeBytes(doc, tiled(5000, seed: 92)), 0)
+        waitUploaded(doc)
+        for pid in remoteDaemon { XCTAssertEqual(kill(pid, SIGSTOP), 0) }
+        let start = Date()
+        XCTAssertEqual(getAttr(doc, pf("download_status")), .value("current"))
+        XCTAssertLessThan(Date().timeIntervalSince(start), 20, "download_status waited for the hung remote")
+        for pid in remoteDaemon { XCTAssertEqual(kill(pid, SIGCONT), 0) }
+    }
+
     func testOpeningAnEvictedFileWithoutItsRemoteCopyIsAnIOError() throws {
         try fixture.mount(options: cloudOptions())
         let doc = fixture.mountpoint + "/Documents/lost"
@@ -392,5 +422,12 @@ final class CloudOptimizeStorageTests: CloudTestCase {
         XCTAssertEqual(writeBytes(m + "/other/new", tiled(6 * MiB, seed: 3)), ENOSPC)
         XCTAssertEqual(getAttr(m + "/Documents/old", pf("download_status")), .value("current"))
         XCTAssertTrue(readPurgeLog(fixture.container).filter { $0.action == "evict" }.isEmpty)
+    }
+}
+
+/// Unmounts the purgefs mounts at `paths`, in order; returns the ones that would not go.
+func unmountPurgefsMounts(at paths: [String]) -> [String] {
+    paths.filter { path in
+        MountTable.isMounted(path) && (try? Subprocess.run(["fusermount3", "-u", path], timeout: 15))?.status != 0
     }
 }
