@@ -15,8 +15,8 @@ import PurgeSys
 extension LinkedClones {
     /// Returns false when this is no case for a linked clone: the caller copies.
     func clone(_ source: OpenFile, into destination: OpenFile, filesystem fs: ContainerFileSystem) -> Bool {
-        guard makesClones, let name = destination.createdAs,
-              source.inode.isRegularFile, destination.inode.isRegularFile
+        guard makesClones, source.inode.isRegularFile, destination.inode.isRegularFile,
+              let name = destination.createdAs ?? Self.onlyName(of: destination.inode, filesystem: fs)
         else { return false }
         do {
             return try breakLock.withLock { () throws(Errno) -> Bool in
@@ -89,6 +89,24 @@ extension LinkedClones {
             settle(group, state: fs.state)
         }
         return true
+    }
+
+    /// The one name of a file that its opener did not make (`cp` onto an
+    /// existing file opens it with `O_TRUNC`): found in the directory the
+    /// ledger has it in, by inode number. Nil for a file with other names.
+    private static func onlyName(of inode: Inode, filesystem fs: ContainerFileSystem) -> LinkedCloneRegistry.Name? {
+        guard let status = inode.withDescriptorQuietly({ try? $0.status() }) ?? nil, status.st_nlink == 1,
+              let parents = fs.state.read({ ledger, _ in try? ledger.linkDirectories(of: inode.key) }), parents.count == 1,
+              let chain = fs.state.read({ _, names in names.components(of: parents[0]) }),
+              let directory = try? DirectoryNames.open(chain, from: fs.root)
+        else { return nil }
+        defer { directory.closeQuietly() }
+        guard let stream = try? DirectoryStream(directory) else { return nil }
+        while let entry = try? stream.next() {
+            guard entry.inode == UInt64(status.st_ino), !entry.isDotOrDotDot else { continue }
+            return LinkedCloneRegistry.Name(parent: parents[0], name: bytes(entry.name))
+        }
+        return nil
     }
 
     /// A stored name as a C string.

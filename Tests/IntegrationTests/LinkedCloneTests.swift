@@ -41,6 +41,29 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         assertAccounting("after cp")
     }
 
+    /// `cp` onto a file that exists opens it with `O_TRUNC` rather than
+    /// making it: it becomes a clone all the same, keeping its own mode.
+    func testCopyOntoAnExistingFileIsAClone() throws {
+        XCTAssertEqual(writeBytes(m + "/existing", [UInt8](repeating: 7, count: 5000)), 0)
+        XCTAssertEqual(chmod(m + "/existing", 0o600), 0)
+        let identity = try status(m + "/existing").st_ino
+        let before = backingFree()
+        run(["cp", m + "/big", m + "/existing"])
+        let grown = Int64(before) - Int64(backingFree())
+        XCTAssertLessThan(grown, 1 << 20, "cp onto an existing file grew the backing filesystem by \(grown) bytes")
+        let original = try contents("big")
+        assertReads("existing", original, "after cp onto it")
+        XCTAssertEqual(contentID("existing"), contentID("big"))
+        XCTAssertEqual(numberAttr(m + "/existing", "shared"), UInt64(Self.big))
+        XCTAssertEqual(try status(m + "/existing").st_ino, identity, "the same file, now a clone")
+        XCTAssertEqual(try status(m + "/existing").st_mode & 0o7777, 0o600)
+        XCTAssertEqual(try status(m + "/big").st_mode & 0o7777, 0o644)
+        overwrite(m + "/existing", at: 0, Self.block)
+        assertReads("big", original, "after a write into the clone")
+        assertReads("existing", patched(original, at: 0, Self.block), "after a write into the clone")
+        assertAccounting("after cp onto an existing file")
+    }
+
     // MARK: Independence
 
     func testClonesAreIndependentFiles() throws {
