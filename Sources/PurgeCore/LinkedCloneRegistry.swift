@@ -56,6 +56,8 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
     public private(set) var members: [EntryID: Member] = [:]
     private var byName: [Name: EntryID] = [:]
     private var byBacking: [EntryID: UInt64] = [:]
+    /// Members of each group: a group's reads cost its size, not the registry's.
+    private var byGroup: [UInt64: Set<EntryID>] = [:]
     private var next: UInt64 = firstID
 
     public init() {}
@@ -77,7 +79,12 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
 
     /// Anchored members of `group`, in charging order.
     public func members(of group: UInt64) -> [EntryID] {
-        members.filter { $0.value.group == group }.sorted { $0.value.order < $1.value.order }.map(\.key)
+        (byGroup[group] ?? []).sorted { members[$0]!.order < members[$1]!.order }
+    }
+
+    /// How many members of `group` have a name.
+    public func namedMembers(of group: UInt64) -> Int {
+        (byGroup[group] ?? []).filter { !members[$0]!.name.isEmpty }.count
     }
 
     // MARK: Changes
@@ -97,6 +104,7 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
         if let holder = byName[name] { unname(holder) }
         let member = Member(group: group, order: newID(), parent: name.parent, name: name.name)
         members[anchor] = member
+        byGroup[group, default: []].insert(anchor)
         index(anchor, member)
     }
 
@@ -125,7 +133,9 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
     public mutating func remove(_ id: EntryID) {
         guard let member = members.removeValue(forKey: id) else { return }
         unindex(id, member)
-        if !members.values.contains(where: { $0.group == member.group }), let group = groups.removeValue(forKey: member.group) {
+        byGroup[member.group]?.remove(id)
+        if byGroup[member.group]?.isEmpty ?? true, let group = groups.removeValue(forKey: member.group) {
+            byGroup[member.group] = nil
             byBacking[group.backing] = nil
             if let retiring = group.retiring { byBacking[retiring] = nil }
         }
@@ -194,8 +204,10 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
                       let group = UInt64(f[3]), let order = UInt64(f[4]), let parentDevice = UInt64(f[5]),
                       let parentInode = UInt64(f[6]), let name = Hex.decode(f[7]), groups[group] != nil {
                 let id = EntryID(device: device, inode: inode)
+                guard members[id] == nil else { return nil }  // one line per member
                 let member = Member(group: group, order: order, parent: EntryID(device: parentDevice, inode: parentInode), name: name)
                 members[id] = member
+                byGroup[group, default: []].insert(id)
                 index(id, member)
             } else {
                 return nil

@@ -205,7 +205,7 @@ final class LinkedClones: @unchecked Sendable {
 
     /// Members of `group` with a name: links of its backing inode that are clones.
     func namedMembers(of group: UInt64) -> Int {
-        registry.members.values.filter { $0.group == group && !$0.name.isEmpty }.count
+        registry.namedMembers(of: group)
     }
 
     /// Forgets member `id` and removes its anchor; its group is settled again.
