@@ -10,10 +10,13 @@
 /// - any other name of the backing inode: the *primary*, whose attributes are
 ///   the backing inode's own (the original a first clone was made from).
 ///
-/// Kept in the state directory as `linked-clones`, lines of `next N`,
+/// Stored as lines (`LinkedCloneStore` keeps a snapshot and appends the
+/// changes, `takeChanges`): `next N`,
 /// `group ID DEVICE INODE CONTENT HANDLETYPE HANDLEHEX RETIRINGDEVICE RETIRINGINODE`
-/// (`- -` when no backing is being retired) and
-/// `member DEVICE INODE GROUP ORDER PARENTDEVICE PARENTINODE NAMEHEX` (`-`: no name).
+/// (`- -` when no backing is being retired),
+/// `member DEVICE INODE GROUP ORDER PARENTDEVICE PARENTINODE NAMEHEX` (`-`: no name),
+/// `drop-member DEVICE INODE` and `drop-group ID`; a later line about the
+/// same group or member replaces an earlier one.
 public struct LinkedCloneRegistry: Equatable, Sendable {
     public struct Group: Equatable, Sendable {
         public var backing: EntryID
@@ -59,6 +62,9 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
     /// Members of each group: a group's reads cost its size, not the registry's.
     private var byGroup: [UInt64: Set<EntryID>] = [:]
     private var next: UInt64 = firstID
+    /// Lines describing the changes since `takeChanges`.
+    private var changes: [UInt8] = []
+    private var recording = true
 
     public init() {}
 
@@ -98,14 +104,10 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
             group = known
         } else {
             group = newID()
-            groups[group] = Group(backing: backing, handleType: handle.0, handle: handle.1, content: group, retiring: nil)
-            byBacking[backing] = group
+            put(group: group, Group(backing: backing, handleType: handle.0, handle: handle.1, content: group, retiring: nil))
         }
         if let holder = byName[name] { unname(holder) }
-        let member = Member(group: group, order: newID(), parent: name.parent, name: name.name)
-        members[anchor] = member
-        byGroup[group, default: []].insert(anchor)
-        index(anchor, member)
+        put(member: anchor, Member(group: group, order: newID(), parent: name.parent, name: name.name))
     }
 
     /// A member's name moved (rename through the mount); a member that held
@@ -113,55 +115,89 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
     public mutating func move(_ id: EntryID, to name: Name) {
         guard var member = members[id] else { return }
         if let holder = byName[name], holder != id { unname(holder) }
-        unindex(id, member)
         member.parent = name.parent
         member.name = name.name
-        members[id] = member
-        index(id, member)
+        put(member: id, member)
     }
 
     /// A member lost its name but may still be open.
     public mutating func unname(_ id: EntryID) {
         guard var member = members[id] else { return }
-        unindex(id, member)
         member.name = []
-        members[id] = member
+        put(member: id, member)
     }
 
     /// Forgets a member; a group left with no member is dissolved (its
     /// backing has only primary names then, or none).
     public mutating func remove(_ id: EntryID) {
-        guard let member = members.removeValue(forKey: id) else { return }
-        unindex(id, member)
-        byGroup[member.group]?.remove(id)
-        if byGroup[member.group]?.isEmpty ?? true, let group = groups.removeValue(forKey: member.group) {
-            byGroup[member.group] = nil
-            byBacking[group.backing] = nil
-            if let retiring = group.retiring { byBacking[retiring] = nil }
-        }
+        guard let member = members[id] else { return }
+        drop(member: id)
+        if byGroup[member.group]?.isEmpty ?? true { drop(group: member.group) }
     }
 
-    /// The group's data moves to a new backing (its primary is about to be modified).
+    /// The group's data moves to a new backing (its primary is about to be
+    /// modified). Names still linked to the retiring backing stay members
+    /// until moved.
     public mutating func replaceBacking(of group: UInt64, with backing: EntryID, handle: (Int32, [UInt8])) {
         guard var record = groups[group] else { return }
-        // Names still linked to the retiring backing stay members until moved.
         record.retiring = record.backing
         record.backing = backing
         record.handleType = handle.0
         record.handle = handle.1
-        groups[group] = record
-        byBacking[backing] = group
+        put(group: group, record)
     }
 
     /// Every member has been moved to the new backing.
     public mutating func retired(_ group: UInt64) {
-        guard let retiring = groups[group]?.retiring else { return }
-        groups[group]!.retiring = nil
-        byBacking[retiring] = nil
+        guard var record = groups[group], record.retiring != nil else { return }
+        record.retiring = nil
+        put(group: group, record)
     }
 
-    private mutating func index(_ id: EntryID, _ member: Member) {
+    /// The changes since the last call, as lines to append to the stored
+    /// registry (`decoding` reads a snapshot followed by such lines).
+    public mutating func takeChanges() -> [UInt8] {
+        defer { changes = [] }
+        return changes
+    }
+
+    // MARK: The four changes everything above is made of (each recorded)
+
+    private mutating func put(group id: UInt64, _ record: Group) {
+        if let old = groups[id] {
+            byBacking[old.backing] = nil
+            if let retiring = old.retiring { byBacking[retiring] = nil }
+        }
+        groups[id] = record
+        byBacking[record.backing] = id
+        if let retiring = record.retiring { byBacking[retiring] = id }
+        note(Self.line(group: id, record))
+    }
+
+    private mutating func drop(group id: UInt64) {
+        guard let record = groups.removeValue(forKey: id) else { return }
+        byBacking[record.backing] = nil
+        if let retiring = record.retiring { byBacking[retiring] = nil }
+        byGroup[id] = nil
+        note("drop-group \(id)\n")
+    }
+
+    private mutating func put(member id: EntryID, _ member: Member) {
+        if let old = members[id] {
+            unindex(id, old)
+            byGroup[old.group]?.remove(id)
+        }
+        members[id] = member
+        byGroup[member.group, default: []].insert(id)
         if !member.name.isEmpty { byName[Name(parent: member.parent, name: member.name)] = id }
+        note(Self.line(member: id, member))
+    }
+
+    private mutating func drop(member id: EntryID) {
+        guard let member = members.removeValue(forKey: id) else { return }
+        unindex(id, member)
+        byGroup[member.group]?.remove(id)
+        note("drop-member \(id.device) \(id.inode)\n")
     }
 
     private mutating func unindex(_ id: EntryID, _ member: Member) {
@@ -169,24 +205,39 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
         if byName[name] == id { byName[name] = nil }
     }
 
+    private mutating func note(_ line: String) {
+        if recording { changes += Array(line.utf8) }
+    }
+
     // MARK: Stored form
 
+    private static func line(group id: UInt64, _ g: Group) -> String {
+        let retiring = g.retiring.map { "\($0.device) \($0.inode)" } ?? "- -"
+        return "group \(id) \(g.backing.device) \(g.backing.inode) \(g.content) \(g.handleType) \(Hex.encode(g.handle)) \(retiring)\n"
+    }
+
+    private static func line(member id: EntryID, _ m: Member) -> String {
+        "member \(id.device) \(id.inode) \(m.group) \(m.order) \(m.parent.device) \(m.parent.inode) \(Hex.encode(m.name))\n"
+    }
+
+    /// The whole registry, as a snapshot.
     public var encoded: [UInt8] {
         var text = "next \(next)\n"
-        for (id, g) in groups.sorted(by: { $0.key < $1.key }) {
-            let retiring = g.retiring.map { "\($0.device) \($0.inode)" } ?? "- -"
-            text += "group \(id) \(g.backing.device) \(g.backing.inode) \(g.content) \(g.handleType) \(Hex.encode(g.handle)) \(retiring)\n"
-        }
-        for (id, m) in members.sorted(by: { $0.key < $1.key }) {
-            text += "member \(id.device) \(id.inode) \(m.group) \(m.order) \(m.parent.device) \(m.parent.inode) \(Hex.encode(m.name))\n"
-        }
+        for (id, g) in groups.sorted(by: { $0.key < $1.key }) { text += Self.line(group: id, g) }
+        for (id, m) in members.sorted(by: { $0.key < $1.key }) { text += Self.line(member: id, m) }
         return Array(text.utf8)
     }
 
-    /// Parses the file; nil when any line is malformed or refers to a missing group.
+    /// Parses a snapshot, optionally followed by appended changes; nil when
+    /// a line is malformed or names a missing group. An unfinished last line
+    /// (no newline: appending was cut short) is left out.
     public init?(decoding data: [UInt8]) {
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-            let f = line.split(separator: " ")
+        recording = false
+        defer { recording = true }
+        var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        if let last = data.last, last != UInt8(ascii: "\n"), !lines.isEmpty { lines.removeLast() }
+        for raw in lines {
+            let f = String(decoding: raw, as: UTF8.self).split(separator: " ")
             if f.count == 2, f[0] == "next", let n = UInt64(f[1]) {
                 next = max(n, Self.firstID)
             } else if f.count == 9, f[0] == "group", let id = UInt64(f[1]), let device = UInt64(f[2]), let inode = UInt64(f[3]),
@@ -195,20 +246,20 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
                 if f[7] != "-" {
                     guard let d = UInt64(f[7]), let i = UInt64(f[8]) else { return nil }
                     retiring = EntryID(device: d, inode: i)
+                } else if f[8] != "-" {
+                    return nil
                 }
-                let backing = EntryID(device: device, inode: inode)
-                groups[id] = Group(backing: backing, handleType: type, handle: handle, content: content, retiring: retiring)
-                byBacking[backing] = id
-                if let retiring { byBacking[retiring] = id }
+                put(group: id, Group(backing: EntryID(device: device, inode: inode), handleType: type, handle: handle,
+                                     content: content, retiring: retiring))
             } else if f.count == 8, f[0] == "member", let device = UInt64(f[1]), let inode = UInt64(f[2]),
                       let group = UInt64(f[3]), let order = UInt64(f[4]), let parentDevice = UInt64(f[5]),
                       let parentInode = UInt64(f[6]), let name = Hex.decode(f[7]), groups[group] != nil {
-                let id = EntryID(device: device, inode: inode)
-                guard members[id] == nil else { return nil }  // one line per member
-                let member = Member(group: group, order: order, parent: EntryID(device: parentDevice, inode: parentInode), name: name)
-                members[id] = member
-                byGroup[group, default: []].insert(id)
-                index(id, member)
+                put(member: EntryID(device: device, inode: inode),
+                    Member(group: group, order: order, parent: EntryID(device: parentDevice, inode: parentInode), name: name))
+            } else if f.count == 3, f[0] == "drop-member", let device = UInt64(f[1]), let inode = UInt64(f[2]) {
+                drop(member: EntryID(device: device, inode: inode))
+            } else if f.count == 2, f[0] == "drop-group", let id = UInt64(f[1]) {
+                drop(group: id)
             } else {
                 return nil
             }
@@ -218,6 +269,10 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
         let orders = members.values.map(\.order).max().map { $0 + 1 } ?? 0
         let contents = groups.values.map(\.content).max().map { $0 + 1 } ?? 0
         next = max(next, used, orders, contents)
+    }
+
+    public static func == (a: LinkedCloneRegistry, b: LinkedCloneRegistry) -> Bool {
+        a.groups == b.groups && a.members == b.members && a.next == b.next
     }
 }
 

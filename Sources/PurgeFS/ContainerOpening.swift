@@ -25,7 +25,8 @@ struct ContainerOpening {
         var zones = ZoneSet(paths: options.purgeableZones)
         for problem in zones.resolve(from: prepared.root) { Self.say(problem) }
 
-        let linkedClones = LinkedClones.load(from: directory)
+        let linkedCloneStore = LinkedCloneStore(directory: directory)
+        let linkedClones = linkedCloneStore.load()
         let showProgress = isatty(2) == 1
         var leftovers = CloneLeftovers()
         var scan = ContainerScan(
@@ -50,7 +51,8 @@ struct ContainerOpening {
         for id in flags.entries.keys where !ledger.contains(id) { liveFlags.remove(id) }
         state = ContainerState(
             ledger: ledger, names: names, model: CapacityModel(options: options), counters: counters, flags: liveFlags,
-            zones: zones, backing: prepared.root, stateDirectory: directory, linkedClones: linkedClones)
+            zones: zones, backing: prepared.root, stateDirectory: directory,
+            linkedClones: (linkedCloneStore, linkedClones))
         if liveFlags != flags { state.flagsChanged = true }
         state.saveFlagsIfChanged()
         state.clones.settleAll(state: state)

@@ -33,7 +33,7 @@ final class ContainerState: @unchecked Sendable {
 
     init(ledger: Ledger, names: DirectoryNames, model: CapacityModel, counters: PurgeCounters, flags: StoredFlags,
          zones: ZoneSet, backing: FileDescriptor, stateDirectory: StateDirectory,
-         linkedClones: LinkedCloneRegistry = LinkedCloneRegistry()) {
+         linkedClones: (LinkedCloneStore, LinkedCloneRegistry)? = nil) {
         self.stateDirectory = stateDirectory
         self.ledger = ledger
         self.names = names
@@ -43,7 +43,8 @@ final class ContainerState: @unchecked Sendable {
         self.zones = zones
         self.backing = backing
         self.clones = CloneBook(directory: stateDirectory, root: backing)
-        self.linked = LinkedClones(registry: linkedClones, directory: stateDirectory, root: backing, reflinks: clones.reflinks)
+        let (store, registry) = linkedClones ?? (LinkedCloneStore(directory: stateDirectory), LinkedCloneRegistry())
+        self.linked = LinkedClones(store: store, registry: registry, directory: stateDirectory, root: backing, reflinks: clones.reflinks)
     }
 
     /// Runs `body` with exclusive access to the ledger and directory names.

@@ -7,7 +7,13 @@ import PurgeSys
 extension LinkedClones {
     func reconcile(state: ContainerState, root: FileDescriptor) {
         lock.withLock {
-            let before = registry
+            // A snapshot of what was loaded first: the journal starts empty
+            // (a line a crash cut short is never appended to).
+            if store.hasStored {
+                do { try store.fold(registry) } catch {
+                    Diagnostics.note("cannot save the linked clone registry: \(error)")
+                }
+            }
             finishMoves(state: state, root: root)
             for (id, member) in registry.members {
                 // A member the walk did not find under its name broke (its anchor
@@ -22,7 +28,7 @@ extension LinkedClones {
             }
             for group in registry.groups.keys { settle(group, state: state) }
             removeStrayAnchors()
-            if registry != before { save() }
+            save()
         }
     }
 

@@ -28,6 +28,7 @@ final class LinkedClones: @unchecked Sendable {
     /// Any group exists: the fast path of every translation reads only this.
     private let active: Atomic<Bool>
     let directory: StateDirectory
+    let store: LinkedCloneStore
     /// The state directory's `clone-anchors`, when it could be opened.
     let anchors: FileDescriptor?
     /// The container's root, opened for real (`open_by_handle_at` refuses `O_PATH`).
@@ -35,7 +36,8 @@ final class LinkedClones: @unchecked Sendable {
     /// New clones are made: no reflinks, and anchors on the container's filesystem.
     let makesClones: Bool
 
-    init(registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor, reflinks: Bool) {
+    init(store: LinkedCloneStore, registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor, reflinks: Bool) {
+        self.store = store
         self.registry = registry
         self.directory = directory
         self.root = (try? root.reopen(flags: O_RDONLY | O_DIRECTORY)) ?? root
@@ -43,16 +45,6 @@ final class LinkedClones: @unchecked Sendable {
         anchors = Self.openAnchorDirectory(in: directory)
         let sameDevice = (try? directory.descriptor.status().st_dev) == (try? root.status().st_dev)
         makesClones = !reflinks && sameDevice && anchors != nil
-    }
-
-    /// The registry stored in `directory`; empty (with a line in the log) when malformed.
-    static func load(from directory: StateDirectory) -> LinkedCloneRegistry {
-        guard let bytes = try? directory.read(LinkedCloneRegistry.fileName) else { return LinkedCloneRegistry() }
-        guard let registry = LinkedCloneRegistry(decoding: bytes) else {
-            Diagnostics.note("state file \(LinkedCloneRegistry.fileName) is malformed; linked clones read as hard links")
-            return LinkedCloneRegistry()
-        }
-        return registry
     }
 
     private static func openAnchorDirectory(in directory: StateDirectory) -> FileDescriptor? {
@@ -259,7 +251,7 @@ final class LinkedClones: @unchecked Sendable {
 
     func save() {
         do {
-            try directory.replace(LinkedCloneRegistry.fileName, with: registry.encoded)
+            try store.save(&registry)
         } catch {
             Diagnostics.note("cannot save the linked clone registry: \(error)")
         }

@@ -300,4 +300,38 @@ final class LinkedCloneRegistryTests: XCTestCase {
     func testAnchorNameIsTheInodeNumber() {
         XCTAssertEqual(Registry.anchorName(of: EntryID(device: 7, inode: 1234)), "a1234")
     }
+
+    // MARK: Changes appended to a snapshot
+
+    /// A snapshot followed by the changes taken after each step reads back
+    /// as the registry at the end, whatever the steps were.
+    func testSnapshotAndChangesReadBackAsTheRegistry() throws {
+        var registry = populated()
+        let snapshot = registry.encoded
+        _ = registry.takeChanges()
+        var journal: [UInt8] = []
+        registry.move(anchor1, to: name("renamed", in: other))
+        journal += registry.takeChanges()
+        registry.unname(anchor2)
+        journal += registry.takeChanges()
+        registry.replaceBacking(of: try XCTUnwrap(registry.group(backedBy: backingA)), with: newBacking, handle: (3, [1]))
+        registry.retired(try XCTUnwrap(registry.group(backedBy: newBacking)))
+        journal += registry.takeChanges()
+        registry.remove(anchor3)
+        registry.add(anchor: EntryID(device: 1, inode: 1004), named: name("four"), backing: backingB, handle: (2, []))
+        journal += registry.takeChanges()
+        XCTAssertEqual(Registry(decoding: snapshot + journal), registry)
+        XCTAssertEqual(registry.takeChanges(), [], "taken: nothing left")
+
+        // A last line cut short by a crash is left out; the rest is read.
+        let cut = Array(snapshot + journal + Array("member 1 77 ".utf8))
+        XCTAssertEqual(Registry(decoding: cut), registry)
+        // A malformed line before the end is not a crash's doing.
+        XCTAssertNil(Registry(decoding: snapshot + Array("member 1 77 \n".utf8) + journal))
+    }
+
+    func testDecodingRecordsNoChanges() throws {
+        var decoded = try XCTUnwrap(Registry(decoding: populated().encoded))
+        XCTAssertEqual(decoded.takeChanges(), [])
+    }
 }

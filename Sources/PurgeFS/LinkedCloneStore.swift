@@ -1,0 +1,102 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Where the linked-clone registry lives in the state directory: a snapshot
+/// (`linked-clones`) and the changes since (`linked-clones.journal`), each
+/// change appended and synced before the step it records is taken, so a
+/// clone costs one short append, not a rewrite of the whole registry.
+///
+/// Both files start with `epoch N`. Folding the journal into a new snapshot
+/// writes the snapshot with the next epoch first, then starts a new journal:
+/// a journal whose epoch is not the snapshot's is an old one (the daemon
+/// stopped in between) and is not read.
+final class LinkedCloneStore: @unchecked Sendable {
+    static let snapshotName = LinkedCloneRegistry.fileName
+    static let journalName = LinkedCloneRegistry.fileName + ".journal"
+    /// The journal is folded when it outgrows the snapshot (and this).
+    static let foldAt = 1 << 16
+
+    private let directory: StateDirectory
+    // Used under `LinkedClones.lock`.
+    private var epoch: UInt64 = 0
+    private var journal: FileDescriptor?
+    private var journalBytes = 0
+    private var snapshotBytes = 0
+
+    init(directory: StateDirectory) {
+        self.directory = directory
+    }
+
+    /// Something was stored (a snapshot).
+    var hasStored: Bool { snapshotBytes > 0 }
+
+    /// The stored registry; empty (with a line in the log) when malformed.
+    func load() -> LinkedCloneRegistry {
+        guard let snapshot = try? directory.read(Self.snapshotName) else { return LinkedCloneRegistry() }
+        let (snapshotEpoch, snapshotBody) = Self.splitEpoch(snapshot)
+        epoch = snapshotEpoch
+        snapshotBytes = snapshot.count
+        var bytes = snapshotBody
+        if let journal = try? directory.read(Self.journalName) {
+            let (journalEpoch, journalBody) = Self.splitEpoch(journal)
+            if journalEpoch == snapshotEpoch {
+                bytes += journalBody
+                journalBytes = journal.count
+            }
+        }
+        guard let registry = LinkedCloneRegistry(decoding: bytes) else {
+            Diagnostics.note("state file \(Self.snapshotName) is malformed; linked clones read as hard links")
+            return LinkedCloneRegistry()
+        }
+        return registry
+    }
+
+    /// Appends the registry's changes, synced; folds the journal when long.
+    func save(_ registry: inout LinkedCloneRegistry) throws(Errno) {
+        let changes = registry.takeChanges()
+        guard !changes.isEmpty else { return }
+        if journalBytes + changes.count > max(Self.foldAt, snapshotBytes) {
+            return try fold(registry)
+        }
+        let file = try openJournal()
+        _ = try changes.withUnsafeBytes { buffer in
+            Result { () throws(Errno) in try file.writeAll(buffer) }
+        }.get()
+        try file.sync(dataOnly: true)
+        journalBytes += changes.count
+    }
+
+    /// Writes the whole registry as a new snapshot (next epoch) and starts an empty journal.
+    func fold(_ registry: LinkedCloneRegistry) throws(Errno) {
+        let snapshot = Array("epoch \(epoch + 1)\n".utf8) + registry.encoded
+        try directory.replace(Self.snapshotName, with: snapshot)
+        epoch += 1
+        snapshotBytes = snapshot.count
+        journal?.closeQuietly()
+        journal = nil
+        try directory.replace(Self.journalName, with: Array("epoch \(epoch)\n".utf8))
+        journalBytes = 0
+    }
+
+    private func openJournal() throws(Errno) -> FileDescriptor {
+        if let journal { return journal }
+        if journalBytes == 0 && snapshotBytes == 0 {
+            // Nothing stored yet: a snapshot of epoch 0 for the journal to follow.
+            try directory.replace(Self.snapshotName, with: Array("epoch 0\n".utf8))
+            snapshotBytes = 8
+        }
+        if journalBytes == 0 { try directory.replace(Self.journalName, with: Array("epoch \(epoch)\n".utf8)) }
+        let file = try directory.openForAppending(Self.journalName)
+        journal = file
+        return file
+    }
+
+    /// The `epoch N` first line (0 when there is none: an older file) and the rest.
+    private static func splitEpoch(_ bytes: [UInt8]) -> (UInt64, [UInt8]) {
+        guard bytes.starts(with: Array("epoch ".utf8)), let end = bytes.firstIndex(of: UInt8(ascii: "\n")),
+              let epoch = UInt64(String(decoding: bytes[6..<end], as: UTF8.self))
+        else { return (0, bytes) }
+        return (epoch, Array(bytes[(end + 1)...]))
+    }
+}
