@@ -10,14 +10,14 @@
 /// - any other name of the backing inode: the *primary*, whose attributes are
 ///   the backing inode's own (the original a first clone was made from).
 ///
-/// Stored as lines (`LinkedCloneStore` keeps a snapshot and appends the
+/// Stored as lines (`RegistryStore<LinkedCloneRegistry>` keeps a snapshot and appends the
 /// changes, `takeChanges`): `next N`,
 /// `group ID DEVICE INODE CONTENT HANDLETYPE HANDLEHEX RETIRINGDEVICE RETIRINGINODE`
 /// (`- -` when no backing is being retired),
 /// `member DEVICE INODE GROUP ORDER PARENTDEVICE PARENTINODE NAMEHEX` (`-`: no name),
 /// `drop-member DEVICE INODE` and `drop-group ID`; a later line about the
 /// same group or member replaces an earlier one.
-public struct LinkedCloneRegistry: Equatable, Sendable {
+public struct LinkedCloneRegistry: JournaledRecords {
     public struct Group: Equatable, Sendable {
         public var backing: EntryID
         public var handleType: Int32
@@ -234,10 +234,7 @@ public struct LinkedCloneRegistry: Equatable, Sendable {
     public init?(decoding data: [UInt8]) {
         recording = false
         defer { recording = true }
-        var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
-        if let last = data.last, last != UInt8(ascii: "\n"), !lines.isEmpty { lines.removeLast() }
-        for raw in lines {
-            let f = String(decoding: raw, as: UTF8.self).split(separator: " ")
+        for f in JournalLines.complete(data) {
             if f.count == 2, f[0] == "next", let n = UInt64(f[1]) {
                 next = max(n, Self.firstID)
             } else if f.count == 9, f[0] == "group", let id = UInt64(f[1]), let device = UInt64(f[2]), let inode = UInt64(f[3]),

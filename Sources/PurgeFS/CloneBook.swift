@@ -15,6 +15,7 @@ final class CloneBook: @unchecked Sendable {
     private var shared: [EntryID: UInt64] = [:]
 
     private let directory: StateDirectory
+    private let store: RegistryStore<CloneRegistry>
     /// The container's root, to reopen members by handle.
     private let root: FileDescriptor
     /// The backing filesystem makes clones with `FICLONE`.
@@ -24,15 +25,8 @@ final class CloneBook: @unchecked Sendable {
         self.directory = directory
         // open_by_handle_at(2) wants a descriptor opened for real, not O_PATH.
         self.root = (try? root.reopen(flags: O_RDONLY | O_DIRECTORY)) ?? root
-        var loaded = CloneRegistry()
-        if let bytes = try? directory.read(CloneRegistry.fileName) {
-            if let decoded = CloneRegistry(decoding: bytes) {
-                loaded = decoded
-            } else {
-                Diagnostics.note("state file \(CloneRegistry.fileName) is malformed; clone relationships are forgotten")
-            }
-        }
-        registry = loaded
+        store = RegistryStore(directory: directory, named: CloneRegistry.fileName)
+        registry = store.load()
         reflinks = Self.probe(directory)
     }
 
@@ -81,8 +75,9 @@ final class CloneBook: @unchecked Sendable {
             do throws(Errno) {
                 try destination.clone(from: source)
             } catch {
+                // Rare: the whole registry is written again, as it was.
                 registry = before
-                save()
+                do { try store.fold(registry) } catch { Diagnostics.note("cannot save the clone registry: \(error)") }
                 throw error
             }
             extents[sourceID] = nil
@@ -119,6 +114,11 @@ final class CloneBook: @unchecked Sendable {
     /// gone while unmounted forgotten, every group charged.
     func settleAll(state: ContainerState) {
         lock.withLock {
+            // A snapshot of what was loaded first: the journal starts empty
+            // (a line a crash cut short is never appended to).
+            if store.hasStored {
+                do { try store.fold(registry) } catch { Diagnostics.note("cannot save the clone registry: \(error)") }
+            }
             let before = registry
             for id in registry.members.keys where !state.read({ ledger, _ in ledger.contains(id) }) { forget(id, state: state) }
             for id in before.members.keys where registry.contains(id) { settle(group: registry.group(of: id), state: state) }
@@ -231,7 +231,7 @@ final class CloneBook: @unchecked Sendable {
 
     private func save() {
         do {
-            try directory.replace(CloneRegistry.fileName, with: registry.encoded)
+            try store.save(&registry)
         } catch {
             Diagnostics.note("cannot save the clone registry: \(error)")
         }

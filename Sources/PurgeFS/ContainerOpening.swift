@@ -25,7 +25,7 @@ struct ContainerOpening {
         var zones = ZoneSet(paths: options.purgeableZones)
         for problem in zones.resolve(from: prepared.root) { Self.say(problem) }
 
-        let linkedCloneStore = LinkedCloneStore(directory: directory)
+        let linkedCloneStore = RegistryStore<LinkedCloneRegistry>(directory: directory, named: LinkedCloneRegistry.fileName)
         let linkedClones = linkedCloneStore.load()
         let showProgress = isatty(2) == 1
         var leftovers = CloneLeftovers()

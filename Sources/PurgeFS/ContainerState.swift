@@ -33,7 +33,7 @@ final class ContainerState: @unchecked Sendable {
 
     init(ledger: Ledger, names: DirectoryNames, model: CapacityModel, counters: PurgeCounters, flags: StoredFlags,
          zones: ZoneSet, backing: FileDescriptor, stateDirectory: StateDirectory,
-         linkedClones: (LinkedCloneStore, LinkedCloneRegistry)? = nil) {
+         linkedClones: (RegistryStore<LinkedCloneRegistry>, LinkedCloneRegistry)? = nil) {
         self.stateDirectory = stateDirectory
         self.ledger = ledger
         self.names = names
@@ -43,7 +43,7 @@ final class ContainerState: @unchecked Sendable {
         self.zones = zones
         self.backing = backing
         self.clones = CloneBook(directory: stateDirectory, root: backing)
-        let (store, registry) = linkedClones ?? (LinkedCloneStore(directory: stateDirectory), LinkedCloneRegistry())
+        let (store, registry) = linkedClones ?? (RegistryStore<LinkedCloneRegistry>(directory: stateDirectory, named: LinkedCloneRegistry.fileName), LinkedCloneRegistry())
         self.linked = LinkedClones(store: store, registry: registry, directory: stateDirectory, root: backing, reflinks: clones.reflinks)
     }
 

@@ -28,7 +28,7 @@ final class LinkedClones: @unchecked Sendable {
     /// Any group exists: the fast path of every translation reads only this.
     private let active: Atomic<Bool>
     let directory: StateDirectory
-    let store: LinkedCloneStore
+    let store: RegistryStore<LinkedCloneRegistry>
     /// The state directory's `clone-anchors`, when it could be opened.
     let anchors: FileDescriptor?
     /// The container's root, opened for real (`open_by_handle_at` refuses `O_PATH`).
@@ -36,7 +36,7 @@ final class LinkedClones: @unchecked Sendable {
     /// New clones are made: no reflinks, and anchors on the container's filesystem.
     let makesClones: Bool
 
-    init(store: LinkedCloneStore, registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor, reflinks: Bool) {
+    init(store: RegistryStore<LinkedCloneRegistry>, registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor, reflinks: Bool) {
         self.store = store
         self.registry = registry
         self.directory = directory

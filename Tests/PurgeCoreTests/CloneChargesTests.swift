@@ -39,31 +39,3 @@ final class CloneChargesTests: XCTestCase {
         XCTAssertEqual(charges.map(\.shared), [0, 0])
     }
 }
-
-final class CloneRegistryTests: XCTestCase {
-    let a = EntryID(device: 1, inode: 10), b = EntryID(device: 1, inode: 11), c = EntryID(device: 1, inode: 12)
-
-    func testContentIDsFollowModificationAndTheFileRoundTrips() throws {
-        var registry = CloneRegistry()
-        XCTAssertEqual(registry.contentID(of: a), 10)
-        registry.addClone(source: a, sourceHandle: (1, [0xAB, 0x01]), destination: b, destinationHandle: (1, [0xCD]))
-        registry.addClone(source: b, sourceHandle: (1, [0xCD]), destination: c, destinationHandle: (1, []))
-        XCTAssertEqual(registry.contentID(of: a), registry.contentID(of: b))
-        XCTAssertEqual(registry.contentID(of: b), registry.contentID(of: c))
-        XCTAssertGreaterThanOrEqual(registry.contentID(of: a), 1 << 63)
-        XCTAssertEqual(registry.group(of: c), [a, b, c])
-        XCTAssertTrue(registry.modified(b))
-        XCTAssertFalse(registry.modified(b), "a member whose content is its own keeps its id")
-        XCTAssertNotEqual(registry.contentID(of: a), registry.contentID(of: b))
-        XCTAssertEqual(registry.contentID(of: a), registry.contentID(of: c))
-
-        let decoded = try XCTUnwrap(CloneRegistry(decoding: registry.encoded))
-        XCTAssertEqual(decoded, registry)
-        XCTAssertNil(CloneRegistry(decoding: Array("member 1 2 x\n".utf8)))
-
-        XCTAssertEqual(Set(registry.remove(a)), [b, c])
-        XCTAssertEqual(registry.remove(b), [], "the last member leaves a dissolved group")
-        XCTAssertFalse(registry.contains(c))
-        XCTAssertEqual(registry.contentID(of: c), 12)
-    }
-}

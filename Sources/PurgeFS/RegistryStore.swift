@@ -2,58 +2,59 @@ import Glibc
 import PurgeCore
 import PurgeSys
 
-/// Where the linked-clone registry lives in the state directory: a snapshot
-/// (`linked-clones`) and the changes since (`linked-clones.journal`), each
-/// change appended and synced before the step it records is taken, so a
-/// clone costs one short append, not a rewrite of the whole registry.
+/// Where a clone registry lives in the state directory: a snapshot (`NAME`)
+/// and the changes since (`NAME.journal`), each change appended and synced
+/// before the step it records is taken, so a clone costs one short append,
+/// not a rewrite of the whole registry.
 ///
 /// Both files start with `epoch N`. Folding the journal into a new snapshot
 /// writes the snapshot with the next epoch first, then starts a new journal:
 /// a journal whose epoch is not the snapshot's is an old one (the daemon
 /// stopped in between) and is not read.
-final class LinkedCloneStore: @unchecked Sendable {
-    static let snapshotName = LinkedCloneRegistry.fileName
-    static let journalName = LinkedCloneRegistry.fileName + ".journal"
+final class RegistryStore<Registry: JournaledRecords>: @unchecked Sendable {
+    let snapshotName: String
+    var journalName: String { snapshotName + ".journal" }
     /// The journal is folded when it outgrows the snapshot (and this).
-    static let foldAt = 1 << 16
+    static var foldAt: Int { 1 << 16 }
 
     private let directory: StateDirectory
-    // Used under `LinkedClones.lock`.
+    // Used under the owner's lock.
     private var epoch: UInt64 = 0
     private var journal: FileDescriptor?
     private var journalBytes = 0
     private var snapshotBytes = 0
 
-    init(directory: StateDirectory) {
+    init(directory: StateDirectory, named name: String) {
         self.directory = directory
+        self.snapshotName = name
     }
 
     /// Something was stored (a snapshot).
     var hasStored: Bool { snapshotBytes > 0 }
 
     /// The stored registry; empty (with a line in the log) when malformed.
-    func load() -> LinkedCloneRegistry {
-        guard let snapshot = try? directory.read(Self.snapshotName) else { return LinkedCloneRegistry() }
+    func load() -> Registry {
+        guard let snapshot = try? directory.read(snapshotName) else { return Registry() }
         let (snapshotEpoch, snapshotBody) = Self.splitEpoch(snapshot)
         epoch = snapshotEpoch
         snapshotBytes = snapshot.count
         var bytes = snapshotBody
-        if let journal = try? directory.read(Self.journalName) {
+        if let journal = try? directory.read(journalName) {
             let (journalEpoch, journalBody) = Self.splitEpoch(journal)
             if journalEpoch == snapshotEpoch {
                 bytes += journalBody
                 journalBytes = journal.count
             }
         }
-        guard let registry = LinkedCloneRegistry(decoding: bytes) else {
-            Diagnostics.note("state file \(Self.snapshotName) is malformed; linked clones read as hard links")
-            return LinkedCloneRegistry()
+        guard let registry = Registry(decoding: bytes) else {
+            Diagnostics.note("state file \(snapshotName) is malformed; the clone relationships in it are forgotten")
+            return Registry()
         }
         return registry
     }
 
     /// Appends the registry's changes, synced; folds the journal when long.
-    func save(_ registry: inout LinkedCloneRegistry) throws(Errno) {
+    func save(_ registry: inout Registry) throws(Errno) {
         let changes = registry.takeChanges()
         guard !changes.isEmpty else { return }
         if journalBytes + changes.count > max(Self.foldAt, snapshotBytes) {
@@ -68,14 +69,14 @@ final class LinkedCloneStore: @unchecked Sendable {
     }
 
     /// Writes the whole registry as a new snapshot (next epoch) and starts an empty journal.
-    func fold(_ registry: LinkedCloneRegistry) throws(Errno) {
+    func fold(_ registry: Registry) throws(Errno) {
         let snapshot = Array("epoch \(epoch + 1)\n".utf8) + registry.encoded
-        try directory.replace(Self.snapshotName, with: snapshot)
+        try directory.replace(snapshotName, with: snapshot)
         epoch += 1
         snapshotBytes = snapshot.count
         journal?.closeQuietly()
         journal = nil
-        try directory.replace(Self.journalName, with: Array("epoch \(epoch)\n".utf8))
+        try directory.replace(journalName, with: Array("epoch \(epoch)\n".utf8))
         journalBytes = 0
     }
 
@@ -83,11 +84,11 @@ final class LinkedCloneStore: @unchecked Sendable {
         if let journal { return journal }
         if journalBytes == 0 && snapshotBytes == 0 {
             // Nothing stored yet: a snapshot of epoch 0 for the journal to follow.
-            try directory.replace(Self.snapshotName, with: Array("epoch 0\n".utf8))
+            try directory.replace(snapshotName, with: Array("epoch 0\n".utf8))
             snapshotBytes = 8
         }
-        if journalBytes == 0 { try directory.replace(Self.journalName, with: Array("epoch \(epoch)\n".utf8)) }
-        let file = try directory.openForAppending(Self.journalName)
+        if journalBytes == 0 { try directory.replace(journalName, with: Array("epoch \(epoch)\n".utf8)) }
+        let file = try directory.openForAppending(journalName)
         journal = file
         return file
     }
