@@ -70,6 +70,7 @@ final class CloudTier: @unchecked Sendable {
     func start() {
         DispatchQueue(label: "purgefs.cloud").async { [self] in
             var lastPass = WallClock.nanoseconds()
+            var lastPoll = lastPass
             while !stopping.load(ordering: .acquiring) {
                 _ = wake.wait(timeout: .now() + .milliseconds(250))
                 if stopping.load(ordering: .acquiring) { break }
@@ -80,6 +81,10 @@ final class CloudTier: @unchecked Sendable {
                 if now - lastPass >= 10_000_000_000 {
                     scheduleChanged()
                     lastPass = now
+                }
+                if now - lastPoll >= UInt64(Self.remotePollSeconds) * 1_000_000_000 {
+                    adoptRemoteAdditions()
+                    lastPoll = now
                 }
             }
             finished.signal()

@@ -345,6 +345,30 @@ final class CloudUploadEvictTests: CloudTestCase {
         for pid in remoteDaemon { XCTAssertEqual(kill(pid, SIGCONT), 0) }
     }
 
+    /// Another device uploads while this container is mounted: its documents
+    /// appear (not downloaded) within a poll of the remote, in directories
+    /// made for them; a local file of the same name is left alone.
+    func testDocumentsAnotherDeviceAddsAppearWhileMounted() throws {
+        setenv("PURGEFS_REMOTE_POLL", "1", 1)
+        defer { unsetenv("PURGEFS_REMOTE_POLL") }
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/Documents/mine", tiled(300, seed: 93)), 0)
+        waitUploaded(m + "/Documents/mine")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: m + "/Documents/sub/theirs"), "looked up before it exists")
+        let theirs = tiled(70_000, seed: 94)
+        XCTAssertEqual(mkdir(remote + "/files/Documents/sub", 0o755), 0)
+        XCTAssertEqual(writeBytes(remote + "/files/Documents/sub/theirs", theirs), 0)
+        XCTAssertTrue(eventually(timeout: 15) { FileManager.default.fileExists(atPath: m + "/Documents/sub/theirs") },
+                      "the other device's document appears")
+        XCTAssertEqual(getAttr(m + "/Documents/sub/theirs", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(numberAttr(m + "/Documents/sub/theirs", "allocated"), 0)
+        XCTAssertEqual(numberAttr(m + "/Documents", "files"), 2)
+        XCTAssertTrue(readBytes(m + "/Documents/sub/theirs") == theirs, "opening downloads it")
+        XCTAssertEqual(getAttr(m + "/Documents/sub/theirs", pf("download_status")), .value("current"))
+        XCTAssertEqual(numberAttr(m, "size"), UInt64(300 + 70_000))
+    }
+
     func testOpeningAnEvictedFileWithoutItsRemoteCopyIsAnIOError() throws {
         try fixture.mount(options: cloudOptions())
         let doc = fixture.mountpoint + "/Documents/lost"

@@ -1,0 +1,103 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Documents another device uploads while this container is mounted: every
+/// few seconds the remote is listed, and a document this container has
+/// never had (no record, no local file) appears as an evicted placeholder,
+/// made as if through the mount (counted, and the kernel told).
+extension CloudTier {
+    /// How often the remote is listed: `PURGEFS_REMOTE_POLL` seconds in the
+    /// daemon's environment, 10 by default.
+    static let remotePollSeconds: Int = {
+        guard let text = getenv("PURGEFS_REMOTE_POLL").map({ String(cString: $0) }),
+              let seconds = Int(text), seconds > 0 else { return 10 }
+        return seconds
+    }()
+
+    func adoptRemoteAdditions() {
+        guard let filesystem, let listing = try? remote.list() else { return }
+        // A remote copy this container deleted or renamed, the remote not
+        // told yet, stays gone; a local file not uploaded yet stays as it is.
+        func isNew(_ path: String) -> Bool {
+            lock.withLock { manifest.records[path] == nil && pending[path] == nil && !awaitsIntent(path, manifest.intents) }
+        }
+        func awaitsIntent(_ path: String, _ intents: [CloudIntent]) -> Bool {
+            intents.contains { intent in
+                let affected: String
+                switch intent {
+                case .remove(let removed): affected = removed
+                case .rename(let from, _): affected = from
+                }
+                return path == affected || path.hasPrefix(affected + "/")
+            }
+        }
+        for (path, status) in listing where CloudZones.contains(zones, path) && isNew(path) {
+            do {
+                guard let placeholder = try filesystem.makePlaceholder(path, like: status, ifStill: { isNew(path) })
+                else { continue }
+                lock.withLock {
+                    paths[EntryID(placeholder)] = path
+                    manifest.records[path] = CloudRecord(signature: CloudSignature(placeholder), evicted: true, remote: status)
+                    saveManifest()
+                }
+            } catch {
+                Diagnostics.note("cannot show remote document \(path): \(error)")
+            }
+        }
+    }
+}
+
+extension ContainerFileSystem {
+    /// Makes `path` (relative to the container) an evicted placeholder of a
+    /// remote file, and the directories above it, each under its parent's
+    /// namespace lock, counted and told to the kernel like a create. Nil
+    /// when the name exists already (a local file wins), or when `ifStill`,
+    /// asked under the lock of the file's directory, says no.
+    func makePlaceholder(_ path: String, like remote: stat, ifStill wanted: () -> Bool) throws(Errno) -> stat? {
+        let components = path.split(separator: "/").map { Array(String($0).utf8CString) }
+        guard let last = components.last else { throw Errno.invalidArgument }
+        var directory = try root.duplicate()
+        defer { directory.closeQuietly() }
+        var directoryID = inodes.inode(.root).key
+        for component in components.dropLast() {
+            let next = try locks.withLocks(directoryID) { () throws(Errno) -> FileDescriptor in
+                do throws(Errno) {
+                    return try FileDescriptor.open(component, in: directory, flags: OpenFlags.path | O_DIRECTORY | O_NOFOLLOW)
+                } catch where error == .noEntry {
+                    try directory.makeDirectory(component, mode: 0o755)
+                    let made = try FileDescriptor.open(component, in: directory, flags: OpenFlags.path | O_DIRECTORY | O_NOFOLLOW)
+                    noteMadeBehindTheKernel(try made.status(), name: component, in: directoryID)
+                    return made
+                }
+            }
+            directory.closeQuietly()
+            directory = next
+            directoryID = EntryID(try directory.status())
+        }
+        return try locks.withLocks(directoryID) { () throws(Errno) -> stat? in
+            guard wanted() else { return nil }
+            let file: FileDescriptor
+            do throws(Errno) {
+                file = try FileDescriptor.open(last, in: directory, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+                                               mode: remote.st_mode & 0o7777)
+            } catch where error == .exists {
+                return nil
+            }
+            defer { file.closeQuietly() }
+            try file.truncate(to: Int64(remote.st_size))
+            try file.setTimes(access: remote.st_mtim, modification: remote.st_mtim)
+            try file.sync()
+            let status = try file.status()
+            noteMadeBehindTheKernel(status, name: last, in: directoryID)
+            return status
+        }
+    }
+
+    /// Counts an entry purgefs made itself, and drops any name the kernel
+    /// cached as absent.
+    private func noteMadeBehindTheKernel(_ status: stat, name: [CChar], in parent: EntryID) {
+        state.noteCreated(status, id: EntryID(status), name: name, in: parent)
+        if let node = inodes.node(for: parent) { notifier.send(.deleted(parent: node, child: nil, name: name)) }
+    }
+}
