@@ -1,0 +1,98 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// The charges that count each group's shared data once, and members
+/// leaving their groups. Called with `lock` held.
+extension LinkedClones {
+    /// Charges a group: the first sharer (the primary when present) is charged
+    /// the data, the others are charged nothing and save it. A group whose
+    /// backing is gone, or that no member is left in, is forgotten.
+    func settle(_ group: UInt64, state: ContainerState) {
+        guard let record = registry.groups[group] else {
+            sharers[group] = nil
+            return
+        }
+        let members = registry.members(of: group)
+        guard let status = try? openBacking(record).status() else {
+            Diagnostics.note("linked clone group \(group): its backing file is gone; its members are forgotten")
+            for id in members { forget(id, state: state) }
+            return
+        }
+        let primary = Int(status.st_nlink) > namedMembers(of: group) && !record.isRetiring
+        // The data is charged to a name purging does not reach, when there
+        // is one: purging the others frees nothing while it lives.
+        let names = (primary ? [record.backing] : []) + members
+        let reachable = state.read { ledger, _ in Set(names.filter { ledger.isPurgeable($0) }) }
+        let sharing = names.filter { !reachable.contains($0) } + names.filter { reachable.contains($0) }
+        sharers[group] = sharing
+        let allocated = ContainerState.allocated(status)
+        for (index, id) in sharing.enumerated() {
+            let alone = sharing.count == 1
+            sharedBytes[id] = alone ? nil : allocated
+            let charged = index == 0 ? allocated : 0
+            do {
+                try state.withLedger { (ledger, _) throws(PurgeCoreError) in
+                    guard ledger.contains(id) else { return }
+                    try ledger.update(id, size: UInt64(status.st_size), allocated: charged, cloneSavings: allocated - charged)
+                }
+            } catch {
+                Diagnostics.note("accounting drifted from the backing store: \(error)")
+            }
+        }
+    }
+
+    /// Members of `group` with a name: links of its backing inode that are clones.
+    func namedMembers(of group: UInt64) -> Int {
+        registry.namedMembers(of: group)
+    }
+
+    /// Forgets member `id` and removes its anchor; its group is settled again.
+    func forget(_ id: EntryID, state: ContainerState) {
+        guard registry.members[id] != nil else { return }
+        removeAnchor(of: id)
+        release(id, state: state)
+    }
+
+    /// Takes member `id` out of its group (it has data of its own now, or is
+    /// gone), and charges the rest of the group anew; a primary left alone
+    /// is a plain file again.
+    func release(_ id: EntryID, state: ContainerState) {
+        guard let member = registry.members[id], let group = registry.groups[member.group] else { return }
+        registry.remove(id)
+        sharedBytes[id] = nil
+        save()
+        if registry.groups[member.group] != nil {
+            settle(member.group, state: state)
+            return
+        }
+        // The last clone is gone: a primary left is a plain file again.
+        sharers[member.group] = nil
+        sharedBytes[group.backing] = nil
+        guard let status = try? openBacking(group).status() else { return }
+        do {
+            try state.withLedger { (ledger, _) throws(PurgeCoreError) in
+                guard ledger.contains(group.backing) else { return }
+                try ledger.update(group.backing, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
+            }
+        } catch {
+            Diagnostics.note("accounting drifted from the backing store: \(error)")
+        }
+    }
+
+    func removeAnchor(of id: EntryID) {
+        guard let anchors else { return }
+        let name = LinkedCloneRegistry.anchorName(of: id)
+        guard let status = try? anchors.status(of: name), EntryID(status) == id else { return }
+        try? anchors.unlink(name)
+    }
+
+    func openBacking(_ group: LinkedCloneRegistry.Group) throws(Errno) -> FileDescriptor {
+        let file = try FileHandle(stored: (group.handleType, group.handle)).open(on: root, flags: O_RDONLY)
+        guard let status = try? file.status(), EntryID(status) == group.backing else {
+            file.closeQuietly()
+            throw Errno(ESTALE)
+        }
+        return file
+    }
+}
