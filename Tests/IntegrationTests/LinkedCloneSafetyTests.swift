@@ -160,43 +160,36 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
     // MARK: Readers racing a break
 
     func testReadersOfTheOriginalNeverSeeTheClonesWrites() throws {
-        run(["cp", m + "/data", m + "/clone"])
-        let original = try contents("data")
-        let offsets = Self.hotOffsets
-        let readers = startReaders(of: m + "/data", expecting: original, at: offsets)
-        var written = original
-        let fd = open(m + "/clone", O_WRONLY)
-        XCTAssertGreaterThanOrEqual(fd, 0, "open the clone: \(Errno.name(errno))")
-        for offset in offsets {
-            XCTAssertEqual(Self.block.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }, Self.block.count)
-            written = patched(written, at: offset, Self.block)
-        }
-        close(fd)
-        readers.finish()
-        XCTAssertEqual(readers.mismatches, [], "readers of the original saw other bytes while the clone broke")
-        assertReads("data", original, "after the clone broke under readers")
-        assertReads("clone", written, "after the clone broke under readers")
-        assertAccounting("after the clone broke under readers")
+        try assertReadersUnmoved(reading: "data", whileWriting: "clone")
     }
 
     func testReadersOfACloneNeverSeeTheOriginalsWrites() throws {
+        try assertReadersUnmoved(reading: "clone", whileWriting: "data")
+    }
+
+    /// Clones `data` as `clone`, then writes blocks into `writing` (which
+    /// breaks it away) while readers of `reading` compare what they read
+    /// with the bytes it had: they must never see the other file's writes.
+    func assertReadersUnmoved(reading: String, whileWriting writing: String,
+                              file: StaticString = #filePath, line: UInt = #line) throws {
         run(["cp", m + "/data", m + "/clone"])
         let original = try contents("data")
         let offsets = Self.hotOffsets
-        let readers = startReaders(of: m + "/clone", expecting: original, at: offsets)
+        let readers = startReaders(of: m + "/" + reading, expecting: original, at: offsets)
         var written = original
-        let fd = open(m + "/data", O_WRONLY)
-        XCTAssertGreaterThanOrEqual(fd, 0, "open the original: \(Errno.name(errno))")
+        let fd = open(m + "/" + writing, O_WRONLY)
+        XCTAssertGreaterThanOrEqual(fd, 0, "open \(writing): \(Errno.name(errno))", file: file, line: line)
         for offset in offsets {
-            XCTAssertEqual(Self.block.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }, Self.block.count)
+            XCTAssertEqual(Self.block.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }, Self.block.count,
+                           file: file, line: line)
             written = patched(written, at: offset, Self.block)
         }
         close(fd)
         readers.finish()
-        XCTAssertEqual(readers.mismatches, [], "readers of the clone saw other bytes while the original broke")
-        assertReads("clone", original, "after the original broke under readers")
-        assertReads("data", written, "after the original broke under readers")
-        assertAccounting("after the original broke under readers")
+        XCTAssertEqual(readers.mismatches, [], "readers of \(reading) saw other bytes while \(writing) broke away", file: file, line: line)
+        assertReads(reading, original, "after \(writing) broke away under readers", file: file, line: line)
+        assertReads(writing, written, "after \(writing) broke away under readers", file: file, line: line)
+        assertAccounting("after \(writing) broke away under readers", file: file, line: line)
     }
 
     // MARK: Metadata
