@@ -78,7 +78,7 @@ final class CloudTier: @unchecked Sendable {
                 for path in duePaths() { upload(path) }
                 for id in takeDownloads() { _ = try? download(id, inode: nil) }
                 let now = WallClock.nanoseconds()
-                if now - lastPass >= 10_000_000_000 {
+                if now - lastPass >= Self.rescanInterval {
                     scheduleChanged()
                     lastPass = now
                 }
@@ -90,6 +90,11 @@ final class CloudTier: @unchecked Sendable {
             finished.signal()
         }
     }
+
+    /// How often the zones are walked for changes no hook reported: a
+    /// safety net (creates, writes, truncates, links and renames through the
+    /// mount are reported as they happen), costly on a large zone.
+    static let rescanInterval: UInt64 = 60_000_000_000
 
     func kick() { wake.signal() }
 

@@ -29,6 +29,8 @@ extension ContainerFileSystem {
         try withAttributeHolder(inode) { (file) throws(Errno) in
             try setAttributes(through: file, to: new, changing: fields)
         }
+        // A document's new size or times reach the remote like a write's (after the debounce).
+        if touchesContent && inode.isRegularFile { cloud?.noteClosed(inode.key) }
         return try attributes(of: inode)
     }
 
@@ -103,9 +105,12 @@ extension ContainerFileSystem {
         if file.isRegularFile && state.linked.isMember(file.key) {
             try state.linked.breakAway(file, keepingData: true, filesystem: self)
         }
-        return try creating(name, in: parent) { (directory) throws(Errno) in
+        let entry = try creating(name, in: parent) { (directory) throws(Errno) in
             try file.withDescriptor { (source) throws(Errno) in try source.link(as: name, in: directory) }
         }
+        // A name in a ubiquitous zone: the document goes to the remote (after the debounce).
+        if file.isRegularFile { cloud?.noteClosed(file.key) }
+        return entry
     }
 
     /// Makes `name` in `parent` with `make`, under the directory's namespace
@@ -117,6 +122,7 @@ extension ContainerFileSystem {
             try directory.withDescriptor { (descriptor) throws(Errno) in try make(descriptor) }
             let entry = try lookUp(name, in: directory)
             state.noteCreated(entry.attr, id: inodes.inode(NodeID(entry.ino)).key, name: name, in: directory.key)
+            cloud?.noteCreated(entry.attr, name: name, in: directory.key)
             return entry
         }
     }

@@ -369,6 +369,23 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertEqual(numberAttr(m, "size"), UInt64(300 + 70_000))
     }
 
+    /// Changes made without opening the file (truncate by path, a hard link
+    /// into a zone) reach the remote after the debounce, not at the next
+    /// walk of the zones (a minute).
+    func testTruncateByPathAndHardLinksAreUploaded() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/Documents/cut", tiled(9000, seed: 95)), 0)
+        waitUploaded(m + "/Documents/cut")
+        XCTAssertEqual(truncate(m + "/Documents/cut", 1000), 0)
+        XCTAssertTrue(eventually(timeout: 15) { self.remoteCopy("Documents/cut")?.count == 1000 },
+                      "the truncated document uploaded: \(remoteCopy("Documents/cut")?.count ?? -1) bytes remote")
+        XCTAssertEqual(writeBytes(m + "/other/linked", tiled(700, seed: 96)), 0)
+        XCTAssertEqual(link(m + "/other/linked", m + "/Documents/linked"), 0)
+        XCTAssertTrue(eventually(timeout: 15) { self.remoteCopy("Documents/linked") == tiled(700, seed: 96) },
+                      "a hard link into the zone uploaded")
+    }
+
     func testOpeningAnEvictedFileWithoutItsRemoteCopyIsAnIOError() throws {
         try fixture.mount(options: cloudOptions())
         let doc = fixture.mountpoint + "/Documents/lost"
