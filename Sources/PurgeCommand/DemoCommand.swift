@@ -15,8 +15,8 @@ struct DemoCommand: Subcommand {
             "Makes a sample app container (Documents, Library/Caches with cache files of various sizes and "
             + "ages, tmp, Library/Preferences) in a fresh temporary directory under $TMPDIR (else /tmp), mounts it "
             + "with this purgefs on a simulated device (\(DemoSample.mountOptions)), and shows, with the command "
-            + "a user would type and its real result: the listing through the mount, df, the user.purgefs.* "
-            + "figures, purgefs usage, a manual purge, the space monitor purging once the device is squeezed, "
+            + "a user would type and its real result: the listing through the mount, df, a clone that takes no "
+            + "space until it is written, the user.purgefs.* figures, purgefs usage, a manual purge, the space monitor purging once the device is squeezed, "
             + "purgefs log, and a write into Documents failing with ENOSPC once nothing purgeable is left. Then "
             + "it unmounts and removes the directory."))
 

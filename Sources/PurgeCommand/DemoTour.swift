@@ -24,6 +24,7 @@ struct DemoTour {
         try listing()
         try readingAndWriting()
         try extendedAttributes()
+        try clones()
         try hiddenState()
         let documents = try accounting()
         try step("The same figures, the way Settings > Storage shows an app")
@@ -136,6 +137,47 @@ struct DemoTour {
         }
         transcript.command(["getfattr", "-n", reviewed, "--only-values", Self.container + file])
         transcript.output(try attributeText(reviewed, of: Self.container + file))
+    }
+
+    private func clones() throws(CommandExit) {
+        try step("Copying inside the mount makes a clone: it shares the data until one of them changes")
+        let original = Self.mnt + "/Documents/report.pdf", copy = Self.mnt + "/Documents/report-copy.pdf"
+        let allocated = try access.number(.allocated, of: Self.mnt)
+        try session.purgefs(["clone", original, copy])
+        try cloneFigures(original, copy)
+        transcript.note("Root allocated was \(allocated) before the clone: the copy took no space. Its first change "
+            + "gives it data of its own: the changed blocks where the backing filesystem has reflinks (XFS, btrfs), "
+            + "the whole file elsewhere (ext4).")
+        transcript.command(["echo", "edited"], redirect: ">> \(copy)")
+        do throws(Errno) {
+            let file = try FileDescriptor.open(path: copy, flags: O_WRONLY | O_APPEND | O_NOFOLLOW)
+            defer { file.closeQuietly() }
+            try file.writeAll("edited\n")
+        } catch {
+            throw .failure("demo: cannot append to \(session.base)/\(copy): \(error)")
+        }
+        try cloneFigures(original, copy)
+        transcript.command(["rm", copy])
+        do throws(Errno) { try Paths.removeTree(copy) } catch {
+            throw .failure("demo: cannot remove \(session.base)/\(copy): \(error)")
+        }
+    }
+
+    /// `content_id` and `shared` of both files, and the root's allocation and clone savings.
+    private func cloneFigures(_ original: String, _ copy: String) throws(CommandExit) {
+        transcript.command(["getfattr", "-n", "user.purgefs.NAME", "--only-values", original, copy, Self.mnt])
+        var rows: [String] = []
+        for path in [original, copy] {
+            for attribute: PurgeAttribute in [.contentID, .shared] {
+                rows.append(HumanText.left(attribute.rawValue, 14) + " " + String(try access.number(attribute, of: path))
+                    + "  " + path)
+            }
+        }
+        for attribute: PurgeAttribute in [.allocated, .cloneSavings] {
+            rows.append(HumanText.left(attribute.rawValue, 14) + " " + String(try access.number(attribute, of: Self.mnt))
+                + "  " + Self.mnt)
+        }
+        transcript.rows(rows)
     }
 
     private func hiddenState() throws(CommandExit) {

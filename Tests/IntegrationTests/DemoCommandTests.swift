@@ -86,6 +86,17 @@ final class DemoCommandTests: XCTestCase {
             XCTAssertTrue(lines.contains { $0.contains(" delete ") && $0.hasSuffix(path) }, "log names \(path): \(result)")
         }
         XCTAssertTrue(lines.contains("(none: nothing purgeable is left)"), "\(result)")
+
+        // The clone step: one content id and the report's size shared, then
+        // two content ids and nothing shared once the copy is written.
+        let ids = lines.filter { $0.hasPrefix("  content_id ") }.map { $0.split(separator: " ")[1] }
+        XCTAssertEqual(ids.count, 4, "\(result)")
+        if ids.count == 4 {
+            XCTAssertEqual(ids[0], ids[1], "a clone and its original share a content id")
+            XCTAssertNotEqual(ids[2], ids[3], "not once the copy is written")
+        }
+        let savings = lines.filter { $0.hasPrefix("  clone_savings ") }.map { $0.split(separator: " ")[1] }
+        XCTAssertEqual(savings, ["307200", "0"], "\(result)")
     }
 
     func testKeepLeavesTheContainerButNotTheMount() throws {
