@@ -1,6 +1,7 @@
 import Glibc
 import PurgeCore
 import PurgeSys
+import Synchronization
 
 /// Clones on the reflink backend: which files share data (the registry, in
 /// the state directory), where each member's data lies (its extents, from
@@ -13,6 +14,8 @@ final class CloneBook: @unchecked Sendable {
     private var registry: CloneRegistry
     private var extents: [EntryID: [FileExtent]] = [:]
     private var shared: [EntryID: UInt64] = [:]
+    /// Any clone exists: what every write, close and unlink reads first.
+    private let active = Atomic<Bool>(false)
 
     private let directory: StateDirectory
     private let store: RegistryStore<CloneRegistry>
@@ -27,6 +30,7 @@ final class CloneBook: @unchecked Sendable {
         self.root = (try? root.reopen(flags: O_RDONLY | O_DIRECTORY)) ?? root
         store = RegistryStore(directory: directory, named: CloneRegistry.fileName)
         registry = store.load()
+        active.store(!registry.members.isEmpty, ordering: .relaxed)
         reflinks = Self.probe(directory)
     }
 
@@ -53,9 +57,10 @@ final class CloneBook: @unchecked Sendable {
 
     // MARK: Reads
 
-    func contains(_ id: EntryID) -> Bool { lock.withLock { registry.contains(id) } }
-    func contentID(of id: EntryID) -> UInt64 { lock.withLock { registry.contentID(of: id) } }
-    func sharedBytes(of id: EntryID) -> UInt64 { lock.withLock { shared[id] ?? 0 } }
+    private var isActive: Bool { active.load(ordering: .relaxed) }
+    func contains(_ id: EntryID) -> Bool { isActive && lock.withLock { registry.contains(id) } }
+    func contentID(of id: EntryID) -> UInt64 { isActive ? lock.withLock { registry.contentID(of: id) } : id.inode }
+    func sharedBytes(of id: EntryID) -> UInt64 { isActive ? lock.withLock { shared[id] ?? 0 } : 0 }
 
     // MARK: Changes
 
@@ -77,6 +82,7 @@ final class CloneBook: @unchecked Sendable {
             } catch {
                 // Rare: the whole registry is written again, as it was.
                 registry = before
+                active.store(!registry.members.isEmpty, ordering: .relaxed)
                 do { try store.fold(registry) } catch { Diagnostics.note("cannot save the clone registry: \(error)") }
                 throw error
             }
@@ -89,7 +95,8 @@ final class CloneBook: @unchecked Sendable {
     /// A member's size or data changed (write, truncate, allocation).
     /// Returns false when `id` is no member (the caller records it as usual).
     func changed(_ id: EntryID, state: ContainerState) -> Bool {
-        lock.withLock {
+        guard isActive else { return false }
+        return lock.withLock {
             guard registry.contains(id) else { return false }
             extents[id] = nil
             if registry.modified(id) { save() }
@@ -101,6 +108,7 @@ final class CloneBook: @unchecked Sendable {
     /// A file may be gone (unlinked and closed): forgets it, and charges the
     /// rest of its group anew.
     func forgetIfGone(_ id: EntryID, state: ContainerState) {
+        guard isActive else { return }
         lock.withLock {
             guard registry.contains(id), !state.read({ ledger, _ in ledger.contains(id) }) else { return }
             let group = registry.group(of: id)
@@ -230,6 +238,7 @@ final class CloneBook: @unchecked Sendable {
     }
 
     private func save() {
+        active.store(!registry.members.isEmpty, ordering: .relaxed)
         do {
             try store.save(&registry)
         } catch {
