@@ -136,13 +136,18 @@ final class Inode: Sendable {
     /// Registers `file`; returns whether it may hold a writable descriptor
     /// (not while the inode's data is shared), counting it as a writer then.
     func admit(_ file: OpenFile, writing: Bool) -> Bool {
-        files.withLock { state in
-            state.files.removeAll { $0.file == nil }
-            state.files.append(WeakOpenFile(file: file))
-            guard writing, !state.shared else { return false }
+        // The open files are returned, so that a last reference dropped
+        // meanwhile is released (and its deinit, which takes this lock, run)
+        // after the lock, never under it.
+        let (admitted, open) = files.withLock { state -> (Bool, [OpenFile]) in
+            let open = state.files.compactMap(\.file)
+            state.files = open.map { WeakOpenFile(file: $0) } + [WeakOpenFile(file: file)]
+            guard writing, !state.shared else { return (false, open) }
             state.writers += 1
-            return true
+            return (true, open)
         }
+        withExtendedLifetime(open) {}
+        return admitted
     }
 
     /// A writer that held a writable descriptor is done with it.
@@ -167,10 +172,12 @@ final class Inode: Sendable {
     func share() -> [OpenFile] {
         files.withLock { $0.shared = true }
         while files.withLock({ $0.modifying > 0 }) { usleep(200) }
-        return files.withLock { state in
+        // Filtered after the lock: see `admit`.
+        let open = files.withLock { state in
             state.writers = 0
-            return state.files.compactMap(\.file).filter { $0.isWritable && !$0.isProtected }
+            return state.files.compactMap(\.file)
         }
+        return open.filter { $0.isWritable && !$0.isProtected }
     }
 
     /// Brackets a change of the data through a writable descriptor (a
