@@ -81,6 +81,12 @@ final class ContainerFileSystem: Sendable {
         }
         let key = state.identity(of: status, name: name, in: directory.key)
         let (inode, isNew) = inodes.remember(descriptor: descriptor, status: status, key: key)
+        if isNew && key != EntryID(status) {
+            // A linked clone: its anchor's number must not be reused while the node lives.
+            if let anchor = try? state.linked.withAnchor(key, { (file) throws(Errno) in try file.duplicate() }) {
+                inode.holdIdentity(anchor)
+            }
+        }
         if isNew && state.linked.sharesData(key) { _ = inode.share() }
         var entry = fuse_entry_param()
         entry.ino = inode.id.rawValue

@@ -26,6 +26,11 @@ final class Inode: Sendable {
     private let pool: DescriptorPool
     private let slot: Mutex<Slot>
     private let files = Mutex<OpenFiles>(OpenFiles())
+    /// For a node whose backing file is another inode (a linked clone): a
+    /// descriptor of the inode whose number is its key (the clone's anchor),
+    /// kept open while the node lives, so the number cannot be reused by a
+    /// new file while the kernel still knows this node by it.
+    private let identityHold = Mutex<Int32>(-1)
 
     private struct Slot {
         /// The descriptor, or -1 while evicted.
@@ -115,6 +120,16 @@ final class Inode: Sendable {
 
     /// The backing file's identity (the key, but for a linked clone).
     var backing: EntryID { slot.withLock { $0.backing } }
+
+    /// Keeps `descriptor` (taken over) open while the node lives: see `identityHold`.
+    func holdIdentity(_ descriptor: FileDescriptor) {
+        let kept = identityHold.withLock { held -> Bool in
+            guard held < 0 else { return false }
+            held = descriptor.rawValue
+            return true
+        }
+        if !kept { descriptor.closeQuietly() }
+    }
 
     /// Points the inode at another backing file: `descriptor` (`O_PATH`, taken
     /// over) of identity `backing`. Users of the old descriptor finish with it.
@@ -248,6 +263,8 @@ final class Inode: Sendable {
     deinit {
         let (descriptor, retired) = slot.withLock { ($0.descriptor, $0.retired) }
         for old in retired { FileDescriptor(rawValue: old).closeQuietly() }
+        let held = identityHold.withLock { $0 }
+        if held >= 0 { FileDescriptor(rawValue: held).closeQuietly() }
         if descriptor >= 0 {
             FileDescriptor(rawValue: descriptor).closeQuietly()
             pool.closed()

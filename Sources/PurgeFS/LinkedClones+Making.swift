@@ -78,7 +78,11 @@ extension LinkedClones {
             throw error
         }
 
-        // The destination now reads the shared data, read-only.
+        // The destination now reads the shared data, read-only; its own inode
+        // (the anchor) stays held while the node lives.
+        if let own = try? destination.inode.withDescriptor({ (path) throws(Errno) in try path.duplicate() }) {
+            destination.inode.holdIdentity(own)
+        }
         destination.inode.repoint(to: try data.reopen(flags: OpenFlags.path), backing: backing)
         _ = destination.inode.share()
         for file in destination.inode.openFiles {
