@@ -159,4 +159,93 @@ final class ConcurrencyTests: MountedTestCase {
         XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: fixture.container + "/churn")), expected)
         XCTAssertEqual(try String(contentsOfFile: dir + "/t2-7-renamed", encoding: .utf8), "t2 i7")
     }
+
+    /// Eight threads copy (as `cp` does: a whole-file `copy_file_range`,
+    /// which makes clones), write, truncate, rename, unlink and recreate ten
+    /// shared names at random. The daemon must live through it, and at the
+    /// end every name reads what the backing store holds under it, and the
+    /// root's figures are the backing store's.
+    func testCopiesWritesRenamesAndUnlinksAtOnce() throws {
+        let m = fixture.mountpoint, c = fixture.container
+        let names = (0..<10).map { "f\($0)" }
+        for (i, name) in names.enumerated() { XCTAssertEqual(Self.writeAll(path: m + "/" + name, pattern(1 + i * 20_011, seed: UInt64(i))), 0) }
+        let lost = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { t in
+            var random = SplitMix(seed: UInt64(t + 1))
+            for step in 0..<800 {
+                let a = m + "/" + names[random.next(names.count)], b = m + "/" + names[random.next(names.count)]
+                var failure: Int32 = 0
+                switch random.next(10) {
+                case 0, 1, 2: failure = Self.copyWhole(a, to: b)
+                case 3, 4:
+                    let fd = open(a, O_WRONLY | O_CLOEXEC)
+                    if fd >= 0 {
+                        let bytes = pattern(1 + random.next(5000), seed: UInt64(t * 1000 + step))
+                        if bytes.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, off_t(random.next(100_000))) }) < 0 { failure = errno }
+                        close(fd)
+                    } else { failure = errno }
+                case 5: if truncate(a, off_t(random.next(100_000))) != 0 { failure = errno }
+                case 6: if rename(a, b) != 0 { failure = errno }
+                case 7: if unlink(a) != 0 { failure = errno }
+                case 8: failure = Self.writeAll(path: a, pattern(1 + random.next(50_000), seed: UInt64(t * 1000 + step)))
+                default: if Self.readAll(a).isFailure { failure = errno }
+                }
+                if failure == ENOTCONN || failure == ECONNABORTED {
+                    lost.withLock { $0.append("\(step) on thread \(t): \(Errno.name(failure))") }
+                    return
+                }
+            }
+        }
+        XCTAssertEqual(lost.withLock { $0 }, [], "the daemon died")
+        var files = 0, size = 0
+        for name in names {
+            guard let backing = FileManager.default.contents(atPath: c + "/" + name) else { continue }
+            files += 1
+            size += backing.count
+            XCTAssertEqual(try? Self.readAll(m + "/" + name).get(), [UInt8](backing), "\(name) reads what the backing store holds")
+        }
+        XCTAssertEqual(numberAttr(m, "files"), UInt64(files))
+        XCTAssertEqual(numberAttr(m, "size"), UInt64(size))
+    }
+
+    /// Copies `source` over `destination` the way coreutils `cp` does.
+    static func copyWhole(_ source: String, to destination: String) -> Int32 {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { return errno }
+        defer { close(input) }
+        var output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        if output < 0 && errno == EEXIST { output = open(destination, O_WRONLY | O_TRUNC | O_CLOEXEC) }
+        guard output >= 0 else { return errno }
+        defer { close(output) }
+        var inOffset: Int64 = 0, outOffset: Int64 = 0
+        while true {
+            let n = clinuxCopy(input, &inOffset, output, &outOffset, 1 << 30)
+            if n < 0 { return errno }
+            if n == 0 { return 0 }
+        }
+    }
+
+    static func writeAll(path: String, _ bytes: [UInt8]) -> Int32 {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return errno }
+        defer { close(fd) }
+        return writeAll(fd, bytes)
+    }
+}
+
+/// A small deterministic generator for the stress test's choices.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next(_ bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(bound))
+    }
+}
+
+extension Result {
+    var isFailure: Bool { if case .failure = self { true } else { false } }
 }
