@@ -31,7 +31,9 @@ extension ContainerFileSystem {
 
     /// Creates and opens `name`. The kernel asks only for names it believes
     /// absent, but another opener may get there first: without `O_EXCL` the
-    /// existing file is then opened, and counted as opened, not as created.
+    /// existing file is then opened as `open` opens it (a linked clone is
+    /// given data of its own before `O_TRUNC`, never truncating what it
+    /// shares), and counted as opened, not as created.
     func create(parent: NodeID, name: CName, mode: mode_t, flags: Int32, caller: CallerIdentity) throws(Errno) -> (fuse_entry_param, OpenFile) {
         let directory = try creatableDirectory(parent, name)
         let (entry, file, created) = try locks.withLocks(directory.key) { () throws(Errno) -> (fuse_entry_param, FileDescriptor, Bool) in
@@ -50,15 +52,19 @@ extension ContainerFileSystem {
                 throw error
             }
         }
+        if !created {
+            // Opened as the caller only to check the caller may; opened again the way `open` does it.
+            file.closeQuietly()
+            return (entry, try open(NodeID(entry.ino), flags: flags))
+        }
         let inode = inodes.inode(NodeID(entry.ino))
         let open: OpenFile
-        let made = created ? LinkedCloneRegistry.Name(parent: directory.key, name: LinkedClones.bytes(name)) : nil
+        let made = LinkedCloneRegistry.Name(parent: directory.key, name: LinkedClones.bytes(name))
         do { open = try OpenFile(descriptor: file, inode: inode, flags: Self.backingFlags(flags), createdAs: made) } catch {
             file.closeQuietly()
             throw error
         }
         state.noteOpened(inode.key)
-        if !created && flags & O_TRUNC != 0 { noteFigures(of: open) }
         return (entry, open)
     }
 
@@ -73,8 +79,9 @@ extension ContainerFileSystem {
             return (file, true)
         } catch where error == .exists && flags & O_EXCL == 0 {
             // As the caller: the kernel checked only that it may create here.
+            // Not truncated here: the caller opens it again (see `create`).
             let file = try caller.perform { () throws(Errno) in
-                try FileDescriptor.open(name, in: parent, flags: backingFlags(flags) | O_NOFOLLOW)
+                try FileDescriptor.open(name, in: parent, flags: backingFlags(flags) & ~O_TRUNC | O_NOFOLLOW)
             }
             return (file, false)
         }

@@ -109,11 +109,11 @@ extension ContainerState {
         UInt64(status.st_blocks) * 512
     }
 
-    private func track(_ change: (inout Ledger, inout DirectoryNames) throws(PurgeCoreError) -> Void) {
+    private func track(_ change: (inout Ledger, inout DirectoryNames) throws(PurgeCoreError) -> Void, in step: String = #function) {
         do {
             try withLedger(change)
         } catch {
-            Diagnostics.note("accounting drifted from the backing store: \(error)")
+            Diagnostics.note("accounting drifted from the backing store (\(step)): \(error)")
         }
         saveFlagsIfChanged()
     }

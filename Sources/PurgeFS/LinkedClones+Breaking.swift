@@ -185,16 +185,18 @@ extension LinkedClones {
     func moveMembers(of group: UInt64, from old: EntryID, to backing: FileDescriptor, filesystem fs: ContainerFileSystem) throws(Errno) {
         let backingID = EntryID(try backing.status())
         for id in lock.withLock({ registry.members(of: group) }) {
-            if let member = lock.withLock({ registry.members[id] }), !member.name.isEmpty {
-                try fs.locks.withLocks(member.parent) { () throws(Errno) in
-                    // Renamed or unlinked meanwhile: its new name is on `old` still, or it is gone.
-                    guard lock.withLock({ registry.members[id] }) == member,
-                          let chain = fs.state.read({ _, names in names.components(of: member.parent) })
-                    else { return }
+            // A member renamed meanwhile is relinked under its new name (tried
+            // again until its name holds still under its directory's lock).
+            while let member = lock.withLock({ registry.members[id] }), !member.name.isEmpty {
+                let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
+                    guard lock.withLock({ registry.members[id] }) == member else { return false }
+                    guard let chain = fs.state.read({ _, names in names.components(of: member.parent) }) else { return true }
                     let directory = try DirectoryNames.open(chain, from: fs.root)
                     defer { directory.closeQuietly() }
                     try Self.relink(Self.cName(member.name), in: directory, from: old, to: backing)
+                    return true
                 }
+                if done { break }
             }
             guard let inode = fs.inodes.existing(id) else { continue }
             inode.repoint(to: try backing.reopen(flags: OpenFlags.path), backing: backingID)

@@ -47,7 +47,9 @@ extension LinkedClones {
         let found = try directory.status(of: Self.cName(name.name))
         guard EntryID(found) == anchorID, destination.inode.backing == anchorID, found.st_size == 0, found.st_nlink == 1,
               dataStatus.st_mode & S_IFMT == S_IFREG, dataStatus.st_size > 0, dataStatus.st_dev == found.st_dev,
-              lock.withLock({ registry.groups.values.allSatisfy { $0.retiring != backing } })
+              // A destination in a group already (its data another's) is not made a clone again.
+              lock.withLock({ registry.members[anchorID] == nil && registry.group(backedBy: anchorID) == nil
+                  && registry.groups.values.allSatisfy { $0.retiring != backing } })
         else { return false }
 
         // No writer of the source keeps a writable descriptor from now on
