@@ -198,10 +198,7 @@ final class CloneBook: @unchecked Sendable {
         }
         // Members forgotten on the way may have dissolved the group.
         members = members.filter { registry.contains($0.0) }
-        // Shared blocks are charged to a member purging does not reach, when
-        // there is one: purging the others frees nothing of them.
-        let reachable = state.read { ledger, _ in Set(members.map(\.0).filter { ledger.isPurgeable($0) }) }
-        members = members.filter { !reachable.contains($0.0) } + members.filter { reachable.contains($0.0) }
+        members = state.chargingOrder(members) { $0.0 }
         let charges = CloneCharges(members: members.map(\.1)).charges
         for (i, (id, _, size)) in members.enumerated() {
             shared[id] = charges[i].shared

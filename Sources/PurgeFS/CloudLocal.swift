@@ -71,6 +71,12 @@ enum CloudLocal {
         let file = try CloudRemote.open(
             last, in: directory, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: remote.st_mode & 0o7777)
         defer { file.closeQuietly() }
+        return try makePlaceholder(file, like: remote)
+    }
+
+    /// Makes the new, empty `file` (open for writing) a placeholder of a
+    /// remote file: its size and modification time, no data, synced.
+    static func makePlaceholder(_ file: FileDescriptor, like remote: stat) throws(Errno) -> stat {
         try file.truncate(to: Int64(remote.st_size))
         try file.setTimes(access: remote.st_mtim, modification: remote.st_mtim)
         try file.sync()

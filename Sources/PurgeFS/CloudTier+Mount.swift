@@ -11,7 +11,7 @@ extension CloudTier {
         for name in remote.removeStaleUploads(olderThan: 3600) {
             Diagnostics.note("removed \(CloudRemote.incomingName)/\(name) from the cloud directory, left by an interrupted upload")
         }
-        applyIntentsQuietly()
+        applyIntents(logging: false)  // the purge log is not open yet; the worker retries
         var local = CloudLocal.scan(zones: zones, from: root)
         var byInode: [UInt64: String] = [:]
         for (path, status) in local { byInode[UInt64(status.st_ino)] = path }
@@ -30,7 +30,7 @@ extension CloudTier {
             }
             saveManifest()
         }
-        applyIntentsQuietly()
+        applyIntents(logging: false)
         // A download cut short (kill -9) left part of the data: back to a hole, still evicted.
         let evicted = lock.withLock { manifest.records.filter { $0.value.evicted } }
         for (path, record) in evicted {
@@ -67,24 +67,6 @@ extension CloudTier {
                 if manifest.records[path]?.signature != CloudSignature(status) { pending[path] = now }
             }
             saveManifest()
-        }
-    }
-
-    /// Applies what it can of the journal now; the worker retries the rest.
-    private func applyIntentsQuietly() {
-        while let intent = lock.withLock({ manifest.intents.first }) {
-            do {
-                switch intent {
-                case .remove(let path): try remote.remove(path)
-                case .rename(let from, let to): try remote.rename(from, to: to)
-                }
-            } catch {
-                return
-            }
-            lock.withLock {
-                manifest.intents.removeFirst()
-                saveManifest()
-            }
         }
     }
 }

@@ -85,10 +85,7 @@ extension ContainerFileSystem {
                 return nil
             }
             defer { file.closeQuietly() }
-            try file.truncate(to: Int64(remote.st_size))
-            try file.setTimes(access: remote.st_mtim, modification: remote.st_mtim)
-            try file.sync()
-            let status = try file.status()
+            let status = try CloudLocal.makePlaceholder(file, like: remote)
             noteMadeBehindTheKernel(status, name: last, in: directoryID)
             return status
         }

@@ -203,8 +203,9 @@ final class CloudTier: @unchecked Sendable {
 
     // MARK: Remote deletes and renames
 
-    /// Applies the journalled intents, in order; stops at the first that fails.
-    func applyIntents() {
+    /// Applies the journalled intents, in order; stops at the first that
+    /// fails (said in the purge log once the worker runs: `logging`).
+    func applyIntents(logging: Bool = true) {
         while let intent = lock.withLock({ manifest.intents.first }) {
             do {
                 switch intent {
@@ -212,6 +213,7 @@ final class CloudTier: @unchecked Sendable {
                 case .rename(let from, let to): try remote.rename(from, to: to)
                 }
             } catch {
+                guard logging else { return }
                 let path: String
                 switch intent { case .remove(let p): path = p; case .rename(let p, _): path = p }
                 logCloud(path: path, bytes: 0, size: 0, reason: "remote-failed", action: "sync", detail: "\(error)")

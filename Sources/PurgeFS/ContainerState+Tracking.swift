@@ -104,6 +104,18 @@ extension ContainerState {
         track { (ledger, _) throws(PurgeCoreError) in try ledger.markUsed(id) }
     }
 
+    /// The members of a clone group in the order their shared data is
+    /// charged: those a purge cannot take first (outside the zones, or
+    /// pinned), so purging the others frees nothing of it; otherwise as given.
+    func chargingOrder<Member>(_ members: [Member], id: (Member) -> EntryID) -> [Member] {
+        let purgeable = read { ledger, _ in members.map { ledger.isPurgeable(id($0)) } }
+        var first: [Member] = [], last: [Member] = []
+        for (member, reachable) in zip(members, purgeable) {
+            if reachable { last.append(member) } else { first.append(member) }
+        }
+        return first + last
+    }
+
     /// Bytes the file occupies on disk.
     static func allocated(_ status: stat) -> UInt64 {
         UInt64(status.st_blocks) * 512

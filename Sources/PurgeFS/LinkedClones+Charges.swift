@@ -19,17 +19,12 @@ extension LinkedClones {
             for id in members { forget(id, state: state) }
             return
         }
-        let primary = Int(status.st_nlink) > namedMembers(of: group) && !record.isRetiring
-        // The data is charged to a name purging does not reach, when there
-        // is one: purging the others frees nothing while it lives.
-        let names = (primary ? [record.backing] : []) + members
-        let reachable = state.read { ledger, _ in Set(names.filter { ledger.isPurgeable($0) }) }
-        let sharing = names.filter { !reachable.contains($0) } + names.filter { reachable.contains($0) }
+        let primary = Int(status.st_nlink) > registry.namedMembers(of: group) && !record.isRetiring
+        let sharing = state.chargingOrder((primary ? [record.backing] : []) + members) { $0 }
         sharers[group] = sharing
         let allocated = ContainerState.allocated(status)
         for (index, id) in sharing.enumerated() {
-            let alone = sharing.count == 1
-            sharedBytes[id] = alone ? nil : allocated
+            sharedBytes[id] = sharing.count == 1 ? nil : allocated
             let charged = index == 0 ? allocated : 0
             do {
                 try state.withLedger { (ledger, _) throws(PurgeCoreError) in
@@ -40,11 +35,6 @@ extension LinkedClones {
                 Diagnostics.note("accounting drifted from the backing store: \(error)")
             }
         }
-    }
-
-    /// Members of `group` with a name: links of its backing inode that are clones.
-    func namedMembers(of group: UInt64) -> Int {
-        registry.namedMembers(of: group)
     }
 
     /// Forgets member `id` and removes its anchor; its group is settled again.

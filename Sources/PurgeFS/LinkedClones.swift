@@ -127,7 +127,7 @@ final class LinkedClones: @unchecked Sendable {
         let (member, clones) = lock.withLock { () -> (Bool, Int) in
             if registry.members[id] != nil { return (true, 0) }
             guard let group = registry.group(backedBy: id), registry.groups[group]?.backing == id else { return (false, 0) }
-            return (false, namedMembers(of: group))
+            return (false, registry.namedMembers(of: group))
         }
         var shown = status
         if member {

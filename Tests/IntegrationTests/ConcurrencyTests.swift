@@ -171,24 +171,25 @@ final class ConcurrencyTests: MountedTestCase {
         for (i, name) in names.enumerated() { XCTAssertEqual(Self.writeAll(path: m + "/" + name, pattern(1 + i * 20_011, seed: UInt64(i))), 0) }
         let lost = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { t in
-            var random = SplitMix(seed: UInt64(t + 1))
+            var random = SeededGenerator(seed: UInt64(t + 1))
+            func pick(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &random) }
             for step in 0..<800 {
-                let a = m + "/" + names[random.next(names.count)], b = m + "/" + names[random.next(names.count)]
+                let a = m + "/" + names[pick(names.count)], b = m + "/" + names[pick(names.count)]
                 var failure: Int32 = 0
-                switch random.next(10) {
+                switch pick(10) {
                 case 0, 1, 2: failure = Self.copyWhole(a, to: b)
                 case 3, 4:
                     let fd = open(a, O_WRONLY | O_CLOEXEC)
                     if fd >= 0 {
-                        let bytes = pattern(1 + random.next(5000), seed: UInt64(t * 1000 + step))
-                        if bytes.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, off_t(random.next(100_000))) }) < 0 { failure = errno }
+                        let bytes = pattern(1 + pick(5000), seed: UInt64(t * 1000 + step))
+                        if bytes.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, off_t(pick(100_000))) }) < 0 { failure = errno }
                         close(fd)
                     } else { failure = errno }
-                case 5: if truncate(a, off_t(random.next(100_000))) != 0 { failure = errno }
+                case 5: if truncate(a, off_t(pick(100_000))) != 0 { failure = errno }
                 case 6: if rename(a, b) != 0 { failure = errno }
                 case 7: if unlink(a) != 0 { failure = errno }
-                case 8: failure = Self.writeAll(path: a, pattern(1 + random.next(50_000), seed: UInt64(t * 1000 + step)))
-                default: if Self.readAll(a).isFailure { failure = errno }
+                case 8: failure = Self.writeAll(path: a, pattern(1 + pick(50_000), seed: UInt64(t * 1000 + step)))
+                default: if case .failure = Self.readAll(a) { failure = errno }
                 }
                 if failure == ENOTCONN || failure == ECONNABORTED {
                     lost.withLock { $0.append("\(step) on thread \(t): \(Errno.name(failure))") }
@@ -231,21 +232,4 @@ final class ConcurrencyTests: MountedTestCase {
         defer { close(fd) }
         return writeAll(fd, bytes)
     }
-}
-
-/// A small deterministic generator for the stress test's choices.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next(_ bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(bound))
-    }
-}
-
-extension Result {
-    var isFailure: Bool { if case .failure = self { true } else { false } }
 }
