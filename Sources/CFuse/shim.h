@@ -11,12 +11,14 @@
 #include <string.h>
 
 /// `fuse_session_loop_mt` is a macro that selects a versioned symbol.
+/// libfuse starts a worker whenever none is free, up to `max_threads`, and
+/// keeps at most `idle_threads` of them waiting.
 static inline int cfuse_session_loop_mt(struct fuse_session *se,
-                                        unsigned max_threads, int clone_fd) {
+                                        unsigned max_threads, unsigned idle_threads, int clone_fd) {
     struct fuse_loop_config *config = fuse_loop_cfg_create();
     if (config == NULL) return -1;
     fuse_loop_cfg_set_max_threads(config, max_threads);
-    fuse_loop_cfg_set_idle_threads(config, max_threads);
+    fuse_loop_cfg_set_idle_threads(config, idle_threads);
     fuse_loop_cfg_set_clone_fd(config, (unsigned)clone_fd);
     int rc = fuse_session_loop_mt(se, config);
     fuse_loop_cfg_destroy(config);

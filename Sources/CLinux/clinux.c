@@ -7,6 +7,8 @@
 #include <string.h>
 #include <linux/fs.h>
 #include <linux/fiemap.h>
+#include <linux/fuse.h>
+#include <sys/uio.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
@@ -124,3 +126,38 @@ int clinux_open_by_handle(int mount_fd, int type, const unsigned char *bytes, un
 int clinux_malloc_trim(void) {
     return malloc_trim(0);
 }
+
+// A notice is one message: fuse_out_header (unique 0, the notice's code in
+// `error`), its struct, then the name and its NUL where it has one.
+static int clinux_fuse_notify(int fd, int code, const void *body, size_t body_size, const char *name, size_t length) {
+    struct fuse_out_header header = {0};
+    char nul = 0;
+    struct iovec parts[4] = {
+        { &header, sizeof header }, { (void *)body, body_size }, { (void *)name, length }, { &nul, 1 },
+    };
+    int count = name ? 4 : 2;
+    header.error = code;
+    header.len = (uint32_t)(sizeof header + body_size + (name ? length + 1 : 0));
+    ssize_t written;
+    do {
+        written = writev(fd, parts, count);
+    } while (written < 0 && errno == EINTR);
+    return written < 0 ? -errno : 0;
+}
+
+int clinux_fuse_notify_inval_entry(int fd, uint64_t parent, const char *name, size_t length) {
+    struct fuse_notify_inval_entry_out out = { .parent = parent, .namelen = (uint32_t)length };
+    return clinux_fuse_notify(fd, FUSE_NOTIFY_INVAL_ENTRY, &out, sizeof out, name, length);
+}
+
+int clinux_fuse_notify_delete(int fd, uint64_t parent, uint64_t child, const char *name, size_t length) {
+    struct fuse_notify_delete_out out = { .parent = parent, .child = child, .namelen = (uint32_t)length };
+    return clinux_fuse_notify(fd, FUSE_NOTIFY_DELETE, &out, sizeof out, name, length);
+}
+
+int clinux_fuse_notify_inval_inode(int fd, uint64_t node, int64_t offset, int64_t length) {
+    struct fuse_notify_inval_inode_out out = { .ino = node, .off = offset, .len = length };
+    return clinux_fuse_notify(fd, FUSE_NOTIFY_INVAL_INODE, &out, sizeof out, NULL, 0);
+}
+
+pid_t clinux_gettid(void) { return (pid_t)syscall(SYS_gettid); }

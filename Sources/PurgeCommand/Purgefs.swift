@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeFS
 import PurgeSys
 
 /// The `purgefs` command: routes the arguments to a subcommand, runs it,
@@ -26,6 +27,9 @@ public enum Purgefs {
 
     /// Runs the command line (`arguments` includes argv[0]) and returns the exit status.
     public static func main(_ arguments: [String]) -> Int32 {
+        if arguments.count > 1, arguments[1] == ConnectionGuard.verb {
+            return ConnectionGuard.run(Array(arguments.dropFirst(2)))
+        }
         let context = CommandContext(readySignal: ReadySignal.takeFromEnvironment())
         do throws(CommandExit) {
             switch try route(Array(arguments.dropFirst()), pathExists: Paths.exists) {

@@ -7,7 +7,7 @@ struct UnmountCommand: Subcommand {
     static let name = "unmount"
     static let abstract = "Unmount a purgefs mount and wait until it is gone"
     static let help = """
-        Usage: purgefs unmount MOUNTPOINT
+        Usage: purgefs unmount [--force] MOUNTPOINT
 
         \(TextLayout.paragraph(
             "Unmounts the purgefs mount at MOUNTPOINT (with umount2 as root, else with fusermount3 -u) and "
@@ -15,26 +15,39 @@ struct UnmountCommand: Subcommand {
             + "its own. Refuses any path that is not a purgefs mount (type fuse.purgefs). Works on a mount "
             + "whose daemon has died."))
 
+        \(TextLayout.paragraph(
+            "With --force, a daemon that is dead or does not answer within \(probeMilliseconds / 1000) s has its "
+            + "FUSE connection aborted (through /sys/fs/fuse/connections, mounting fusectl if needed): every "
+            + "process waiting on it gets an error instead of hanging. The mount is then detached lazily, as "
+            + "is a busy mount whose daemon still answers. Needs root."))
+
         Flags:
+        \(TextLayout.row("--force", "abort a dead or hung daemon's connection, then detach the mount"))
         \(TextLayout.row("-h, --help", "show this help"))
         """
 
     var pathArgument: String
+    var force = false
     /// Set by `validate()`: the absolute mountpoint and the mount to remove.
     private(set) var mountpoint = ""
     private(set) var mount: MountTable.Entry?
 
     /// How long to wait for the mount to leave the table after unmounting.
     static let deadlineMilliseconds = 10_000
+    /// How long a daemon may take to answer a `statfs` before it counts as hung.
+    static let probeMilliseconds = 3_000
 
     init(parsing arguments: [String]) throws(CommandExit) {
         var paths: [String] = []
         var pathsOnly = false
+        var force = false
         for argument in arguments {
             if pathsOnly || argument == "-" || !argument.hasPrefix("-") {
                 paths.append(argument)
             } else if argument == "--" {
                 pathsOnly = true
+            } else if argument == "--force" {
+                force = true
             } else if argument == "-h" || argument == "--help" {
                 throw .help(Self.help)
             } else {
@@ -44,6 +57,7 @@ struct UnmountCommand: Subcommand {
         guard let path = paths.first, !path.isEmpty else { throw .usage("unmount: MOUNTPOINT is missing (see purgefs unmount --help)") }
         if paths.count > 1 { throw .usage("unmount: unexpected argument '\(paths[1])'; give one MOUNTPOINT") }
         pathArgument = path
+        self.force = force
     }
 
     mutating func validate() throws(CommandExit) {
@@ -67,18 +81,50 @@ struct UnmountCommand: Subcommand {
 
     func run(_ context: CommandContext) throws(CommandExit) {
         guard let mount else { preconditionFailure("run() before validate()") }
-        if CurrentProcess.effectiveUserID == 0 {
+        if force {
+            try forceUnmount(mount)
+        } else if CurrentProcess.effectiveUserID == 0 {
             do throws(Errno) {
                 try Paths.unmount(mountpoint)
             } catch {
                 throw .failure(error == .busy
-                    ? "\(mountpoint) is busy: a process has a file open or its working directory inside"
+                    ? "\(mountpoint) is busy: " + (FuseConnection.daemonAnswers(at: mountpoint, within: Self.probeMilliseconds)
+                        ? "a process has a file open or its working directory inside"
+                        : "its daemon is not answering (purgefs unmount --force \(mountpoint) aborts its connection)")
                     : "cannot unmount \(mountpoint): \(error)")
             }
         } else {
             try Self.fusermountUnmount(mountpoint)
         }
         try Self.waitUntilGone(mount)
+    }
+
+    /// `--force`: a dead or hung daemon's connection is aborted first, so
+    /// that no process stays stuck on it; then the mount is unmounted, or
+    /// detached when it is still busy.
+    private func forceUnmount(_ mount: MountTable.Entry) throws(CommandExit) {
+        guard CurrentProcess.effectiveUserID == 0 else {
+            throw .failure("unmount --force needs root (it writes to /sys/fs/fuse/connections)")
+        }
+        if !FuseConnection.daemonAnswers(at: mountpoint, within: Self.probeMilliseconds) {
+            guard let number = mount.deviceMinor else {
+                throw .failure("cannot tell the FUSE connection of \(mountpoint) from /proc/self/mountinfo")
+            }
+            do throws(Errno) {
+                try FuseConnection(number: number).abort()
+            } catch where error != .noEntry {
+                throw .failure("cannot abort the FUSE connection \(number) of \(mountpoint): \(error)")
+            } catch {}  // gone already: the kernel aborted it when the daemon's last descriptor closed
+        }
+        do throws(Errno) {
+            try Paths.unmount(mountpoint)
+        } catch where error == .busy {
+            do throws(Errno) { try Paths.detach(mountpoint) } catch {
+                throw .failure("cannot detach \(mountpoint): \(error)")
+            }
+        } catch {
+            throw .failure("cannot unmount \(mountpoint): \(error)")
+        }
     }
 
     /// Runs `fusermount3 -u -- MOUNTPOINT`; its complaint, if any, becomes our one line.

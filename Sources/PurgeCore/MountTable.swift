@@ -16,8 +16,13 @@ public struct MountTable: Sendable {
         /// The superblock's options, the last field: FUSE shows `allow_other`
         /// and `default_permissions` here, not in the per-mount options.
         public var superOptions: String
+        /// The superblock's device number's minor part (field 3, `major:minor`):
+        /// for a FUSE mount, its connection's number in `/sys/fs/fuse/connections`.
+        public var deviceMinor: Int?
 
-        public init(id: Int, mountPoint: String, fileSystemType: String, source: String, superOptions: String = "") {
+        public init(id: Int, mountPoint: String, fileSystemType: String, source: String, superOptions: String = "",
+                    deviceMinor: Int? = nil) {
+            self.deviceMinor = deviceMinor
             self.id = id
             self.mountPoint = mountPoint
             self.fileSystemType = fileSystemType
@@ -69,7 +74,8 @@ public struct MountTable: Sendable {
               let separator = fields[6...].firstIndex(of: "-"), separator + 2 < fields.count else { return nil }
         return Entry(id: id, mountPoint: unescape(fields[4]),
                      fileSystemType: unescape(fields[separator + 1]), source: unescape(fields[separator + 2]),
-                     superOptions: separator + 3 < fields.count ? String(fields[separator + 3]) : "")
+                     superOptions: separator + 3 < fields.count ? String(fields[separator + 3]) : "",
+                     deviceMinor: fields[2].split(separator: ":").last.flatMap { Int($0) })
     }
 
     /// The kernel writes space, tab, newline and backslash in paths as three octal digits (`\040`).

@@ -43,7 +43,11 @@ extension ContainerFileSystem {
             do throws(Errno) {
                 let entry = try self.entry(for: try file.reopen(flags: OpenFlags.path), name: name, in: directory)
                 if created {
-                    state.noteCreated(entry.attr, id: inodes.inode(NodeID(entry.ino)).key, name: name, in: directory.key)
+                    let key = inodes.inode(NodeID(entry.ino)).key
+                    state.noteCreated(entry.attr, id: key, name: name, in: directory.key)
+                    // Open before the directory's lock goes: the purger checks
+                    // under it, and must never take a file just made.
+                    state.noteOpened(key)
                     cloud?.noteCreated(entry.attr, name: name, in: directory.key)
                 }
                 return (entry, file, created)
@@ -62,9 +66,9 @@ extension ContainerFileSystem {
         let made = LinkedCloneRegistry.Name(parent: directory.key, name: LinkedClones.bytes(name))
         do { open = try OpenFile(descriptor: file, inode: inode, flags: Self.backingFlags(flags), createdAs: made) } catch {
             file.closeQuietly()
+            state.noteClosed(inode.key)
             throw error
         }
-        state.noteOpened(inode.key)
         return (entry, open)
     }
 

@@ -24,6 +24,7 @@ final class ContainerFileSystem: Sendable {
     let stateDirectory: StateDirectory
     let locks = NamespaceLocks()
     let notifier = KernelNotifier()
+    let watchdog = RequestWatchdog()
     let purger: Purger
     let monitor: SpaceMonitor
     let recency: RecencyStore

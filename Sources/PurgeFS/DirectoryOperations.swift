@@ -8,7 +8,7 @@ import PurgeSys
 enum DirectoryOperations {
     static func install(into ops: inout fuse_lowlevel_ops) {
         ops.opendir = { request, id, info in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "opendir") { fs throws(Errno) in
                 let directory = try fs.openDirectory(NodeID(id))
                 let pointer = Unmanaged.passRetained(directory).toOpaque()
                 info!.pointee.fh = UInt64(UInt(bitPattern: pointer))
@@ -26,7 +26,7 @@ enum DirectoryOperations {
             fuse_reply_err(request, 0)
         }
         ops.fsyncdir = { request, _, dataOnly, info in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "fsyncdir") { fs throws(Errno) in
                 try fs.syncDirectory(DirectoryOperations.handle(info!), dataOnly: dataOnly != 0)
                 fuse_reply_err(request, 0)
             }
@@ -36,7 +36,7 @@ enum DirectoryOperations {
     private static func read(
         _ request: fuse_req_t?, size: Int, offset: off_t, info: UnsafeMutablePointer<fuse_file_info>, plus: Bool
     ) {
-        Operations.replying(request) { fs throws(Errno) in
+        Operations.replying(request, "fsyncdir") { fs throws(Errno) in
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
             defer { buffer.deallocate() }
             let used = try fs.readDirectory(DirectoryOperations.handle(info), request: request!, offset: Int64(offset), plus: plus, into: buffer)

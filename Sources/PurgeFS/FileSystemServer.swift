@@ -5,8 +5,13 @@ import PurgeSys
 
 /// Mounts a container and serves it until it is unmounted.
 public enum FileSystemServer {
-    /// Worker threads of the session loop: on two cores more do not help.
-    static let workerThreads: UInt32 = 4
+    /// Worker threads kept waiting for requests: on two cores more do not help.
+    static let idleWorkerThreads: UInt32 = 4
+    /// The most worker threads at once. A handler may wait (room made by
+    /// purging, a clone broken, a slow backing disk); with a few such, a
+    /// small limit would leave no thread to answer anything else, so libfuse
+    /// starts more on demand, up to this.
+    static let maximumWorkerThreads: UInt32 = 64
 
     /// Checks the request, indexes the container, mounts, calls `whenReady`
     /// once the kernel's INIT has been answered (the mount is usable), and
@@ -42,6 +47,8 @@ public enum FileSystemServer {
         defer { metrics.stop() }
         cloud?.start(filesystem: filesystem, log: opened.purgeLog)
         defer { cloud?.stop() }
+        filesystem.watchdog.start()
+        defer { filesystem.watchdog.stop() }
         filesystem.monitor.start()
         defer {
             filesystem.monitor.stop()

@@ -181,17 +181,17 @@ final class Inode: Sendable {
     }
 
     /// Marks the data shared, once modifications under way are done, and
-    /// returns the files holding writable descriptors, no longer counted as
-    /// writers, for the caller to re-point at read-only ones. Modifications
-    /// that begin from now on find the data shared and break it first.
+    /// returns the files holding writable descriptors, for the caller to
+    /// re-point at read-only ones (`OpenFile.repoint(protecting:)`, which
+    /// stops counting them as writers). Modifications that begin from now on
+    /// find the data shared and break it first. The wait is bounded: a
+    /// modification is one write, truncate or allocation on the backing
+    /// file, which needs nothing this caller holds (room is made before it).
     func share() -> [OpenFile] {
         files.withLock { $0.shared = true }
-        while files.withLock({ $0.modifying > 0 }) { usleep(200) }
+        while files.withLock({ $0.modifying > 0 }) { sched_yield() }
         // Filtered after the lock: see `admit`.
-        let open = files.withLock { state in
-            state.writers = 0
-            return state.files.compactMap(\.file)
-        }
+        let open = files.withLock { $0.files.compactMap(\.file) }
         return open.filter { $0.isWritable && !$0.isProtected }
     }
 

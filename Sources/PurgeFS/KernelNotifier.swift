@@ -1,13 +1,22 @@
-import CFuse
 import Dispatch
+import PurgeSys
 import Synchronization
 
 /// Tells the kernel about changes purgefs makes on its own (purges,
-/// truncations), so no stale name or page survives in its caches.
+/// truncations, documents arriving from the remote), so no stale name or
+/// page survives in its caches.
 ///
-/// Notices are sent from a queue of their own, never from the thread that
-/// made the change: the kernel handles a notice by taking the directory's
-/// lock, which a request waiting on us may hold.
+/// The kernel handles an entry notice by taking the directory's lock, which
+/// a request waiting on us may hold; a data notice takes page locks that a
+/// read in flight holds. So notices go through one queue and one thread that
+/// holds nothing while it is in the kernel: it may wait there for a handler
+/// to finish, but no handler, purger, monitor or cloud worker ever waits for
+/// it (`send` only enqueues). Notices are written to a descriptor of our own
+/// on the connection, never through the libfuse session, so shutdown neither
+/// waits for a notice nor frees anything a notice in flight uses. A notice
+/// the kernel refuses (the node or name is no longer known) is dropped.
+///
+/// Lock order: `state` is a leaf, held only to move notices in and out.
 final class KernelNotifier: Sendable {
     enum Notice: Sendable {
         /// A name in `parent` is gone (`child` is the node it named, if the kernel knows it).
@@ -16,56 +25,117 @@ final class KernelNotifier: Sendable {
         case dataChanged(NodeID)
     }
 
-    private let queue = DispatchQueue(label: "purgefs.kernel-notifier")
-    /// The live session, or nil before INIT and after shutdown.
-    private let session = Mutex<SessionPointer?>(nil)
+    /// More notices than this waiting are dropped (and counted): the purger
+    /// must never wait for the kernel. Entries then expire by their timeout.
+    static let capacity = 1 << 18
 
-    struct SessionPointer: @unchecked Sendable {
-        let raw: OpaquePointer
+    private struct State {
+        var pending: [Notice] = []
+        /// Our descriptor on the connection, or -1 before `attach`.
+        var device: Int32 = -1
+        /// Threads writing to `device` now (the sender, and handlers in `invalidateAttributes`).
+        var writers = 0
+        var stopped = false
+        var dropped: UInt64 = 0
     }
 
-    func attach(_ session: OpaquePointer) {
-        self.session.withLock { $0 = SessionPointer(raw: session) }
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    /// Starts sending through `device` (taken over: a duplicate of the session's).
+    func attach(_ device: FileDescriptor) {
+        state.withLock { $0.device = device.rawValue }
+        DispatchQueue(label: "purgefs.kernel-notifier").async { [self] in run() }
     }
 
-    /// Stops sending and waits for notices in flight: the session is about to go.
+    /// Stops sending without waiting: pending notices are dropped, and a
+    /// notice in flight finishes (or fails) on its own. The descriptor is
+    /// closed by whoever writes on it last.
     func detach() {
-        session.withLock { $0 = nil }
-        queue.sync {}
+        let closing: Int32? = state.withLock { state in
+            state.stopped = true
+            state.pending = []
+            guard state.writers == 0 else { return nil }
+            defer { state.device = -1 }
+            return state.device
+        }
+        if let closing, closing >= 0 { FileDescriptor(rawValue: closing).closeQuietly() }
+        wake.signal()
     }
 
     func send(_ notice: Notice) {
-        queue.async { [self] in
-            session.withLock { session in
-                guard let session else { return }
-                deliver(notice, through: session.raw)
+        let queued = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            guard state.pending.count < Self.capacity else {
+                state.dropped += 1
+                if state.dropped == 1 { Diagnostics.note("kernel notices are dropped: more than \(Self.capacity) wait") }
+                return false
             }
+            state.pending.append(notice)
+            return true
         }
+        if queued { wake.signal() }
     }
 
-    /// Drops the kernel's cached attributes of `node`, before returning: it
-    /// takes no lock a request may hold (no pages are invalidated), so it is
-    /// safe from inside a request on that very node.
+    /// Drops the kernel's cached attributes of `node` before returning. It
+    /// takes no lock in the kernel that a request may hold (no pages, no
+    /// directory), so it is safe from inside a request on that very node.
     func invalidateAttributes(of node: NodeID) {
-        session.withLock { session in
-            guard let session else { return }
-            _ = fuse_lowlevel_notify_inval_inode(session.raw, node.rawValue, -1, 0)
+        guard let device = beginWriting() else { return }
+        defer { endWriting() }
+        try? device.notifyNodeChanged(node.rawValue, pages: false)
+    }
+
+    /// Notices waiting now (for diagnostics and tests).
+    var waiting: Int { state.withLock { $0.pending.count } }
+
+    private func run() {
+        while true {
+            wake.wait()
+            while true {
+                let batch: [Notice] = state.withLock { state in
+                    defer { state.pending = [] }
+                    return state.stopped ? [] : state.pending
+                }
+                if batch.isEmpty { break }
+                for notice in batch {
+                    guard let device = beginWriting() else { return }
+                    deliver(notice, through: device)
+                    endWriting()
+                }
+            }
+            if state.withLock({ $0.stopped }) { return }
         }
     }
 
-    private func deliver(_ notice: Notice, through session: OpaquePointer) {
+    private func beginWriting() -> FileDescriptor? {
+        state.withLock { state in
+            guard !state.stopped, state.device >= 0 else { return nil }
+            state.writers += 1
+            return FileDescriptor(rawValue: state.device)
+        }
+    }
+
+    private func endWriting() {
+        let closing: Int32? = state.withLock { state in
+            state.writers -= 1
+            guard state.stopped, state.writers == 0, state.device >= 0 else { return nil }
+            defer { state.device = -1 }
+            return state.device
+        }
+        if let closing { FileDescriptor(rawValue: closing).closeQuietly() }
+    }
+
+    private func deliver(_ notice: Notice, through device: FileDescriptor) {
         switch notice {
         case .deleted(let parent, let child, let name):
             name.withUnsafeBufferPointer { buffer in
-                let length = buffer.count - 1  // without the NUL
-                if let child {
-                    _ = fuse_lowlevel_notify_delete(session, parent.rawValue, child.rawValue, buffer.baseAddress, length)
-                } else {
-                    _ = fuse_lowlevel_notify_inval_entry(session, parent.rawValue, buffer.baseAddress, length)
-                }
+                // Without the NUL.
+                let bytes = UnsafeBufferPointer(rebasing: buffer[..<(buffer.count - 1)])
+                try? device.notifyEntryGone(parent: parent.rawValue, child: child?.rawValue, name: bytes)
             }
         case .dataChanged(let node):
-            _ = fuse_lowlevel_notify_inval_inode(session, node.rawValue, 0, 0)
+            try? device.notifyNodeChanged(node.rawValue, pages: true)
         }
     }
 }

@@ -22,14 +22,18 @@ extension LinkedClones {
     /// Gives `inode` data of its own if it shares any. `keepingData` false:
     /// it is about to be truncated to nothing, so nothing is copied.
     func breakAway(_ inode: Inode, keepingData: Bool, filesystem fs: ContainerFileSystem) throws(Errno) {
-        guard inode.isRegularFile, isActive || inode.isShared else { return }
-        try breakLock.withLock { () throws(Errno) in
-            if !sharesData(inode.key) {
-                inode.unshare()
-            } else if isMember(inode.key) {
-                try breakMember(inode, keepingData: keepingData, filesystem: fs)
-            } else {
-                try breakPrimary(inode, filesystem: fs)
+        guard inode.isRegularFile else { return }
+        // A file left protected by a clone that was undone gets its writable
+        // descriptor back below even when nothing is shared.
+        if isActive || inode.isShared {
+            try breakLock.withLock { () throws(Errno) in
+                if !sharesData(inode.key) {
+                    inode.unshare()
+                } else if isMember(inode.key) {
+                    try breakMember(inode, keepingData: keepingData, filesystem: fs)
+                } else {
+                    try breakPrimary(inode, filesystem: fs)
+                }
             }
         }
         for file in inode.openFiles { try file.unprotect() }

@@ -54,29 +54,38 @@ extension LinkedClones {
 
         // No writer of the source keeps a writable descriptor from now on
         // (one that just closed may still be open here: its release comes later).
+        // A failure from here on undoes every step, writers' descriptors included.
         let sourceWasShared = source.inode.isShared
-        for writer in source.inode.share() {
-            writer.repoint(to: try data.reopen(flags: O_RDONLY), protecting: true)
-        }
-        let handle = try FileHandle(of: data)
-        lock.withLock {
-            registry.add(anchor: anchorID, named: name, backing: backing, handle: handle.stored)
-            save()
-        }
+        let writers = source.inode.share()
+        var registered = false
         let anchorName = LinkedCloneRegistry.anchorName(of: anchorID)
         let temporary = CloneLeftovers.prefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         do throws(Errno) {
+            for writer in writers {
+                writer.repoint(to: try data.reopen(flags: O_RDONLY), protecting: true)
+            }
+            let handle = try FileHandle(of: data)
+            lock.withLock {
+                registry.add(anchor: anchorID, named: name, backing: backing, handle: handle.stored)
+                save()
+            }
+            registered = true
             try destination.inode.withDescriptor { (path) throws(Errno) in try path.link(as: anchorName, in: anchors) }
             try data.link(as: temporary, in: directory)
             try directory.rename(temporary, to: Self.cName(name.name), in: directory)
         } catch {
             try? directory.unlink(temporary)
             if (try? anchors.status(of: anchorName)).map(EntryID.init) == anchorID { try? anchors.unlink(anchorName) }
-            lock.withLock {
-                registry.remove(anchorID)
-                save()
+            if registered {
+                lock.withLock {
+                    registry.remove(anchorID)
+                    save()
+                }
             }
-            if !sourceWasShared { source.inode.unshare() }
+            if !sourceWasShared {
+                source.inode.unshare()
+                for writer in writers { try? writer.unprotect() }
+            }
             throw error
         }
 

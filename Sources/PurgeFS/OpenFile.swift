@@ -65,8 +65,8 @@ final class OpenFile: Sendable {
     func repoint(to new: FileDescriptor, protecting: Bool) {
         let old = current.exchange(new.rawValue, ordering: .acquiringAndReleasing)
         retired.withLock { $0.append(old) }
-        // A protected file is no writer: the inode stopped counting it when it was shared.
-        if protecting { counted.store(false, ordering: .relaxed) }
+        // A protected file is no writer.
+        if protecting, counted.exchange(false, ordering: .relaxed) { inode.dismissWriter() }
         protected.store(protecting && isWritable, ordering: .releasing)
     }
 

@@ -13,7 +13,7 @@ enum Operations {
             Operations.filesystem(userdata).initialize(connection!)
         }
         ops.lookup = { request, parent, name in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "lookup") { fs throws(Errno) in
                 var entry = try fs.lookup(parent: NodeID(parent), name: name!)
                 fuse_reply_entry(request, &entry)
             }
@@ -30,64 +30,64 @@ enum Operations {
             fuse_reply_none(request)
         }
         ops.getattr = { request, id, _ in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "getattr") { fs throws(Errno) in
                 var status = try fs.attributes(of: NodeID(id))
                 fuse_reply_attr(request, &status, fs.timeouts.attributes)
             }
         }
         ops.setattr = { request, id, attributes, fields, info in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "setattr") { fs throws(Errno) in
                 var status = try fs.setAttributes(
                     of: NodeID(id), to: attributes!.pointee, changing: fields, handle: info.map(OpenFile.from))
                 fuse_reply_attr(request, &status, fs.timeouts.attributes)
             }
         }
         ops.readlink = { request, id in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "readlink") { fs throws(Errno) in
                 let target = try fs.readSymbolicLink(NodeID(id))
                 fuse_reply_readlink(request, target)
             }
         }
         ops.mknod = { request, parent, name, mode, device in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "mknod") { fs throws(Errno) in
                 var entry = try fs.makeNode(
                     parent: NodeID(parent), name: name!, mode: mode, device: device, caller: CallerIdentity(request!))
                 fuse_reply_entry(request, &entry)
             }
         }
         ops.mkdir = { request, parent, name, mode in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "mkdir") { fs throws(Errno) in
                 var entry = try fs.makeDirectory(parent: NodeID(parent), name: name!, mode: mode, caller: CallerIdentity(request!))
                 fuse_reply_entry(request, &entry)
             }
         }
         ops.symlink = { request, target, parent, name in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "symlink") { fs throws(Errno) in
                 var entry = try fs.makeSymbolicLink(
                     parent: NodeID(parent), name: name!, target: target!, caller: CallerIdentity(request!))
                 fuse_reply_entry(request, &entry)
             }
         }
         ops.link = { request, id, parent, name in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "link") { fs throws(Errno) in
                 var entry = try fs.makeHardLink(to: NodeID(id), parent: NodeID(parent), name: name!)
                 fuse_reply_entry(request, &entry)
             }
         }
         ops.unlink = { request, parent, name in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "unlink") { fs throws(Errno) in
                 try fs.unlink(parent: NodeID(parent), name: name!, directory: false)
                 fuse_reply_err(request, 0)
             }
         }
         ops.rmdir = { request, parent, name in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "rmdir") { fs throws(Errno) in
                 try fs.unlink(parent: NodeID(parent), name: name!, directory: true)
                 fuse_reply_err(request, 0)
             }
         }
         ops.rename = { request, parent, name, newParent, newName, flags in
-            Operations.replying(request) { fs throws(Errno) in
+            Operations.replying(request, "rename") { fs throws(Errno) in
                 try fs.rename(parent: NodeID(parent), name: name!, newParent: NodeID(newParent), newName: newName!, flags: flags)
                 fuse_reply_err(request, 0)
             }
@@ -108,10 +108,15 @@ enum Operations {
     }
 
     /// Runs `body`, which replies on success; a thrown errno becomes the one reply instead.
+    /// The request is known to the watchdog until then.
     @inline(__always)
-    static func replying(_ request: fuse_req_t?, _ body: (ContainerFileSystem) throws(Errno) -> Void) {
+    static func replying(_ request: fuse_req_t?, _ operation: StaticString, _ body: (ContainerFileSystem) throws(Errno) -> Void) {
+        let fs = filesystem(request)
+        let key = UInt(bitPattern: request)
+        fs.watchdog.begin(key, operation, caller: fuse_req_ctx(request).pointee.pid)
+        defer { fs.watchdog.end(key) }
         do {
-            try body(filesystem(request))
+            try body(fs)
         } catch {
             fuse_reply_err(request, error.rawValue)
         }

@@ -23,8 +23,6 @@ struct Session {
             throw MountError("libfuse refused the options \(arguments[2])\(Self.capturedLog())")
         }
         defer { fuse_session_destroy(session) }
-        filesystem.notifier.attach(session)
-        defer { filesystem.notifier.detach() }
         guard fuse_set_signal_handlers(session) == 0 else {
             throw MountError("cannot install signal handlers")
         }
@@ -34,11 +32,22 @@ struct Session {
         }
         cfuse_capture_log(0)
         defer { fuse_session_unmount(session) }
+        // Stopped before unmounting: no notice is queued on a connection nobody serves.
+        do throws(Errno) {
+            filesystem.notifier.attach(try FileDescriptor(rawValue: fuse_session_fd(session)).duplicate())
+        } catch {
+            throw MountError("cannot open a second descriptor on the FUSE connection: \(error)")
+        }
+        defer { filesystem.notifier.detach() }
+        if let mount = ConnectionGuard.mount(at: request.mountpoint), let connection = mount.deviceMinor {
+            ConnectionGuard.start(mountID: mount.id, connection: connection)
+        }
         let publication = RuntimePublication.publish(
             mountpoint: request.mountpoint, state: filesystem.stateDirectory.descriptor, container: request.container,
             options: request.options)
         defer { publication?.withdraw() }
-        let status = cfuse_session_loop_mt(session, FileSystemServer.workerThreads, 0)
+        let status = cfuse_session_loop_mt(
+            session, FileSystemServer.maximumWorkerThreads, FileSystemServer.idleWorkerThreads, 0)
         if status < 0 {
             throw MountError("the session ended with an error: \(Errno(-status))")
         }

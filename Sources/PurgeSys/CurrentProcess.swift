@@ -73,4 +73,24 @@ public enum CurrentProcess {
             try? FileDescriptor(rawValue: fd).setCloseOnExec()
         }
     }
+
+    /// Closes every descriptor from `lowest` up: for a helper that must hold
+    /// nothing of its parent's. Lists `/proc/self/fd`; wraps `close(2)`.
+    public static func closeDescriptors(from lowest: Int32) {
+        guard let directory = try? FileDescriptor.open(path: "/proc/self/fd", flags: O_RDONLY | O_DIRECTORY) else { return }
+        var open: [Int32] = []
+        if let stream = try? DirectoryStream(directory) {
+            let own = [directory.rawValue, stream.descriptor.rawValue]
+            while let entry = try? stream.next() {
+                if let fd = Int32(String(cString: entry.name)), fd >= lowest, !own.contains(fd) { open.append(fd) }
+            }
+        }
+        directory.closeQuietly()
+        for fd in open { FileDescriptor(rawValue: fd).closeQuietly() }
+    }
+
+    /// Ignores `signals` from now on. Wraps `signal(2)` with `SIG_IGN`.
+    public static func ignore(_ signals: [Int32]) {
+        for number in signals { _ = signal(number, SIG_IGN) }
+    }
 }

@@ -76,6 +76,21 @@ int clinux_handle_of(int fd, int *type, unsigned char *buffer, unsigned capacity
 /// open_by_handle_at(2).
 int clinux_open_by_handle(int mount_fd, int type, const unsigned char *bytes, unsigned length, int flags);
 
+/// FUSE notices written straight to a `/dev/fuse` descriptor (the kernel's
+/// stable ABI, `linux/fuse.h`), so that sending one needs no libfuse session
+/// and no lock. Each returns 0 or -errno (ENOENT: the kernel does not know
+/// the node or name, which is no failure for an invalidation).
+/// FUSE_NOTIFY_INVAL_ENTRY: drop the kernel's entry `name` in `parent`.
+int clinux_fuse_notify_inval_entry(int fd, uint64_t parent, const char *name, size_t length);
+/// FUSE_NOTIFY_DELETE: `name` in `parent`, which named `child`, is gone.
+int clinux_fuse_notify_delete(int fd, uint64_t parent, uint64_t child, const char *name, size_t length);
+/// FUSE_NOTIFY_INVAL_INODE: drop cached attributes, and pages from `offset`
+/// for `length` bytes (0: to the end) unless `offset` is negative.
+int clinux_fuse_notify_inval_inode(int fd, uint64_t node, int64_t offset, int64_t length);
+
+/// gettid(2) (glibc declares it under _GNU_SOURCE only).
+pid_t clinux_gettid(void);
+
 /// malloc_trim(3): hands freed heap memory back to the system.
 int clinux_malloc_trim(void);
 

@@ -1,0 +1,82 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// A small process that outlives the daemon to abort its FUSE connection
+/// when the daemon dies without unmounting (`kill -9`, a crash).
+///
+/// The kernel aborts a connection only when the last descriptor on
+/// `/dev/fuse` closes, and a process's descriptors close only when its last
+/// thread exits. A daemon thread waiting in the kernel (a notice waiting for
+/// a directory lock that a request to the now dead daemon holds) never
+/// exits, so without the guard the daemon would stay a zombie and every
+/// process touching the mount would hang until someone aborted it by hand.
+///
+/// The guard holds no descriptor on the connection or the container, and
+/// works from `/proc` and `/sys` only: it polls the daemon; once it is gone
+/// or a zombie, and the mount is still listed, it writes to the
+/// connection's `abort` (the mount then answers `ENOTCONN`, like any FUSE
+/// mount whose daemon died, until it is unmounted). A clean unmount removes
+/// the mount first, and the guard just exits.
+public enum ConnectionGuard {
+    /// The hidden first argument that runs the guard (`purgefs VERB PID MOUNT-ID CONNECTION`).
+    public static let verb = "__connection-guard"
+    static let pollMilliseconds = 200
+
+    /// Starts the guard for the mount with `mountID` and `connection`, served by this process.
+    static func start(mountID: Int, connection: Int) {
+        let arguments = ["purgefs-guard", verb, String(getpid()), String(mountID), String(connection)]
+        do throws(Errno) {
+            _ = try ChildProcess.spawn("/proc/self/exe", arguments: arguments, environment: CurrentProcess.environment,
+                                       ownProcessGroup: true)
+        } catch {
+            Diagnostics.note("cannot start the connection guard (a daemon killed mid-request may then hang the mount): \(error)")
+        }
+    }
+
+    /// The guard's life; returns its exit status.
+    public static func run(_ arguments: [String]) -> Int32 {
+        guard arguments.count == 3, let pid = pid_t(arguments[0]), let mountID = Int(arguments[1]),
+              let connection = Int(arguments[2]), let started = startTime(of: pid)
+        else { return 64 }
+        // Nothing of the daemon's is held here: no descriptor, no working directory in the container.
+        CurrentProcess.closeDescriptors(from: 3)
+        try? CurrentProcess.changeDirectory("/")
+        // A terminal's hangup or Ctrl-C is for the daemon; the guard goes when it does.
+        CurrentProcess.ignore([SIGHUP, SIGINT])
+        while isAlive(pid, started: started) {
+            CurrentProcess.sleep(milliseconds: pollMilliseconds)
+        }
+        guard let table = try? MountTable.current(), table.entries.contains(where: { $0.id == mountID }) else { return 0 }
+        do throws(Errno) {
+            try FuseConnection(number: connection).abort()
+        } catch {
+            return 1
+        }
+        return 0
+    }
+
+    /// The mount just made at `mountpoint` (the topmost FUSE mount there), from the mount table.
+    static func mount(at mountpoint: String) -> MountTable.Entry? {
+        (try? MountTable.current())?.fuseMount(at: mountpoint)
+    }
+
+    /// Alive: listed, not a zombie, and the same process (its start time).
+    private static func isAlive(_ pid: pid_t, started: UInt64) -> Bool {
+        guard let fields = statFields(of: pid) else { return false }
+        return fields.state != "Z" && fields.state != "X" && fields.startTime == started
+    }
+
+    private static func startTime(of pid: pid_t) -> UInt64? { statFields(of: pid)?.startTime }
+
+    /// The state (field 3) and start time (field 22) of `/proc/PID/stat`.
+    private static func statFields(of pid: pid_t) -> (state: Character, startTime: UInt64)? {
+        guard let bytes = try? FileDescriptor.readFile("/proc/\(pid)/stat") else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        // The command name (field 2) may hold spaces and parentheses: the fields after it follow the last ')'.
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let rest = text[text.index(after: close)...].split(separator: " ")
+        guard rest.count > 19, let state = rest[0].first, let start = UInt64(rest[19]) else { return nil }
+        return (state, start)
+    }
+}
