@@ -16,13 +16,13 @@ struct UnmountCommand: Subcommand {
             + "whose daemon has died."))
 
         \(TextLayout.paragraph(
-            "With --force, a daemon that is dead or does not answer within \(probeMilliseconds / 1000) s has its "
-            + "FUSE connection aborted (through /sys/fs/fuse/connections, mounting fusectl if needed): every "
-            + "process waiting on it gets an error instead of hanging. The mount is then detached lazily, as "
-            + "is a busy mount whose daemon still answers. Needs root."))
+            "With --force, a mount that cannot simply be unmounted (busy, or its daemon dead or not answering "
+            + "within \(probeMilliseconds / 1000) s) has its FUSE connection aborted through "
+            + "/sys/fs/fuse/connections (mounting fusectl if needed), so every process waiting on it gets an "
+            + "error instead of hanging, and is then detached. Needs root."))
 
         Flags:
-        \(TextLayout.row("--force", "abort a dead or hung daemon's connection, then detach the mount"))
+        \(TextLayout.row("--force", "abort the connection of a mount that does not unmount, then detach it"))
         \(TextLayout.row("-h, --help", "show this help"))
         """
 
@@ -99,31 +99,26 @@ struct UnmountCommand: Subcommand {
         try Self.waitUntilGone(mount)
     }
 
-    /// `--force`: a dead or hung daemon's connection is aborted first, so
-    /// that no process stays stuck on it; then the mount is unmounted, or
-    /// detached when it is still busy.
+    /// `--force`: a mount that does not simply unmount (busy, or its daemon
+    /// dead or hung) has its connection aborted first, so that no process
+    /// stays stuck on it, and is then detached.
     private func forceUnmount(_ mount: MountTable.Entry) throws(CommandExit) {
         guard CurrentProcess.effectiveUserID == 0 else {
             throw .failure("unmount --force needs root (it writes to /sys/fs/fuse/connections)")
         }
-        if !FuseConnection.daemonAnswers(at: mountpoint, within: Self.probeMilliseconds) {
-            guard let number = mount.deviceMinor else {
-                throw .failure("cannot tell the FUSE connection of \(mountpoint) from /proc/self/mountinfo")
-            }
-            do throws(Errno) {
-                try FuseConnection(number: number).abort()
-            } catch where error != .noEntry {
-                throw .failure("cannot abort the FUSE connection \(number) of \(mountpoint): \(error)")
-            } catch {}  // gone already: the kernel aborted it when the daemon's last descriptor closed
+        if FuseConnection.daemonAnswers(at: mountpoint, within: Self.probeMilliseconds), (try? Paths.unmount(mountpoint)) != nil {
+            return
+        }
+        guard let number = mount.deviceMinor else {
+            throw .failure("cannot tell the FUSE connection of \(mountpoint) from /proc/self/mountinfo")
         }
         do throws(Errno) {
-            try Paths.unmount(mountpoint)
-        } catch where error == .busy {
-            do throws(Errno) { try Paths.detach(mountpoint) } catch {
-                throw .failure("cannot detach \(mountpoint): \(error)")
-            }
-        } catch {
-            throw .failure("cannot unmount \(mountpoint): \(error)")
+            try FuseConnection(number: number).abort()
+        } catch where error != .noEntry {
+            throw .failure("cannot abort the FUSE connection \(number) of \(mountpoint): \(error)")
+        } catch {}  // gone already: the kernel aborted it when the daemon's last descriptor closed
+        do throws(Errno) { try Paths.detach(mountpoint) } catch {
+            throw .failure("cannot detach \(mountpoint): \(error)")
         }
     }
 

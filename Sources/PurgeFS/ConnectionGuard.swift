@@ -13,25 +13,34 @@ import PurgeSys
 /// process touching the mount would hang until someone aborted it by hand.
 ///
 /// The guard holds no descriptor on the connection or the container, and
-/// works from `/proc` and `/sys` only: it polls the daemon; once it is gone
-/// or a zombie, and the mount is still listed, it writes to the
-/// connection's `abort` (the mount then answers `ENOTCONN`, like any FUSE
-/// mount whose daemon died, until it is unmounted). A clean unmount removes
-/// the mount first, and the guard just exits.
+/// works from `/proc` and `/sys` only: it polls the daemon; once it has
+/// exited but some of its threads are still stuck (a zombie with threads),
+/// and its mount is still listed, it writes to the connection's `abort`
+/// (the mount then answers `ENOTCONN`, like any FUSE mount whose daemon
+/// died, until it is unmounted). A daemon that exits whole needs nothing:
+/// the kernel aborts its connection as its descriptors close.
 public enum ConnectionGuard {
     /// The hidden first argument that runs the guard (`purgefs VERB PID MOUNT-ID CONNECTION`).
     public static let verb = "__connection-guard"
     static let pollMilliseconds = 200
 
     /// Starts the guard for the mount with `mountID` and `connection`, served by this process.
-    static func start(mountID: Int, connection: Int) {
+    /// The daemon stops it (`stop`) once its session is over, before it exits: a
+    /// daemon that exits is a zombie with threads for a moment, and by then
+    /// the mount's ID and connection number may serve another mount.
+    static func start(mountID: Int, connection: Int) -> ProcessID? {
         let arguments = ["purgefs-guard", verb, String(getpid()), String(mountID), String(connection)]
         do throws(Errno) {
-            _ = try ChildProcess.spawn("/proc/self/exe", arguments: arguments, environment: CurrentProcess.environment,
-                                       ownProcessGroup: true)
+            return try ChildProcess.spawn("/proc/self/exe", arguments: arguments, environment: CurrentProcess.environment,
+                                          ownProcessGroup: true)
         } catch {
             Diagnostics.note("cannot start the connection guard (a daemon killed mid-request may then hang the mount): \(error)")
+            return nil
         }
+    }
+
+    static func stop(_ guardProcess: ProcessID) {
+        ChildProcess.terminate(guardProcess)
     }
 
     /// The guard's life; returns its exit status.
@@ -47,7 +56,14 @@ public enum ConnectionGuard {
         while isAlive(pid, started: started) {
             CurrentProcess.sleep(milliseconds: pollMilliseconds)
         }
-        guard let table = try? MountTable.current(), table.entries.contains(where: { $0.id == mountID }) else { return 0 }
+        // Gone for good: its descriptors are closed, and the kernel aborted
+        // the connection itself (its number may already serve another mount).
+        // A zombie with threads left holds the connection, so the number is
+        // still its own.
+        guard isStuckZombie(pid, started: started),
+              let table = try? MountTable.current(),
+              table.entries.contains(where: { $0.id == mountID && $0.deviceMinor == connection })
+        else { return 0 }
         do throws(Errno) {
             try FuseConnection(number: connection).abort()
         } catch {
@@ -65,6 +81,18 @@ public enum ConnectionGuard {
     private static func isAlive(_ pid: pid_t, started: UInt64) -> Bool {
         guard let fields = statFields(of: pid) else { return false }
         return fields.state != "Z" && fields.state != "X" && fields.startTime == started
+    }
+
+    /// Exited (a zombie) while some of its threads live on, stuck in the kernel.
+    private static func isStuckZombie(_ pid: pid_t, started: UInt64) -> Bool {
+        guard let fields = statFields(of: pid), fields.state == "Z", fields.startTime == started,
+              let directory = try? FileDescriptor.open(path: "/proc/\(pid)/task", flags: O_RDONLY | O_DIRECTORY)
+        else { return false }
+        defer { directory.closeQuietly() }
+        guard let stream = try? DirectoryStream(directory) else { return false }
+        var threads = 0
+        while let entry = try? stream.next() { if !entry.isDotOrDotDot { threads += 1 } }
+        return threads > 1
     }
 
     private static func startTime(of pid: pid_t) -> UInt64? { statFields(of: pid)?.startTime }

@@ -39,9 +39,10 @@ struct Session {
             throw MountError("cannot open a second descriptor on the FUSE connection: \(error)")
         }
         defer { filesystem.notifier.detach() }
-        if let mount = ConnectionGuard.mount(at: request.mountpoint), let connection = mount.deviceMinor {
-            ConnectionGuard.start(mountID: mount.id, connection: connection)
+        let guardProcess = ConnectionGuard.mount(at: request.mountpoint).flatMap { mount in
+            mount.deviceMinor.flatMap { ConnectionGuard.start(mountID: mount.id, connection: $0) }
         }
+        defer { guardProcess.map(ConnectionGuard.stop) }
         let publication = RuntimePublication.publish(
             mountpoint: request.mountpoint, state: filesystem.stateDirectory.descriptor, container: request.container,
             options: request.options)

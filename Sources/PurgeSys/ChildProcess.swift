@@ -58,6 +58,12 @@ public enum ChildProcess {
     }
 
     /// Waits for `pid` to end; retries `EINTR`. Wraps `waitpid(2)`.
+    /// Sends `SIGTERM` to child `pid` and reaps it. Wraps `kill(2)`, `waitpid(2)`.
+    public static func terminate(_ pid: ProcessID) {
+        guard kill(pid.rawValue, SIGTERM) == 0 else { return }
+        _ = try? wait(pid)
+    }
+
     public static func wait(_ pid: ProcessID) throws(Errno) -> WaitStatus {
         var status: Int32 = 0
         _ = try retryingInterrupts { waitpid(pid.rawValue, &status, 0) }

@@ -100,10 +100,15 @@ enum Subprocess {
             wait(process, timeout: 10)
         }
         let status: Int32
-        switch process.terminationReason {
-        case .exit: status = process.terminationStatus
-        case .uncaughtSignal: status = 128 + process.terminationStatus
-        @unknown default: status = process.terminationStatus
+        if process.isRunning {
+            // Still there after SIGKILL: stuck in the kernel (a hung mount). Foundation traps on its status then.
+            status = -1
+        } else {
+            switch process.terminationReason {
+            case .exit: status = process.terminationStatus
+            case .uncaughtSignal: status = 128 + process.terminationStatus
+            @unknown default: status = process.terminationStatus
+            }
         }
         return CommandResult(
             arguments: arguments,
