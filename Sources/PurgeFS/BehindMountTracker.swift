@@ -110,7 +110,7 @@ final class BehindMountTracker: Sendable {
     private func read() -> [ChangeEvent] {
         let result: [ChangeEvent]?
         switch source {
-        case .fanotify(let watch): result = try? watch.read()
+        case .fanotify(let watch): result = try? watch.read(excluding: getpid())
         case .inotify(let watch): result = try? watch.read()
         }
         return result ?? []

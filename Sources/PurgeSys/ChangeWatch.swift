@@ -70,8 +70,9 @@ public final class FanotifyWatch: Sendable {
     /// Waits up to `milliseconds` for events; true when some are ready.
     public func wait(milliseconds: Int32) -> Bool { ChangeWatchIO.wait(descriptor, milliseconds: milliseconds) }
 
-    /// The events ready now (none if none are). Wraps `read(2)`.
-    public func read() throws(Errno) -> [ChangeEvent] {
+    /// The events ready now (none if none are), but those made by process
+    /// `excluded` (dropped before they cost anything). Wraps `read(2)`.
+    public func read(excluding excluded: Int32 = 0) throws(Errno) -> [ChangeEvent] {
         try ChangeWatchIO.drain(descriptor) { buffer, length in
             var events: [ChangeEvent] = []
             var raw = clinux_fan_event()
@@ -80,6 +81,7 @@ public final class FanotifyWatch: Sendable {
                 let next = clinux_fanotify_next(buffer, length, offset, &raw)
                 if next < 0 { break }
                 offset = next
+                if excluded != 0 && raw.pid == excluded && raw.mask & clinux_FAN_Q_OVERFLOW == 0 { continue }
                 events.append(Self.event(raw))
             }
             return events
