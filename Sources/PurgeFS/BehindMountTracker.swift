@@ -21,7 +21,8 @@ import Synchronization
 /// handles), inotify watches every directory of the ledger instead.
 ///
 /// `PURGEFS_TRACK_BEHIND=0` in the daemon's environment turns tracking off
-/// (the periodic verification still repairs, at its own pace).
+/// (the periodic verification still repairs, at its own pace);
+/// `PURGEFS_TRACK_BEHIND=inotify` skips fanotify (to test the fallback).
 final class BehindMountTracker: Sendable {
     /// The source of events, opened before the mount's walk so that no
     /// change between the walk and the start of tracking is lost.
@@ -42,22 +43,22 @@ final class BehindMountTracker: Sendable {
     /// Handles of directories found outside the container, remembered up to this many.
     static let outsideLimit = 65_536
 
-    static var isEnabled: Bool {
-        getenv("PURGEFS_TRACK_BEHIND").map { String(cString: $0) != "0" } ?? true
-    }
+    /// `PURGEFS_TRACK_BEHIND`: `0` off, `inotify` the fallback only (for its test).
+    static var setting: String { getenv("PURGEFS_TRACK_BEHIND").map { String(cString: $0) } ?? "1" }
+    static var isEnabled: Bool { setting != "0" }
 
     /// Opens the source for the filesystem of `root`: fanotify, else inotify
     /// (whose watches are added once the ledger exists, in `start`).
     static func open(root: FileDescriptor) -> Source? {
         guard isEnabled else { return nil }
-        do {
+        if setting != "inotify" { do {
             // fanotify_mark refuses an O_PATH descriptor.
             let directory = try root.reopen(flags: O_RDONLY | O_DIRECTORY)
             defer { directory.closeQuietly() }
             return .fanotify(try FanotifyWatch(filesystemOf: directory))
         } catch {
             Diagnostics.note("changes behind the mount: fanotify unavailable (\(error)), watching each directory with inotify")
-        }
+        } }
         do {
             return .inotify(try InotifyWatch())
         } catch {
@@ -130,6 +131,10 @@ final class BehindMountTracker: Sendable {
         var work: [EntryID: Work] = [:]
         var resolved: [ChangeEvent.Place: EntryID?] = [:]
         var newDirectoryNamed = false
+        /// inotify places whose directory could not be reached by its recorded
+        /// names (moved in this batch): tried again once the batch's moves are in.
+        var retries: [(ChangeEvent.Place, [CChar], Bool, Bool)] = []
+        var retrying = false
         defer { for item in work.values { item.descriptor.closeQuietly() } }
 
         func note(_ place: ChangeEvent.Place, _ name: [CChar], listing: Bool, destination: Bool) {
@@ -139,6 +144,10 @@ final class BehindMountTracker: Sendable {
             } else {
                 let opened = open(place, outside: &outside, watches: watches)
                 id = opened?.0
+                if id == nil, case .watch = place, !retrying {
+                    retries.append((place, name, listing, destination))
+                    return
+                }
                 resolved[place] = id
                 if let (id, descriptor) = opened {
                     if work[id] == nil { work[id] = Work(descriptor: descriptor) } else { descriptor.closeQuietly() }
@@ -167,16 +176,26 @@ final class BehindMountTracker: Sendable {
                 if kind.contains(.onDirectory) { newDirectoryNamed = true }
                 continue
             }
-            let removes = kind.contains(.deleted) || kind.contains(.renamed)
-            // inotify's half of a rename into a directory may replace a name there.
-            let replaces = kind.contains(.created) && kind.contains(.onDirectory) == false && event.pid == 0
-            note(place, event.name, listing: removes || replaces, destination: kind.contains(.created))
+            // A name gone, or (inotify's half of a rename) one that may have replaced another.
+            let listing = kind.contains(.deleted) || kind.contains(.renamed)
+            note(place, event.name, listing: listing, destination: kind.contains(.created))
         }
 
         var changes = ContainerFileSystem.BehindMountChanges()
-        let ordered = work.sorted { $0.value.destination && !$1.value.destination }
-        for (id, item) in ordered {
-            changes.merge(filesystem.reconcile(id, at: item.descriptor, names: item.names, listing: item.listing))
+        func reconcileAll() {
+            let ordered = work.sorted { $0.value.destination && !$1.value.destination }
+            for (id, item) in ordered {
+                changes.merge(filesystem.reconcile(id, at: item.descriptor, names: item.names, listing: item.listing))
+                item.descriptor.closeQuietly()
+            }
+            work = [:]
+        }
+        reconcileAll()
+        if !retries.isEmpty {
+            retrying = true
+            resolved = [:]
+            for (place, name, listing, destination) in retries { note(place, name, listing: listing, destination: destination) }
+            reconcileAll()
         }
         if !changes.addedDirectories.isEmpty { outside.removeAll() }
         for notice in changes.notices { filesystem.notifier.send(notice) }

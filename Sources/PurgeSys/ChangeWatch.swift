@@ -10,7 +10,8 @@ public struct ChangeEvent: Sendable {
         public static let created = Kind(rawValue: 1 << 0)
         public static let deleted = Kind(rawValue: 1 << 1)
         /// Renamed: `directory`/`name` is where it was, `target` where it is
-        /// (inotify reports the two halves as two events, without `target`).
+        /// (inotify reports the two halves as two events, without `target`:
+        /// `deleted` where it was, `created` and `renamed` where it is).
         public static let renamed = Kind(rawValue: 1 << 2)
         public static let modified = Kind(rawValue: 1 << 3)
         public static let attributes = Kind(rawValue: 1 << 4)
@@ -152,6 +153,7 @@ public final class InotifyWatch: Sendable {
                 var kind: ChangeEvent.Kind = []
                 if raw.mask & clinux_IN_Q_OVERFLOW != 0 { kind.insert(.overflow) }
                 if raw.mask & (clinux_IN_CREATE | clinux_IN_MOVED_TO) != 0 { kind.insert(.created) }
+                if raw.mask & clinux_IN_MOVED_TO != 0 { kind.insert(.renamed) }  // may replace a name there
                 if raw.mask & (clinux_IN_DELETE | clinux_IN_MOVED_FROM) != 0 { kind.insert(.deleted) }
                 if raw.mask & (clinux_IN_MODIFY | clinux_IN_CLOSE_WRITE) != 0 { kind.insert(.modified) }
                 if raw.mask & clinux_IN_ATTRIB != 0 { kind.insert(.attributes) }
