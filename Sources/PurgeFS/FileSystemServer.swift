@@ -30,6 +30,7 @@ public enum FileSystemServer {
         _ = chdir("/")
         let log = prepared.log
         let cloud = CloudTier.prepare(request: request, root: prepared.root, state: prepared.state)
+        let behind = BehindMount(request, root: prepared.root)
         let opened = try ContainerOpening(prepared: prepared, options: request.options, container: request.container)
         ProcessMemory.returnFreedMemory()
         let filesystem: ContainerFileSystem
@@ -49,6 +50,8 @@ public enum FileSystemServer {
         defer { cloud?.stop() }
         filesystem.watchdog.start()
         defer { filesystem.watchdog.stop() }
+        let behindTracking = behind.start(filesystem)
+        defer { behindTracking.stop() }
         filesystem.monitor.start()
         defer {
             filesystem.monitor.stop()

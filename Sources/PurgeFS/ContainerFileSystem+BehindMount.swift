@@ -1,0 +1,256 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Changes made behind the mount (in the backing directory, by a process
+/// that does not go through the mount) become the ledger updates the
+/// handlers make: created, removed, moved, resized. Used by the live
+/// tracker (`BehindMountTracker`) for the directories its events name, and
+/// by the periodic verification (`BehindMountVerifier`) for the ones its
+/// walk finds wrong.
+///
+/// One directory at a time, under that directory's namespace lock (the lock
+/// every handler that changes names in it holds while it changes the backing
+/// directory and the ledger), so the listing and the ledger are compared at
+/// one moment: a handler's change is either in both or in neither.
+/// `ContainerState`'s lock is taken only by the `note*` calls, never across
+/// I/O. Kernel notices are returned, to be sent once no lock is held.
+extension ContainerFileSystem {
+    struct BehindMountChanges {
+        /// One line per change applied, for the daemon log.
+        var repairs: [String] = []
+        /// For `KernelNotifier.send`, after every lock is released.
+        var notices: [KernelNotifier.Notice] = []
+        /// Directories that entered the ledger (made or moved in).
+        var addedDirectories: [EntryID] = []
+
+        mutating func merge(_ other: BehindMountChanges) {
+            repairs += other.repairs
+            notices += other.notices
+            addedDirectories += other.addedDirectories
+        }
+    }
+
+    /// Brings the ledger's record of directory `id`, open at `directory`,
+    /// in line with the backing directory. With `listing`, every entry is
+    /// compared (names made, removed, renamed); `names` are entries whose
+    /// data may have changed or that may be new, looked at one by one. The
+    /// kernel is told about `names` in any case.
+    func reconcile(_ id: EntryID, at directory: FileDescriptor, names: Set<[CChar]>, listing: Bool) -> BehindMountChanges {
+        let changes = (try? locks.withLocks(id) { () -> BehindMountChanges in
+            reconcileLocked(id, at: directory, names: names, listing: listing)
+        }) ?? BehindMountChanges()
+        var all = changes
+        if let node = inodes.node(for: id) {
+            for name in names where name.count > 1 {
+                all.notices.append(.deleted(parent: node, child: nil, name: name))
+            }
+            if !changes.repairs.isEmpty { all.notices.append(.dataChanged(node)) }
+        }
+        return all
+    }
+
+    private struct Seen {
+        var name: [CChar]
+        var status: stat
+        var id: EntryID
+    }
+
+    private func reconcileLocked(_ id: EntryID, at directory: FileDescriptor, names: Set<[CChar]>, listing: Bool) -> BehindMountChanges {
+        var changes = BehindMountChanges()
+        // What the ledger has here, with the recorded names of subdirectories.
+        guard let (recorded, directoryNames, place) = state.read({ ledger, names -> (Ledger.Children, [EntryID: [CChar]], String)? in
+            guard let children = try? ledger.children(of: id) else { return nil }
+            var recordedNames: [EntryID: [CChar]] = [:]
+            for child in children.directories { recordedNames[child] = names.components(of: child)?.last?.name }
+            return (children, recordedNames, names.path(of: id) ?? "\(id)")
+        }) else { return changes }
+        var recordedFiles: [EntryID: Int] = [:]
+        for file in recorded.files { recordedFiles[file, default: 0] += 1 }
+        let recordedDirectories = Set(recorded.directories)
+
+        var seenFiles: [EntryID: Int] = [:]
+        var seenDirectories: Set<EntryID> = []
+        var found: [Seen] = []  // not recorded here: new, moved in, or another name
+        var renamedHere: [Seen] = []  // a recorded directory under another name
+        var touched: [Seen] = []  // recorded files whose figures may have changed
+
+        func classify(_ name: CName, status: stat) {
+            let kind = status.st_mode & S_IFMT
+            guard kind == S_IFREG || kind == S_IFDIR, UInt64(status.st_dev) == id.device else { return }
+            let entry = state.identity(of: status, name: name, in: id)
+            let seen = Seen(name: Self.copy(name), status: status, id: entry)
+            if kind == S_IFREG {
+                if recordedFiles[entry] != nil {
+                    seenFiles[entry, default: 0] += 1
+                    touched.append(seen)
+                } else {
+                    found.append(seen)
+                }
+            } else if recordedDirectories.contains(entry) {
+                seenDirectories.insert(entry)
+                if directoryNames[entry] != seen.name { renamedHere.append(seen) }
+            } else {
+                found.append(seen)
+            }
+        }
+        func skipped(_ name: CName) -> Bool {
+            if let hidden, hidden.parent == id, hidden.hides(name) { return true }
+            return CloneLeftovers.matches(name)
+        }
+
+        if listing {
+            guard let stream = try? DirectoryStream(directory) else { return changes }
+            while let entry = try? stream.next() {
+                if entry.isDotOrDotDot || skipped(entry.name) { continue }
+                let guess = EntryID(device: id.device, inode: entry.inode)
+                let hinted = names.contains(Self.copy(entry.name))
+                if !hinted, entry.type == DT_REG, recordedFiles[guess] != nil {
+                    seenFiles[guess, default: 0] += 1
+                    continue
+                }
+                if !hinted, entry.type == DT_DIR, recordedDirectories.contains(guess),
+                   directoryNames[guess].map({ strcmp($0, entry.name) == 0 }) == true {
+                    seenDirectories.insert(guess)
+                    continue
+                }
+                guard entry.type == DT_REG || entry.type == DT_DIR || entry.type == DT_UNKNOWN,
+                      let status = try? stream.descriptor.status(of: entry.name) else { continue }
+                classify(entry.name, status: status)
+            }
+        } else {
+            for name in names where name.count > 1 {
+                name.withUnsafeBufferPointer { buffer in
+                    let name = buffer.baseAddress!
+                    guard !skipped(name), let status = try? directory.status(of: name) else { return }
+                    classify(name, status: status)
+                }
+            }
+        }
+
+        // Names made or moved in first, so a file moved between two
+        // directories keeps its record (and its recency, pins) throughout.
+        for entry in found {
+            entry.name.withUnsafeBufferPointer { adopt(entry, name: $0.baseAddress!, in: id, at: directory, place: place, into: &changes) }
+        }
+        for entry in renamedHere {
+            entry.name.withUnsafeBufferPointer { state.noteMoved(entry.status, id: entry.id, from: id, to: id, newName: $0.baseAddress!) }
+            changes.repairs.append("directory \(place)/\(Self.text(entry.name)): renamed")
+        }
+        for entry in touched {
+            refresh(entry, in: directory, place: place, into: &changes)
+        }
+        guard listing else { return changes }
+        for (file, count) in recordedFiles {
+            for _ in 0..<(count - (seenFiles[file] ?? 0)) {
+                state.noteRemoved(Self.status(S_IFREG, file), id: file, from: id)
+                changes.repairs.append("file \(file) in \(place): removed")
+            }
+        }
+        for gone in recordedDirectories.subtracting(seenDirectories) {
+            removeSubtree(gone, from: id)
+            changes.repairs.append("directory \(place)/\(directoryNames[gone].map(Self.text) ?? "\(gone)"): removed with its subtree")
+        }
+        return changes
+    }
+
+    /// Records an entry found in directory `parent` that the ledger does not
+    /// have there; a new directory's subtree is indexed as the mount's walk does.
+    private func adopt(_ entry: Seen, name: CName, in parent: EntryID, at directory: FileDescriptor, place: String,
+                       into changes: inout BehindMountChanges) {
+        if entry.status.st_mode & S_IFMT == S_IFREG {
+            state.noteCreated(entry.status, id: entry.id, name: name, in: parent)
+            changes.repairs.append("file \(place)/\(Self.text(entry.name)): added (\(entry.status.st_size) bytes)")
+            return
+        }
+        if let from = state.read({ ledger, _ in ledger.parent(ofDirectory: entry.id) }) {
+            state.noteMoved(entry.status, id: entry.id, from: from, to: parent, newName: name)
+            changes.repairs.append("directory \(place)/\(Self.text(entry.name)): moved in")
+            changes.addedDirectories.append(entry.id)
+            return
+        }
+        state.noteCreated(entry.status, id: entry.id, name: name, in: parent)
+        changes.addedDirectories.append(entry.id)
+        guard let opened = try? FileDescriptor.open(name, in: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        else { return }
+        defer { opened.closeQuietly() }
+        var files = 0
+        var bytes: Int64 = 0
+        try? TreeWalk(root: opened).run(visit: { visit in
+            let holder = EntryID(visit.parent)
+            if let hidden, hidden.parent == holder, hidden.hides(visit.name) { return false }
+            if CloneLeftovers.matches(visit.name) { return false }
+            let kind = visit.status.st_mode & S_IFMT
+            guard kind == S_IFREG || kind == S_IFDIR, UInt64(visit.status.st_dev) == parent.device else { return false }
+            let child = state.identity(of: visit.status, name: visit.name, in: holder)
+            let known = state.read { ledger, _ -> (Ledger.Kind?, [EntryID], EntryID?) in
+                (ledger.kind(of: child), (try? ledger.linkDirectories(of: child)) ?? [], ledger.parent(ofDirectory: child))
+            }
+            if kind == S_IFREG {
+                if known.1.contains(holder) { return false }
+                state.noteCreated(visit.status, id: child, name: visit.name, in: holder)
+                files += 1
+                bytes += Int64(visit.status.st_size)
+                return false
+            }
+            if known.0 == .directory {
+                if let from = known.2, from != holder {
+                    state.noteMoved(visit.status, id: child, from: from, to: holder, newName: visit.name)
+                }
+                return false  // a directory the ledger has: its subtree is known
+            }
+            state.noteCreated(visit.status, id: child, name: visit.name, in: holder)
+            changes.addedDirectories.append(child)
+            return true
+        })
+        changes.repairs.append("directory \(place)/\(Self.text(entry.name)): added with \(files) files (\(bytes) bytes) below")
+    }
+
+    /// Brings a recorded file's size and allocation up to date. Re-reads
+    /// after the update until the backing file holds still, so a handler's
+    /// write racing this one is never overwritten by an older figure.
+    private func refresh(_ entry: Seen, in directory: FileDescriptor, place: String, into changes: inout BehindMountChanges) {
+        var status = entry.status
+        for _ in 0..<4 {
+            guard let known = state.read({ ledger, _ in try? ledger.file(entry.id) }) else { return }
+            let allocated = ContainerState.allocated(status)
+            let charged = state.clones.contains(entry.id) || state.linked.isMember(entry.id)
+            guard known.size != UInt64(max(status.st_size, 0)) || (!charged && known.allocated != allocated) else { return }
+            state.noteResized(status, id: entry.id)
+            if changes.repairs.last != "file \(place)/\(Self.text(entry.name)): \(known.size) -> \(status.st_size) bytes" {
+                changes.repairs.append("file \(place)/\(Self.text(entry.name)): \(known.size) -> \(status.st_size) bytes")
+            }
+            if let node = inodes.node(for: entry.id) { changes.notices.append(.dataChanged(node)) }
+            guard let again = (entry.name.withUnsafeBufferPointer { try? directory.status(of: $0.baseAddress!) }),
+                  EntryID(again) == EntryID(status) else { return }
+            status = again
+        }
+    }
+
+    /// Forgets directory `gone` (recorded in `parent`) and everything the
+    /// ledger has below it: it is no longer in the backing store there.
+    private func removeSubtree(_ gone: EntryID, from parent: EntryID) {
+        guard let children = state.read({ ledger, _ in try? ledger.children(of: gone) }) else { return }
+        for file in children.files { state.noteRemoved(Self.status(S_IFREG, file), id: file, from: gone) }
+        for directory in children.directories { removeSubtree(directory, from: gone) }
+        state.noteRemoved(Self.status(S_IFDIR, gone), id: gone, from: parent)
+    }
+
+    /// A stat carrying only the type and identity, for `note*` calls about
+    /// entries no longer there to be stat'ed.
+    private static func status(_ kind: mode_t, _ id: EntryID) -> stat {
+        var status = stat()
+        status.st_mode = kind
+        status.st_dev = dev_t(id.device)
+        status.st_ino = ino_t(id.inode)
+        return status
+    }
+
+    static func copy(_ name: CName) -> [CChar] {
+        Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
+    }
+
+    static func text(_ name: [CChar]) -> String {
+        String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
