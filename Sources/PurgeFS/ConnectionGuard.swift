@@ -20,7 +20,7 @@ import PurgeSys
 /// died, until it is unmounted). A daemon that exits whole needs nothing:
 /// the kernel aborts its connection as its descriptors close.
 public enum ConnectionGuard {
-    /// The hidden first argument that runs the guard (`purgefs VERB PID MOUNT-ID CONNECTION`).
+    /// The hidden first argument that runs the guard (`purgefs VERB PID MOUNT-ID CONNECTION MOUNTPOINT`).
     public static let verb = "__connection-guard"
     static let pollMilliseconds = 200
 
@@ -28,8 +28,8 @@ public enum ConnectionGuard {
     /// The daemon stops it (`stop`) once its session is over, before it exits: a
     /// daemon that exits is a zombie with threads for a moment, and by then
     /// the mount's ID and connection number may serve another mount.
-    static func start(mountID: Int, connection: Int) -> ProcessID? {
-        let arguments = ["purgefs-guard", verb, String(getpid()), String(mountID), String(connection)]
+    static func start(_ mount: MountTable.Entry, connection: Int) -> ProcessID? {
+        let arguments = ["purgefs-guard", verb, String(getpid()), String(mount.id), String(connection), mount.mountPoint]
         do throws(Errno) {
             return try ChildProcess.spawn("/proc/self/exe", arguments: arguments, environment: CurrentProcess.environment,
                                           ownProcessGroup: true)
@@ -45,9 +45,10 @@ public enum ConnectionGuard {
 
     /// The guard's life; returns its exit status.
     public static func run(_ arguments: [String]) -> Int32 {
-        guard arguments.count == 3, let pid = pid_t(arguments[0]), let mountID = Int(arguments[1]),
+        guard arguments.count == 4, let pid = pid_t(arguments[0]), let mountID = Int(arguments[1]),
               let connection = Int(arguments[2]), let started = startTime(of: pid)
         else { return 64 }
+        let mountpoint = arguments[3]
         // Nothing of the daemon's is held here: no descriptor, no working directory in the container.
         CurrentProcess.closeDescriptors(from: 3)
         try? CurrentProcess.changeDirectory("/")
@@ -62,7 +63,8 @@ public enum ConnectionGuard {
         // still its own.
         guard isStuckZombie(pid, started: started),
               let table = try? MountTable.current(),
-              table.entries.contains(where: { $0.id == mountID && $0.deviceMinor == connection })
+              // Mount IDs and connection numbers are reused: all three must still be its mount's.
+              table.entries.contains(where: { $0.id == mountID && $0.deviceMinor == connection && $0.mountPoint == mountpoint })
         else { return 0 }
         do throws(Errno) {
             try FuseConnection(number: connection).abort()

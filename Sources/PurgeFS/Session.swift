@@ -40,7 +40,7 @@ struct Session {
         }
         defer { filesystem.notifier.detach() }
         let guardProcess = ConnectionGuard.mount(at: request.mountpoint).flatMap { mount in
-            mount.deviceMinor.flatMap { ConnectionGuard.start(mountID: mount.id, connection: $0) }
+            mount.deviceMinor.flatMap { ConnectionGuard.start(mount, connection: $0) }
         }
         defer { guardProcess.map(ConnectionGuard.stop) }
         let publication = RuntimePublication.publish(
