@@ -130,6 +130,37 @@ final class HangTests: Ext4ImageTestCase {
         assertAccounting("after \(Self.stressRounds) kills under load")
     }
 
+    /// The watchdog names a request that has waited long: a write stuck on a
+    /// frozen backing filesystem (`fsfreeze`), with the state directory (and
+    /// so the daemon log) elsewhere.
+    func testTheWatchdogNamesARequestStuckOnAFrozenDisk() throws {
+        let state = fixture.base + "/state"
+        XCTAssertEqual(unmountPurgefs(), [])
+        var environment = ProcessInfo.processInfo.environment
+        environment["PURGEFS_WATCHDOG_SECONDS"] = "1"
+        let mounted = try Subprocess.run([fixture.binary, "mount", container, m, "-o", "state=" + state],
+                                         timeout: 30, environment: environment)
+        XCTAssertEqual(mounted.status, 0, "\(mounted)")
+        XCTAssertEqual(try Subprocess.run(["sh", "-c", "echo before > '\(m)/file'"], timeout: 10).status, 0)
+        XCTAssertEqual(try Subprocess.run(["fsfreeze", "-f", volume], timeout: 30).status, 0)
+        var thawed = false
+        defer { if !thawed { _ = try? Subprocess.run(["fsfreeze", "-u", volume], timeout: 30) } }
+        let writer = try Subprocess.spawn(["sh", "-c", "echo during >> '\(m)/file'"],
+                                          stdoutPath: fixture.base + "/writer.out", stderrPath: fixture.base + "/writer.err")
+        let log = state + "/daemon.log"
+        let named = eventually(timeout: 30) {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("watchdog: a write_buf request from pid")
+        }
+        XCTAssertTrue(writer.isRunning, "the write finished on a frozen filesystem")
+        XCTAssertEqual(try Subprocess.run(["fsfreeze", "-u", volume], timeout: 30).status, 0)
+        thawed = true
+        XCTAssertTrue(named, "no watchdog line in the daemon log: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        let line = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").first { $0.contains("watchdog:") }
+        XCTAssertTrue(line?.contains("unanswered after") == true && line?.contains("thread ") == true, "\(line ?? "")")
+        XCTAssertTrue(Subprocess.wait(writer, timeout: 30), "the write did not finish once the filesystem thawed")
+        XCTAssertEqual(try Subprocess.run(["cat", m + "/file"], timeout: 10).stdout, "before\nduring\n")
+    }
+
     /// Runs `hangload.py` on the mount while `body` runs, then checks its
     /// verdict: every operation answered (a dead mount's error is an answer).
     private func withLoad(seconds: Int, label: String, _ body: (Process, () -> Int) throws -> Void) throws {
