@@ -161,6 +161,31 @@ final class HangTests: Ext4ImageTestCase {
         XCTAssertEqual(try Subprocess.run(["cat", m + "/file"], timeout: 10).stdout, "before\nduring\n")
     }
 
+    /// A daemon that does not answer (stopped with SIGSTOP): `purgefs
+    /// unmount` says so and suggests `--force`, which aborts the connection
+    /// (the process waiting on it gets an error) and removes the mount.
+    func testUnmountForceFreesProcessesWaitingOnAStoppedDaemon() throws {
+        let daemons = fixture.ownProcesses()
+        XCTAssertEqual(daemons.count, 1, "one daemon: \(daemons)")
+        guard let daemon = daemons.first else { return }
+        kill(daemon, SIGSTOP)
+        defer { kill(daemon, SIGCONT) }
+        let waiting = try Subprocess.spawn(["stat", m + "/anything"], stdoutPath: fixture.base + "/stat.out",
+                                           stderrPath: fixture.base + "/stat.err")
+        // The stat is waiting on the daemon, and keeps the mount busy.
+        XCTAssertFalse(Subprocess.wait(waiting, timeout: 1), "a stopped daemon answered")
+        let plain = try Subprocess.run([fixture.binary, "unmount", m], timeout: 30)
+        XCTAssertEqual(plain.status, 1, "\(plain)")
+        XCTAssertTrue(plain.stderr.contains("not answering") && plain.stderr.contains("--force"), plain.stderr)
+        let forced = try Subprocess.run([fixture.binary, "unmount", "--force", m], timeout: 30)
+        XCTAssertEqual(forced.status, 0, "\(forced)")
+        XCTAssertTrue(Subprocess.wait(waiting, timeout: 10), "the stat still waits after the connection was aborted")
+        XCTAssertNotEqual(waiting.terminationStatus, 0)
+        XCTAssertFalse(MountTable.isMounted(m), "the mount is still there")
+        kill(daemon, SIGCONT)
+        XCTAssertTrue(eventually(timeout: 10) { access("/proc/\(daemon)", F_OK) != 0 }, "the daemon did not exit once aborted")
+    }
+
     /// Runs `hangload.py` on the mount while `body` runs, then checks its
     /// verdict: every operation answered (a dead mount's error is an answer).
     private func withLoad(seconds: Int, label: String, _ body: (Process, () -> Int) throws -> Void) throws {
