@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -45,6 +46,8 @@ ssize_t clinux_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *
 }
 
 int clinux_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
+
+int clinux_flock_exclusive_nonblocking(int fd) { return flock(fd, LOCK_EX | LOCK_NB); }
 
 int clinux_fallocate(int fd, int mode, int64_t offset, int64_t len) {
     return fallocate(fd, mode, (off_t)offset, (off_t)len);

@@ -88,13 +88,37 @@ struct MountCommand: Subcommand {
             throw .failure("mountpoint \(mountpoint) is inside the container \(container): the mount would contain itself")
         }
         if let table = try? MountTable.current() {
+            // One daemon per container, and no container inside another. The
+            // daemon checks again under its state directory's lock (StateLock).
+            if let (other, overlap) = table.purgefsMount(overlapping: container) {
+                throw .failure(Self.refusal(container: container, other, overlap))
+            }
             if let top = table.topmost(at: mountpoint), top.isPurgefs {
-                throw .failure("\(mountpoint) is already a purgefs mount (purgefs unmount \(mountpoint) first)")
+                throw .failure("\(mountpoint) is already a purgefs mount\(Self.daemonNote(top)) (purgefs unmount \(mountpoint) first)")
             }
             if let enclosing = table.purgefsMount(containing: container) {
-                throw .failure("container \(container) is inside the purgefs mount at \(enclosing.mountPoint); mount the backing directory instead")
+                throw .failure("container \(container) is inside the purgefs mount at \(enclosing.mountPoint)\(Self.daemonNote(enclosing)) "
+                    + "of \(enclosing.source): a container inside a mounted one cannot be mounted")
             }
         }
+    }
+
+    /// Why `container` cannot be mounted beside the mount `other`.
+    static func refusal(container: String, _ other: MountTable.Entry, _ overlap: MountTable.Overlap) -> String {
+        let mount = "\(other.mountPoint)\(daemonNote(other))"
+        switch overlap {
+        case .same:
+            return "container \(container) is already mounted at \(mount): one daemon per container (purgefs unmount \(other.mountPoint) first)"
+        case .inside:
+            return "container \(container) is inside the container \(other.source), mounted at \(mount): a container inside a mounted one cannot be mounted"
+        case .holds:
+            return "container \(container) holds the container \(other.source), mounted at \(mount): a container holding a mounted one cannot be mounted"
+        }
+    }
+
+    /// ` (pid N)`: the daemon serving `mount`, when its runtime record says.
+    private static func daemonNote(_ mount: MountTable.Entry) -> String {
+        RuntimeRecordLocator.recordNow(of: mount).map { " (pid \($0.processID))" } ?? ""
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {

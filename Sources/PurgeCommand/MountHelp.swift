@@ -14,6 +14,11 @@ enum MountHelp {
             "Mounts the directory CONTAINER at MOUNTPOINT, or over itself when MOUNTPOINT is left out "
             + "(in place: the app keeps its paths). Without -f, purgefs starts a daemon and returns once the "
             + "mount is usable, or exits 1 with the reason it could not mount."))
+        sections.append(TextLayout.paragraph(
+            "One daemon per container: a container already mounted (in place or elsewhere), another container "
+            + "given the same state=, and a container inside a mounted one (or holding one) are refused before "
+            + "anything is mounted, naming the mount that has it and its daemon's pid. The daemon holds a lock "
+            + "on STATE/daemon.lock for as long as it lives."))
         sections.append("Arguments:\n" + [
             TextLayout.row("CONTAINER", "the app container: the directory that holds the data"),
             TextLayout.row("MOUNTPOINT", "where to mount it (default: CONTAINER itself)"),

@@ -9,6 +9,8 @@ struct MountPreparation {
     let root: FileDescriptor
     /// The state directory, opened likewise.
     let state: FileDescriptor
+    /// This daemon's lock on it, held until the process ends (see `StateLock`).
+    let lock: StateLock
     /// The daemon log in the state directory, for stderr once detached.
     let log: FileDescriptor
     let hidden: HiddenEntry?
@@ -38,6 +40,12 @@ struct MountPreparation {
         }
         do {
             state = try FileDescriptor.open(stateName, in: parent, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        } catch {
+            throw MountError("cannot open state directory \(statePath): \(error)")
+        }
+        // Before anything in it is read or written: one daemon per state directory.
+        lock = try StateLock.take(in: state, statePath: statePath, request: request)
+        do {
             log = try FileDescriptor.open(Self.logName, in: state, flags: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, mode: 0o600)
             let parentStatus = try parent.status()
             hidden = HiddenEntry(

@@ -30,4 +30,27 @@ final class MountTableContainingTests: XCTestCase {
     func testEmptyTable() {
         XCTAssertNil(MountTable(parsing: "").mount(containing: "/x"))
     }
+
+    func testOverlappingContainers() {
+        // 50 serves /srv/app in place; 70 serves /srv/data at /srv/view.
+        XCTAssertEqual(table.purgefsMount(overlapping: "/srv/app")?.entry.id, 50)
+        XCTAssertEqual(table.purgefsMount(overlapping: "/srv/app")?.overlap, .same)
+        XCTAssertEqual(table.purgefsMount(overlapping: "/srv/data")?.entry.id, 70)
+        XCTAssertEqual(table.purgefsMount(overlapping: "/srv/data/sub")?.overlap, .inside)
+        XCTAssertEqual(table.purgefsMount(overlapping: "/srv")?.overlap, .holds)
+        XCTAssertNil(table.purgefsMount(overlapping: "/srv/database"))
+        XCTAssertNil(table.purgefsMount(overlapping: "/srv/view"), "a mount point is no container")
+        XCTAssertNil(table.purgefsMount(overlapping: "/srv/app2"))
+    }
+
+    func testTheSameContainerComesFirst() {
+        let stacked = MountTable(parsing: """
+            1 0 8:1 / / rw - ext4 /dev/root rw
+            50 1 0:45 / /a rw - fuse.purgefs /a rw
+            51 1 0:46 / /view rw - fuse.purgefs /a/b rw
+            """)
+        XCTAssertEqual(stacked.purgefsMount(overlapping: "/a/b")?.entry.id, 51)
+        XCTAssertEqual(stacked.purgefsMount(overlapping: "/a/b")?.overlap, .same)
+        XCTAssertEqual(stacked.purgefsMount(overlapping: "/a/b/c")?.entry.id, 51, "the deepest container")
+    }
 }

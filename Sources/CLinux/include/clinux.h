@@ -34,6 +34,8 @@ int clinux_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char
 ssize_t clinux_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len, unsigned flags);
 /// pipe2(2), for `O_CLOEXEC` on both ends at once.
 int clinux_pipe2(int fds[2], int flags);
+/// flock(2) with `LOCK_EX | LOCK_NB` (Swift sees only `struct flock`).
+int clinux_flock_exclusive_nonblocking(int fd);
 /// fallocate(2).
 int clinux_fallocate(int fd, int mode, int64_t offset, int64_t len);
 /// setgroups(2) for the calling thread only: glibc's wrapper changes every

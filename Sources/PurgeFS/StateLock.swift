@@ -1,0 +1,77 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// The daemon's hold on its state directory: one daemon per state
+/// directory, and so per container.
+///
+/// An exclusive `flock` on `daemon.lock` in the state directory, taken in
+/// the process that serves (the daemon itself, not the command that
+/// launches it) before anything in the state directory is read or written
+/// and before anything is mounted, and never released: the descriptor is
+/// close-on-exec and never closed, so the kernel drops the lock exactly
+/// when the daemon ends, `kill -9` included. The file then says who holds
+/// it (`StateLockHolder`), so a second mount is refused with one line
+/// naming the first. The state directory is hidden through the mount, and
+/// so is the lock.
+struct StateLock {
+    let descriptor: FileDescriptor
+
+    /// How long a refused mount waits for a holder that has locked but not
+    /// yet written its name.
+    static let holderPatienceMilliseconds = 500
+
+    /// Takes the lock in `state` (whose path is `statePath`) for `request`,
+    /// or throws the line naming who holds it.
+    static func take(in state: FileDescriptor, statePath: String, request: MountRequest) throws(MountError) -> StateLock {
+        let file: FileDescriptor
+        let taken: Bool
+        do {
+            file = try FileDescriptor.open(StateLockHolder.fileName, in: state, flags: O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
+            taken = try file.lockExclusivelyWithoutWaiting()
+        } catch {
+            throw MountError("cannot lock state directory \(statePath): \(error)")
+        }
+        guard taken else {
+            defer { file.closeQuietly() }
+            throw MountError(refusal(reading: file, statePath: statePath, request: request))
+        }
+        let holder = StateLockHolder(processID: getpid(), container: request.container, mountpoint: request.mountpoint)
+        do {
+            try file.truncate(to: 0)
+            _ = try holder.encoded.withUnsafeBytes { buffer in
+                Result { () throws(Errno) -> Int in try file.write(buffer, at: 0) }
+            }.get()
+        } catch {
+            // The lock is what counts; the name only helps the next refusal.
+            Diagnostics.note("cannot write who holds \(statePath)/\(StateLockHolder.fileName): \(error)")
+        }
+        return StateLock(descriptor: file)
+    }
+
+    /// The refusal, naming the holder once it has written its name.
+    private static func refusal(reading file: FileDescriptor, statePath: String, request: MountRequest) -> String {
+        var waited = 0
+        while true {
+            if let bytes = try? file.readAll(from: 0), let holder = StateLockHolder(decoding: bytes) {
+                return holder.refusal(container: request.container, stateDirectory: statePath)
+            }
+            guard waited < holderPatienceMilliseconds else {
+                return "state directory \(statePath) is in use by another purgefs daemon that is starting"
+            }
+            CurrentProcess.sleep(milliseconds: 20)
+            waited += 20
+        }
+    }
+}
+
+private extension FileDescriptor {
+    /// The file's bytes from `offset` (a lock file: a few hundred bytes).
+    func readAll(from offset: Int64) throws(Errno) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = try buffer.withUnsafeMutableBytes { raw in
+            Result { () throws(Errno) -> Int in try read(into: raw, at: offset) }
+        }.get()
+        return Array(buffer[..<count])
+    }
+}
