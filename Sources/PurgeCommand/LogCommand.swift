@@ -2,13 +2,14 @@ import Glibc
 import PurgeCore
 import PurgeSys
 
-/// `purgefs log MOUNTPOINT|CONTAINER [--json]`: what was purged, when and why.
+/// `purgefs log MOUNTPOINT|CONTAINER [--json | --daemon] [--state DIR]`:
+/// what was purged, when and why; or the daemon's own log.
 struct LogCommand: Subcommand {
     static let name = "log"
-    static let abstract = "Show what was purged, when and why"
+    static let abstract = "Show what was purged, when and why (or the daemon's own log)"
     static let help = """
-        Usage: purgefs log MOUNTPOINT [--json]
-               purgefs log CONTAINER [--json]
+        Usage: purgefs log MOUNTPOINT [--json | --daemon]
+               purgefs log CONTAINER [--json | --daemon] [--state DIR]
 
         \(TextLayout.paragraph(
             "Prints the purge log of a container: every file purged, oldest first, with the time, the reason "
@@ -20,59 +21,45 @@ struct LogCommand: Subcommand {
         \(TextLayout.paragraph(
             "MOUNTPOINT is a purgefs mount, in place or not: the log is read from the state directory of the "
             + "daemon serving it, even where the mount covers it. CONTAINER is a container that is not mounted "
-            + "over itself: the log is read from CONTAINER/.purgefs/purge.log."))
+            + "over itself: the log is read from CONTAINER/.purgefs/purge.log, or from the state directory its "
+            + "last mount used when that was another one (state=DIR, recorded in CONTAINER/.purgefs when it "
+            + "has one). A state directory itself may be given as CONTAINER too."))
 
         Flags:
         \(TextLayout.row("--json", "print the log's lines as stored: one JSON object per line with time, path, bytes, size, last_used, reason, action (times in seconds since the epoch, sizes in bytes)"))
+        \(TextLayout.row("--daemon", "print the daemon's own log instead (daemon.log in the state directory: what it noted while serving, its errors)"))
+        \(TextLayout.row("--state DIR", "read the state in DIR: for a container mounted with state=DIR"))
         \(TextLayout.row("-h, --help", "show this help"))
         """
 
     var pathArgument: String
     var json = false
+    var daemon = false
+    var stateArgument: String?
     /// Set by `validate()`: the log file to read.
     private(set) var logPath = ""
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help, switchFlags: ["--json"])
+        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
+                                         valueFlags: [StateLocator.flag: "DIR"], switchFlags: ["--json", "--daemon"])
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
         json = parsed.switches.contains("--json")
+        daemon = parsed.switches.contains("--daemon")
+        if json && daemon { throw .usage("\(Self.name): give --json or --daemon, not both (the daemon's log is text)") }
+        stateArgument = parsed.values[StateLocator.flag]
     }
 
     mutating func validate() throws(CommandExit) {
-        let location = try MountLocation.find(pathArgument)
-        if location.mount != nil {
-            try location.requireMountPoint()
-            logPath = try Self.stateDirectory(ofMount: location) + "/" + Self.fileName
-        } else {
-            logPath = try Self.stateDirectory(ofContainer: location.path) + "/" + Self.fileName
-        }
+        let state = try StateLocator.locate(pathArgument, state: stateArgument)
+        logPath = state.directory + "/" + (daemon ? Self.daemonFileName : Self.fileName)
     }
 
     static let fileName = "purge.log"
-
-    /// The daemon's state directory, through its runtime record.
-    private static func stateDirectory(ofMount location: MountLocation) throws(CommandExit) -> String {
-        guard let mount = location.mount else { preconditionFailure("not a purgefs mount") }
-        let record = try RuntimeRecordLocator.record(of: mount, at: location.path)
-        let state = record.stateDirectoryPath
-        do throws(Errno) {
-            guard try Paths.isDirectory(state) else { throw Errno.notDirectory }
-        } catch {
-            throw .failure("cannot reach the state directory of the daemon (pid \(record.processID)) serving \(location.path) through \(state): \(error)")
-        }
-        return state
-    }
-
-    /// `CONTAINER/.purgefs` of a container that is not mounted over itself.
-    private static func stateDirectory(ofContainer container: String) throws(CommandExit) -> String {
-        let state = container + "/.purgefs"
-        guard (try? Paths.isDirectory(state)) == true else {
-            throw .failure("\(container) is neither a purgefs mount nor a container with a state directory (.purgefs)")
-        }
-        return state
-    }
+    /// The daemon's stderr once detached (`MountPreparation.logName`).
+    static let daemonFileName = "daemon.log"
 
     func run(_ context: CommandContext) throws(CommandExit) {
+        if daemon { return try printDaemonLog() }
         let file: FileDescriptor
         do throws(Errno) {
             file = try FileDescriptor.open(path: logPath, flags: O_RDONLY)
@@ -100,4 +87,37 @@ struct LogCommand: Subcommand {
     }
 
     static let emptyText = "Nothing has been purged yet."
+
+    /// The daemon log as it is, or a line saying it is empty.
+    private func printDaemonLog() throws(CommandExit) {
+        let file: FileDescriptor
+        do throws(Errno) {
+            file = try FileDescriptor.open(path: logPath, flags: O_RDONLY)
+        } catch {
+            if error == .noEntry { print(Self.emptyDaemonText); return }
+            throw .failure("cannot open the daemon log \(logPath): \(error)")
+        }
+        defer { file.closeQuietly() }
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
+        defer { chunk.deallocate() }
+        var copied = 0
+        while true {
+            let count: Int
+            do throws(Errno) {
+                count = try file.read(into: chunk)
+            } catch {
+                throw .failure("cannot read the daemon log \(logPath): \(error)")
+            }
+            if count == 0 { break }
+            do throws(Errno) {
+                try FileDescriptor.standardOutput.writeAll(UnsafeRawBufferPointer(rebasing: chunk[..<count]))
+            } catch {
+                throw .failure("cannot write the daemon log to stdout: \(error)")
+            }
+            copied += count
+        }
+        if copied == 0 { print(Self.emptyDaemonText) }
+    }
+
+    static let emptyDaemonText = "The daemon has logged nothing."
 }

@@ -10,7 +10,7 @@ struct MetricsCommand: Subcommand {
     static let abstract = "Show daily storage reports, MetricKit style, or Prometheus metrics"
     static let help = """
         Usage: purgefs metrics MOUNTPOINT [--json | --prometheus] [--days N]
-               purgefs metrics CONTAINER [--json | --prometheus] [--days N]
+               purgefs metrics CONTAINER [--json | --prometheus] [--days N] [--state DIR]
 
         \(TextLayout.paragraph(
             "Shows the storage history a mount records (every metrics_interval, default 1h, and at mount and "
@@ -24,12 +24,15 @@ struct MetricsCommand: Subcommand {
         \(TextLayout.paragraph(
             "MOUNTPOINT is a purgefs mount, in place or not: the history is read from the state directory of "
             + "the daemon serving it. CONTAINER is a container that is not mounted over itself: the history is "
-            + "read from CONTAINER/.purgefs/metrics.db, read-only."))
+            + "read from CONTAINER/.purgefs/metrics.db, read-only, or from the state directory its last mount "
+            + "used when that was another one (state=DIR, recorded in CONTAINER/.purgefs when it has one). A "
+            + "state directory itself may be given as CONTAINER too."))
 
         Flags:
         \(TextLayout.row("--json", "the reports as JSON, in the shape of MetricKit's daily reports (fields below)"))
         \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes, else the latest sample"))
         \(TextLayout.row("--days N", "the last N UTC days, today included (default 7)"))
+        \(TextLayout.row("--state DIR", "read the history in DIR: for a container mounted with state=DIR"))
         \(TextLayout.row("-h, --help", "show this help"))
 
         JSON fields (sizes in bytes, times ISO 8601 UTC, durations in seconds):
@@ -49,6 +52,7 @@ struct MetricsCommand: Subcommand {
     var pathArgument: String
     var output = Output.table
     var days = 7
+    var stateArgument: String?
     var access = AttributeAccess.live
     /// Set by `validate()`.
     private(set) var source: Source?
@@ -66,8 +70,9 @@ struct MetricsCommand: Subcommand {
 
     init(parsing arguments: [String]) throws(CommandExit) {
         let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
-                                         valueFlags: ["--days": "N"], switchFlags: ["--json", "--prometheus"])
+                                         valueFlags: ["--days": "N", StateLocator.flag: "DIR"], switchFlags: ["--json", "--prometheus"])
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
+        stateArgument = parsed.values[StateLocator.flag]
         if parsed.switches.contains("--json") && parsed.switches.contains("--prometheus") {
             throw .usage("\(Self.name): give --json or --prometheus, not both")
         }
@@ -82,18 +87,13 @@ struct MetricsCommand: Subcommand {
     }
 
     mutating func validate() throws(CommandExit) {
-        let location = try MountLocation.find(pathArgument)
-        if let mount = location.mount {
-            try location.requireMountPoint()
-            let record = try RuntimeRecordLocator.record(of: mount, at: location.path)
-            source = Source(container: record.container, storePath: record.stateDirectoryPath + "/" + MetricsStore.fileName,
-                            mountpoint: location.path, scope: MetricsScope(bundle: record.bundle, zones: record.zones))
+        let state = try StateLocator.locate(pathArgument, state: stateArgument)
+        let storePath = state.directory + "/" + MetricsStore.fileName
+        if let record = state.record, let mountpoint = state.mountpoint {
+            source = Source(container: record.container, storePath: storePath,
+                            mountpoint: mountpoint, scope: MetricsScope(bundle: record.bundle, zones: record.zones))
         } else {
-            let state = location.path + "/" + MountOptions.defaultStateDirectoryName
-            guard (try? Paths.isDirectory(state)) == true else {
-                throw .failure("\(location.path) is neither a purgefs mount nor a container with a state directory (.purgefs)")
-            }
-            source = Source(container: location.path, storePath: state + "/" + MetricsStore.fileName)
+            source = Source(container: state.container, storePath: storePath)
         }
     }
 

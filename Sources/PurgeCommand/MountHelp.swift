@@ -53,7 +53,8 @@ enum MountHelp {
         sections.append("Any other option is an error.")
         sections.append(TextLayout.paragraph(
             "As a daemon, purgefs writes its messages to STATE/daemon.log once the mount is ready, "
-            + "where STATE is the state directory (created if missing)."))
+            + "where STATE is the state directory (created if missing); purgefs log MOUNTPOINT --daemon "
+            + "prints it."))
         sections.append("""
             fstab:
               /srv/app  /srv/app-view  fuse.purgefs  capacity=1G  0 0

@@ -54,6 +54,7 @@ struct MountPreparation {
         } catch {
             throw MountError("cannot open state directory \(statePath): \(error)")
         }
+        StatePointer.record(statePath, root: root, state: state, request: request)
     }
 
     private static func openDirectory(_ path: String, role: String) throws(MountError) -> FileDescriptor {

@@ -14,6 +14,8 @@ final class MetricsCommandTests: XCTestCase {
         XCTAssertEqual(try MetricsCommand(parsing: ["/m", "--json", "--days", "30"]).output, .json)
         XCTAssertEqual(try MetricsCommand(parsing: ["/m", "--days=30"]).days, 30)
         XCTAssertEqual(try MetricsCommand(parsing: ["--prometheus", "/m"]).output, .prometheus)
+        XCTAssertEqual(try MetricsCommand(parsing: ["/c", "--state", "/var/lib/s"]).stateArgument, "/var/lib/s")
+        XCTAssertNil(plain.stateArgument)
         for (arguments, line) in [
             (["/m", "--json", "--prometheus"], "metrics: give --json or --prometheus, not both"),
             (["/m", "--days", "0"], "metrics: --days 0: give a whole number of days from 1 to 3660"),
