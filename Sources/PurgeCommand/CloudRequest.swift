@@ -9,8 +9,9 @@ enum CloudRequest {
         let description = evict
             ? "Drops the local data of PATH, a file in a ubiquitous zone (Documents by default) of a purgefs "
                 + "mount with cloud=DIR, once it is uploaded: it stays listed with its size, mode and times, "
-                + "its allocated bytes become 0 and opening it downloads it again. Refused while the file is "
-                + "open or not uploaded (or changed since). Sets user.purgefs.evict to 1, like "
+                + "its allocated bytes become 0 and opening it downloads it again. Refused, with the reason, "
+                + "while the file is not uploaded yet, changed since its upload, open, or shares its data with "
+                + "a clone (user.purgefs.evictable says which). Sets user.purgefs.evict to 1, like "
                 + "setfattr -n user.purgefs.evict -v 1 PATH."
             : "Starts downloading PATH, an evicted file in a ubiquitous zone of a purgefs mount with "
                 + "cloud=DIR, in the background; user.purgefs.download_status becomes current when it is done. "
@@ -24,10 +25,11 @@ enum CloudRequest {
             try access.write(attribute.fullName, path, Array("1".utf8))
         } catch {
             switch error {
-            case .busy:
-                throw .failure("\(path) cannot be evicted now: it is open, or not uploaded yet (or changed since)")
+            case .busy where attribute == .evict:
+                throw .failure("\(path) cannot be evicted now: \(refusal(of: path, access))")
             case .invalidArgument:
-                throw .failure("\(path) cannot be \(verb): only files in a ubiquitous zone of a mount with cloud= can")
+                throw .failure("\(path) cannot be \(verb): \(outsideTheTier(path, access)); "
+                    + "only files in a ubiquitous zone of a mount with cloud= can")
             case .notConnected:
                 throw .failure("\(path): the purgefs daemon is not answering (did it die? purgefs unmount the mount)")
             default:
@@ -37,5 +39,32 @@ enum CloudRequest {
         print(attribute == .evict
               ? "Evicted \(path): its data is in the cloud only; opening it downloads it."
               : "Downloading \(path) in the background.")
+    }
+
+    /// Why the daemon refused to evict `path`, as it says now in
+    /// `user.purgefs.evictable` (the refusal and this read are two requests:
+    /// what changed between them is said as such).
+    static func refusal(of path: String, _ access: AttributeAccess) -> String {
+        let value = (try? access.read(PurgeAttribute.evictable.fullName, path)).map { String(decoding: $0, as: UTF8.self) }
+        if let value, let refusal = EvictionRefusal(rawValue: value) { return refusal.explanation }
+        switch value {
+        case EvictionRefusal.evictableValue?: return "it was busy a moment ago, and can be evicted now (try again)"
+        case EvictionRefusal.evictedValue?: return "it was busy a moment ago, and is evicted now"
+        default: return "the daemon refused it (EBUSY) and does not say why"
+        }
+    }
+
+    /// Why the daemon answered `EINVAL`: the path is not a cloud document.
+    static func outsideTheTier(_ path: String, _ access: AttributeAccess) -> String {
+        func answers(_ attribute: PurgeAttribute) -> String? {
+            (try? access.read(attribute.fullName, path)).map { String(decoding: $0, as: UTF8.self) }
+        }
+        switch answers(.ubiquitous) {
+        case "0"?: return "it is not in a ubiquitous zone (ubiquitous=, default Documents)"
+        case "1"?: return "the daemon refused it (EINVAL)"
+        default:
+            // Only regular files answer last_used, with or without cloud=.
+            return answers(.lastUsed) == nil ? "it is not a regular file" : "the mount has no cloud= remote"
+        }
     }
 }

@@ -63,7 +63,8 @@ struct UnmountCommand: Subcommand {
     mutating func validate() throws(CommandExit) {
         // realpath fails with ENOTCONN on a mount whose daemon died; that
         // mount must still be removable, so fall back to the lexical path.
-        mountpoint = (try? Paths.canonical(pathArgument)) ?? Self.absolutePath(pathArgument)
+        let canonical = Result { () throws(Errno) in try Paths.canonical(pathArgument) }
+        mountpoint = (try? canonical.get()) ?? Self.absolutePath(pathArgument)
         let table: MountTable
         do throws(Errno) {
             table = try MountTable.current()
@@ -71,6 +72,7 @@ struct UnmountCommand: Subcommand {
             throw .failure("cannot read /proc/self/mountinfo: \(error)")
         }
         guard let top = table.topmost(at: mountpoint) else {
+            if case .failure(.noEntry) = canonical { throw .failure("\(mountpoint) does not exist") }
             throw .failure("\(mountpoint) is not a mount point")
         }
         guard top.isPurgefs else {

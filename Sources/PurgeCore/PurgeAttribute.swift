@@ -20,6 +20,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case lastUsed = "last_used"
     case shared, ubiquitous, uploaded
     case downloadStatus = "download_status"
+    case evictable
     case evict, download
 
     /// The namespace every purgefs attribute lives in.
@@ -58,7 +59,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .capacity, .external, .available, .availableImportant, .availableOpportunistic,
              .purgedBytes, .purgedFiles:
             return target == .root
-        case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus:
+        case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
         case .purge, .evict, .download:
             return false
@@ -79,7 +80,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target == .file
         case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .availableImportant,
              .availableOpportunistic, .purgedBytes, .purgedFiles, .contentID, .lastUsed, .shared,
-             .ubiquitous, .uploaded, .downloadStatus:
+             .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return false
         }
     }

@@ -11,6 +11,8 @@ extension CloudTier {
             return try isUploaded(inode) ? "1" : "0"
         case .downloadStatus:
             return try downloadStatus(inode)
+        case .evictable:
+            return try evictability(inode)
         default:
             throw Errno.noData
         }

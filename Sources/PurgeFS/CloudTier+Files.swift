@@ -134,21 +134,44 @@ extension CloudTier {
 
     // MARK: Evict and download
 
-    /// Drops the local data of an uploaded file that is not open and not
-    /// changed since: `EINVAL` outside the zones, `EBUSY` otherwise.
+    /// Drops the local data of an uploaded file that is not open, not
+    /// changed since and shares nothing: `EINVAL` outside the zones, `EBUSY`
+    /// otherwise (`refusal` says why, and `user.purgefs.evictable` tells).
     func evict(_ inode: Inode, reason: String = "manual") throws(Errno) {
         guard inode.isRegularFile, lock.withLock({ paths[inode.key] != nil }) else { throw Errno.invalidArgument }
         try transfers.withLock { () throws(Errno) in
             let (path, status, record) = try stateOf(inode)
-            guard let record, record.signature == CloudSignature(status) else { throw Errno.busy }
-            if record.evicted { return }
-            let open = filesystem.state.read { ledger, _ in (try? ledger.file(inode.key).openCount) ?? 0 }
-            let busy = lock.withLock { (opening[inode.key] ?? 0) > 0 }
-            guard open == 0, !busy else { throw Errno.busy }
+            if let refusal = refusal(inode, status: status, record: record) {
+                Diagnostics.note("cloud: \(path) cannot be evicted now: \(refusal.explanation)")
+                throw Errno.busy
+            }
+            if record?.evicted == true { return }
             let file = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
             defer { file.closeQuietly() }
             _ = try dropData(of: file, path: path, status: status, reason: reason)
         }
+    }
+
+    /// `user.purgefs.evictable`: `1` when `evict` would drop the data now,
+    /// `evicted` when it is gone already, else the refusal's name.
+    func evictability(_ inode: Inode) throws(Errno) -> String {
+        let (_, status, record) = try stateOf(inode)
+        if let refusal = refusal(inode, status: status, record: record) { return refusal.rawValue }
+        return record?.evicted == true ? EvictionRefusal.evictedValue : EvictionRefusal.evictableValue
+    }
+
+    /// Why `evict` must refuse the file now, in `EvictionRefusal`'s order;
+    /// nil when it may go on (an evicted file included: nothing to do).
+    private func refusal(_ inode: Inode, status: stat, record: CloudRecord?) -> EvictionRefusal? {
+        guard let record else { return .notUploaded }
+        guard record.signature == CloudSignature(status) else { return .changed }
+        if record.evicted { return nil }
+        let open = filesystem.state.read { ledger, _ in (try? ledger.file(inode.key).openCount) ?? 0 }
+        let beingOpened = lock.withLock { (opening[inode.key] ?? 0) > 0 }
+        if open > 0 || beingOpened { return .open }
+        // Data a linked clone shares is other files' too (`dropData` checks again).
+        if filesystem.state.linked.isShared(backing: EntryID(status)) { return .shared }
+        return nil
     }
 
     /// Makes the file a hole of the same size and times, records it evicted

@@ -67,7 +67,7 @@ struct VirtualAttributes {
         case .shared:
             _ = try fileInfo(id)
             return String(state.linked.shared(of: id) ?? state.clones.sharedBytes(of: id))
-        case .ubiquitous, .uploaded, .downloadStatus:
+        case .ubiquitous, .uploaded, .downloadStatus, .evictable:
             guard let cloud = filesystem.cloud else { throw Errno.noData }
             return try cloud.value(of: attribute, on: inode)
         case .purge, .evict, .download:

@@ -105,6 +105,7 @@ final class CommandLineTests: MountedTestCase {
         let missing = try Subprocess.run([bin, "unmount", fixture.base + "/nope"], timeout: 15)
         XCTAssertNotEqual(missing.status, 0, "\(missing)")
         XCTAssertEqual(missing.stderrLines.count, 1, "\(missing)")
+        XCTAssertTrue(missing.stderr.contains(fixture.base + "/nope does not exist"), "names the real cause: \(missing)")
     }
 
     // MARK: Daemonizing

@@ -27,8 +27,17 @@ final class UnmountCommandTests: XCTestCase {
         var plain = try UnmountCommand(parsing: ["/proc/self/.."])
         XCTAssertThrowsError(try plain.validate()) // resolves to /proc: same refusal
         var notMounted = try UnmountCommand(parsing: ["/nonexistent/purgefs-test/../x"])
+        // realpath fails (ENOENT): the lexical path is shown, and why.
         XCTAssertThrowsError(try notMounted.validate()) { error in
-            XCTAssertEqual(error as? CommandExit, .failure("/nonexistent/x is not a mount point"))
+            XCTAssertEqual(error as? CommandExit, .failure("/nonexistent/x does not exist"))
+        }
+    }
+
+    func testAnExistingDirectoryThatIsNotMountedIsNotAMountPoint() throws {
+        var command = try UnmountCommand(parsing: ["/proc/self/fd/.."])
+        XCTAssertThrowsError(try command.validate()) { error in
+            guard case .failure(let line)? = error as? CommandExit else { return XCTFail("\(error)") }
+            XCTAssertTrue(line.hasSuffix("is not a mount point"), line)
         }
     }
 }

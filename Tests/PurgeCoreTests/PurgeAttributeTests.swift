@@ -19,13 +19,18 @@ final class PurgeAttributeTests: XCTestCase {
                     "available_important", "available_opportunistic", "purged_bytes", "purged_files", "purge",
                     "pinned", "group", "tombstone", "content_id", "last_used", "shared", "ubiquitous", "uploaded",
                     "download_status", "evict", "download"]
-        for name in spec {
+        // Beyond the SPEC's table: why `evict` would refuse now (README, Cloud tier).
+        let own = ["evictable"]
+        for name in spec + own {
             guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
                 return XCTFail("\(name) does not parse")
             }
             XCTAssertEqual(attribute.fullName, "user.purgefs." + name)
         }
-        XCTAssertEqual(spec.count, PurgeAttribute.allCases.count)
+        XCTAssertEqual(spec.count + own.count, PurgeAttribute.allCases.count)
+        XCTAssertTrue(PurgeAttribute.evictable.isReadable(on: .file))
+        XCTAssertFalse(PurgeAttribute.evictable.isReadable(on: .directory))
+        XCTAssertFalse(PurgeAttribute.evictable.isWritable(on: .file))
     }
 
     func testWhereAttributesApply() {
