@@ -78,6 +78,17 @@ final class SingleDaemonTests: MountedTestCase {
         return clinux_flock_exclusive_nonblocking(fd) != 0 && errno == EWOULDBLOCK
     }
 
+    /// Whether every thread of the process has exited (a zombie has; its
+    /// descriptors go with its last thread).
+    func isGone(_ pid: pid_t) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.allSatisfy { task in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return true }
+            return "ZX".contains(stat[stat.index(close, offsetBy: 2)])
+        }
+    }
+
     // MARK: The same container
 
     func testASecondMountOfTheSameContainerIsRefused() throws {
@@ -165,6 +176,10 @@ final class SingleDaemonTests: MountedTestCase {
         XCTAssertTrue(isLocked(lockPath))
         let pid = try XCTUnwrap(fixture.daemonPID)
         XCTAssertEqual(kill(pid, SIGKILL), 0)
+        XCTAssertTrue(eventually(timeout: 10) { self.isGone(pid) }, "the daemon is gone after kill -9")
+        XCTAssertFalse(isLocked(lockPath), "the kernel dropped the lock with the daemon")
+        // Its mount is still in the table, dead: the refusal says so.
+        try assertRefused(["mount", c], naming: [m, "pid \(pid), is gone", "purgefs unmount \(m)"], targets: [c])
         for problem in fixture.unmount() { XCTFail(problem) }
         XCTAssertFalse(isLocked(lockPath), "the kernel dropped the lock with the daemon")
         try fixture.mount()
