@@ -116,10 +116,11 @@ struct MountCommand: Subcommand {
         }
     }
 
-    /// ` (pid N)`: the daemon serving `mount`, when its runtime record says;
-    /// a daemon killed without unmounting has left its mount behind.
+    /// ` (pid N)`: the daemon serving `mount`, when its runtime record says
+    /// (waiting briefly for a daemon that has just mounted); a daemon killed
+    /// without unmounting has left its mount behind.
     private static func daemonNote(_ mount: MountTable.Entry) -> String {
-        guard let record = RuntimeRecordLocator.recordNow(of: mount) else { return "" }
+        guard let record = try? RuntimeRecordLocator.record(of: mount, at: mount.mountPoint) else { return "" }
         guard isRunning(record.processID) else {
             return " (its daemon, pid \(record.processID), is gone: purgefs unmount \(mount.mountPoint))"
         }

@@ -21,11 +21,6 @@ enum RuntimeRecordLocator {
         }
     }
 
-    /// The record if it is there now, without waiting (for a message).
-    static func recordNow(of mount: MountTable.Entry) -> RuntimeRecord? {
-        try? find(mount, at: mount.mountPoint)
-    }
-
     private static func find(_ mount: MountTable.Entry, at path: String) throws(CommandExit) -> RuntimeRecord {
         let own = RuntimeRecord.directory(user: CurrentProcess.effectiveUserID,
                                           runtimeDirectory: CurrentProcess.environmentValue("XDG_RUNTIME_DIR"))
