@@ -190,4 +190,26 @@ final class SingleDaemonTests: MountedTestCase {
         let holder = try XCTUnwrap(StateLockHolder(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: lockPath)))))
         XCTAssertEqual(holder, StateLockHolder(processID: try XCTUnwrap(fixture.daemonPID), container: c, mountpoint: m))
     }
+
+    /// A clean unmount and a new mount at once get the old mount's ID and
+    /// connection number back; the old daemon's connection guard must leave
+    /// the new mount alone.
+    func testARemountAtOnceOutlivesTheLastDaemonsGuard() throws {
+        try fixture.mount()
+        let first = try XCTUnwrap(fixture.daemonPID)
+        for problem in fixture.unmount() { XCTFail(problem) }
+        try fixture.mount()
+        XCTAssertTrue(eventually(timeout: 10) { self.guardProcesses(of: first).isEmpty }, "the old daemon's guard ends")
+        assertFirstMountServes()
+    }
+
+    /// Connection guards started by the daemon `pid`.
+    func guardProcesses(of pid: pid_t) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return names.filter { name in
+            guard Int32(name) != nil, let data = FileManager.default.contents(atPath: "/proc/\(name)/cmdline") else { return false }
+            let argv = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return argv.count > 2 && argv[1] == "__connection-guard" && argv[2] == String(pid)
+        }
+    }
 }
