@@ -121,18 +121,10 @@ struct MountCommand: Subcommand {
     /// without unmounting has left its mount behind.
     private static func daemonNote(_ mount: MountTable.Entry) -> String {
         guard let record = try? RuntimeRecordLocator.record(of: mount, at: mount.mountPoint) else { return "" }
-        guard isRunning(record.processID) else {
+        guard ProcessID(rawValue: record.processID).isRunning else {
             return " (its daemon, pid \(record.processID), is gone: purgefs unmount \(mount.mountPoint))"
         }
         return " (pid \(record.processID))"
-    }
-
-    /// Whether the process exists and has not exited (a zombie has).
-    private static func isRunning(_ pid: Int32) -> Bool {
-        guard let stat = try? FileDescriptor.readFile("/proc/\(pid)/stat", limit: 4096),
-              let close = stat.lastIndex(of: UInt8(ascii: ")")), close + 2 < stat.count
-        else { return false }
-        return ![UInt8(ascii: "Z"), UInt8(ascii: "X")].contains(stat[close + 2])
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {

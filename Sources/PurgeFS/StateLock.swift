@@ -17,24 +17,49 @@ import PurgeSys
 struct StateLock {
     let descriptor: FileDescriptor
 
-    /// How long a refused mount waits for a holder that has locked but not
-    /// yet written its name.
-    static let holderPatienceMilliseconds = 500
+    /// How long a mount waits for a holder that has locked but not yet
+    /// written its name (a daemon starting).
+    static let unnamedHolderPatienceMilliseconds = 500
+    /// How long it waits for a holder that was killed and has not ended yet:
+    /// its lock goes with its last thread, which may still be finishing a
+    /// call in the kernel (a long copy, say).
+    static let exitingHolderPatienceMilliseconds = 10_000
 
     /// Takes the lock in `state` (whose path is `statePath`) for `request`,
     /// or throws the line naming who holds it.
     static func take(in state: FileDescriptor, statePath: String, request: MountRequest) throws(MountError) -> StateLock {
         let file: FileDescriptor
-        let taken: Bool
         do {
             file = try FileDescriptor.open(StateLockHolder.fileName, in: state, flags: O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
-            taken = try file.lockExclusivelyWithoutWaiting()
         } catch {
             throw MountError("cannot lock state directory \(statePath): \(error)")
         }
-        guard taken else {
-            defer { file.closeQuietly() }
-            throw MountError(refusal(reading: file, statePath: statePath, request: request))
+        var waited = 0
+        while true {
+            let taken: Bool
+            do {
+                taken = try file.lockExclusivelyWithoutWaiting()
+            } catch {
+                file.closeQuietly()
+                throw MountError("cannot lock state directory \(statePath): \(error)")
+            }
+            if taken { break }
+            let holder = (try? file.readAll(from: 0)).flatMap(StateLockHolder.init(decoding:))
+            if let holder, ProcessID(rawValue: holder.processID).isRunning {
+                file.closeQuietly()
+                throw MountError(holder.refusal(container: request.container, stateDirectory: statePath))
+            }
+            let patience = holder == nil ? unnamedHolderPatienceMilliseconds : exitingHolderPatienceMilliseconds
+            guard waited < patience else {
+                file.closeQuietly()
+                throw MountError(holder.map {
+                    "state directory \(statePath) is still held by pid \($0.processID), the daemon of \($0.container) "
+                        + "at \($0.mountpoint), which has exited but not ended (a thread of it still in the kernel); "
+                        + "try again once it is gone"
+                } ?? "state directory \(statePath) is in use by another purgefs daemon that is starting")
+            }
+            CurrentProcess.sleep(milliseconds: 20)
+            waited += 20
         }
         let holder = StateLockHolder(processID: getpid(), container: request.container, mountpoint: request.mountpoint)
         do {
@@ -47,21 +72,6 @@ struct StateLock {
             Diagnostics.note("cannot write who holds \(statePath)/\(StateLockHolder.fileName): \(error)")
         }
         return StateLock(descriptor: file)
-    }
-
-    /// The refusal, naming the holder once it has written its name.
-    private static func refusal(reading file: FileDescriptor, statePath: String, request: MountRequest) -> String {
-        var waited = 0
-        while true {
-            if let bytes = try? file.readAll(from: 0), let holder = StateLockHolder(decoding: bytes) {
-                return holder.refusal(container: request.container, stateDirectory: statePath)
-            }
-            guard waited < holderPatienceMilliseconds else {
-                return "state directory \(statePath) is in use by another purgefs daemon that is starting"
-            }
-            CurrentProcess.sleep(milliseconds: 20)
-            waited += 20
-        }
     }
 }
 

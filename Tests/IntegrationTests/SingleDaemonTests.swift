@@ -137,10 +137,11 @@ final class SingleDaemonTests: MountedTestCase {
         XCTAssertGreaterThanOrEqual(fd, 0)
         defer { close(fd) }
         XCTAssertEqual(clinux_flock_exclusive_nonblocking(fd), 0)
-        let holder = StateLockHolder(processID: 4242, container: c, mountpoint: "/somewhere/else")
+        // This test process plays a live daemon that has locked but not mounted yet.
+        let holder = StateLockHolder(processID: getpid(), container: c, mountpoint: "/somewhere/else")
         XCTAssertEqual(holder.encoded.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }, holder.encoded.count)
         for foreground in [[], ["-f"]] {
-            try assertRefused(["mount", c, m] + foreground, naming: ["/somewhere/else", "pid 4242"], targets: [c, m])
+            try assertRefused(["mount", c, m] + foreground, naming: ["/somewhere/else", "pid \(getpid())"], targets: [c, m])
         }
     }
 
