@@ -15,7 +15,7 @@ final class MountTableTests: XCTestCase {
         let table = MountTable(parsing: sample)
         XCTAssertEqual(table.entries.count, 5)
         XCTAssertEqual(table.entries[3], MountTable.Entry(id: 51, mountPoint: "/srv/my view", fileSystemType: "fuse.purgefs", source: #"/srv/with\slash"#,
-                                                        superOptions: "rw,user_id=0"))
+                                                        superOptions: "rw,user_id=0", deviceMinor: 46))
         XCTAssertEqual(table.entries[0].fileSystemType, "proc")
     }
 
