@@ -30,19 +30,17 @@ extension ContainerState {
         return status
     }
 
-    /// Asks for room for file `id` to grow to `end` bytes (nothing to ask
-    /// when it does not grow, or when the ledger does not count it).
-    func room(for id: EntryID, upTo end: UInt64) -> Room {
-        let need: UInt64 = lock.withLock {
-            guard let size = try? ledger.file(id).size, end > size else { return 0 }
-            return Self.blocks(end) - Self.blocks(size)
-        }
+    /// Asks for room for data written over `length` bytes at `offset` of file `id`: what it
+    /// may allocate (`AllocationEstimate.write`), never the hole a write
+    /// past the end of file leaves (nothing to ask when the ledger does not
+    /// count the file). `holeWithin` is asked, outside the lock, only for a
+    /// file that may have holes.
+    func room(for id: EntryID, writingAt offset: UInt64, length: UInt64, holeWithin: (Range<UInt64>) -> Bool) -> Room {
+        guard let file = lock.withLock({ try? ledger.file(id) }) else { return room(for: 0) }
+        let need = AllocationEstimate.write(
+            offset: offset, length: length, size: file.size, allocated: file.allocated,
+            holeWithin: holeWithin)
         return room(for: need)
-    }
-
-    /// Bytes in whole 4 KiB blocks: what growing to `size` may allocate.
-    private static func blocks(_ size: UInt64) -> UInt64 {
-        (size + 4095) / 4096 * 4096
     }
 
     /// Asks for room for `need` more bytes.
