@@ -46,20 +46,41 @@ struct SpaceCommand: Subcommand {
         let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
                                          valueFlags: ["--capacity": "SIZE", "--external": "SIZE"], switchFlags: ["--json"])
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
-        capacity = try parsed.size("--capacity", command: Self.name, positive: true)
-        external = try parsed.size("--external", command: Self.name)
+        // Read as the mount options and setfattr read them (CapacityModel's rule).
+        capacity = try Self.size(parsed, "--capacity", CapacityModel.capacity(parsing:))
+        external = try Self.size(parsed, "--external", CapacityModel.external(parsing:))
         json = parsed.switches.contains("--json")
     }
 
-    mutating func validate() throws(CommandExit) {
-        root = try MountLocation.mountPoint(pathArgument).path
+    private static func size(
+        _ parsed: ParsedArguments, _ flag: String, _ read: (String) throws(ValueError) -> UInt64
+    ) throws(CommandExit) -> ByteSize? {
+        guard let text = parsed.values[flag] else { return nil }
+        do throws(ValueError) {
+            return ByteSize(bytes: try read(text))
+        } catch {
+            throw .usage("\(name): \(flag) \(text): \(error)")
+        }
     }
+
+    mutating func validate() throws(CommandExit) {
+        let location = try MountLocation.mountPoint(pathArgument)
+        root = location.path
+        mount = location.mount
+    }
+
+    private(set) var mount: MountTable.Entry?
 
     func run(_ context: CommandContext) throws(CommandExit) {
         if capacity != nil || external != nil {
             let current = (capacity: try access.number(.capacity, of: root), external: try access.number(.external, of: root))
-            for (attribute, size) in Self.order(capacity: capacity, external: external, current: current) {
-                try access.set(attribute, of: root, to: String(size.bytes))
+            let steps = Self.order(capacity: capacity, external: external, current: current)
+            // The marks the daemon checks a change against (they are the mount's for its life).
+            let record = mount.flatMap { try? RuntimeRecordLocator.record(of: $0, at: root) }
+            try Self.check(steps, current: current, low: record?.low, high: record?.high)
+            for (attribute, size) in steps {
+                try access.set(attribute, of: root, to: String(size.bytes),
+                               refusal: "\(root) refused \(attribute.fullName)=\(size.bytes) (the reason is in its daemon log)")
             }
         }
         let figures = try DeviceFigures.read(root: root, access)
@@ -78,6 +99,24 @@ struct SpaceCommand: Subcommand {
             change.0 == .capacity ? change.1.bytes >= current.capacity : change.1.bytes <= current.external
         }
         return changes.filter(raisesAvailable) + changes.filter { !raisesAvailable($0) }
+    }
+
+    /// Checks the device after each step with the rule the daemon and the
+    /// mount options follow (`CapacityModel.validate`), so a change refused
+    /// there is refused here, before anything is set, with the same line.
+    /// Without the marks (`nil`), only `external` is checked.
+    static func check(_ steps: [(PurgeAttribute, ByteSize)], current: (capacity: UInt64, external: UInt64),
+                      low: SpaceThreshold?, high: SpaceThreshold?) throws(CommandExit) {
+        var model = CapacityModel(capacity: current.capacity, external: current.external,
+                                  low: low ?? .bytes(0), high: high ?? .bytes(.max))
+        for (attribute, size) in steps {
+            if attribute == .capacity { model.capacity = size.bytes } else { model.external = size.bytes }
+            do throws(OptionError) {
+                try model.validate(deviceSize: nil)
+            } catch {
+                throw .usage(error.description)
+            }
+        }
     }
 
     /// What was set, for the first line of the text.

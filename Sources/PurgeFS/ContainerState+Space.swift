@@ -75,10 +75,17 @@ extension ContainerState {
 
     var capacityModel: CapacityModel { lock.withLock { model } }
 
-    func changeDevice(capacity: UInt64? = nil, external: UInt64? = nil) {
-        lock.withLock {
-            if let capacity { model.capacity = capacity }
-            if let external { model.external = external }
+    /// Sets `capacity` or `external` (`setfattr` on the root, `purgefs
+    /// space`) if the device it leaves passes the rule every door shares
+    /// (`CapacityModel.validate`); else changes nothing and throws why.
+    func changeDevice(capacity: UInt64? = nil, external: UInt64? = nil) throws(OptionError) {
+        let backingSpace = readBackingSpace()
+        try lock.withLock { () throws(OptionError) in
+            var changed = model
+            if let capacity { changed.capacity = capacity }
+            if let external { changed.external = external }
+            try changed.validate(deviceSize: backingSpace.size > 0 ? backingSpace.size : nil)
+            model = changed
         }
     }
 

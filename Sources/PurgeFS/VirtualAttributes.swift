@@ -82,13 +82,24 @@ struct VirtualAttributes {
         if attribute.isControl && caller != 0 && caller != DaemonIdentity.shared.user { throw Errno.notPermitted }
         let text = String(decoding: Self.trimmed(value), as: UTF8.self)
         switch attribute {
-        case .capacity:
-            guard let size = try? ByteSize(parsing: text), size.bytes > 0 else { throw Errno.invalidArgument }
-            filesystem.state.changeDevice(capacity: size.bytes)
-            filesystem.monitor.kick()
-        case .external:
-            guard let size = try? ByteSize(parsing: text) else { throw Errno.invalidArgument }
-            filesystem.state.changeDevice(external: size.bytes)
+        case .capacity, .external:
+            // The rule the mount options and `purgefs space` follow; the reason goes to the daemon log.
+            do throws(OptionError) {
+                let bytes: UInt64
+                do throws(ValueError) {
+                    bytes = attribute == .capacity ? try CapacityModel.capacity(parsing: text) : try CapacityModel.external(parsing: text)
+                } catch {
+                    throw OptionError.invalidValue(option: attribute.rawValue, value: text, reason: error)
+                }
+                if attribute == .capacity {
+                    try filesystem.state.changeDevice(capacity: bytes)
+                } else {
+                    try filesystem.state.changeDevice(external: bytes)
+                }
+            } catch {
+                Diagnostics.note("refused \(attribute.fullName)=\(text.prefix(64)): \(error)")
+                throw Errno.invalidArgument
+            }
             filesystem.monitor.kick()
         case .purge:
             if text == "all" {
