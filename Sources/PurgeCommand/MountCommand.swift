@@ -135,12 +135,14 @@ struct MountCommand: Subcommand {
     }
 
     /// The size of the filesystem holding `path` (`statvfs`), as the daemon
-    /// takes it for a real device; `nil` if it cannot be read.
+    /// takes it for a real device; `nil` if it cannot be read, or says 0
+    /// (pseudo filesystems), as the daemon takes it then.
     private static func deviceSize(of path: String) -> UInt64? {
         guard let directory = try? FileDescriptor.open(path: path, flags: OpenFlags.path | O_DIRECTORY) else { return nil }
         defer { directory.closeQuietly() }
         guard let figures = try? directory.fileSystemStatus() else { return nil }
-        return UInt64(figures.f_blocks) * UInt64(figures.f_frsize)
+        let size = UInt64(figures.f_blocks) * UInt64(figures.f_frsize)
+        return size > 0 ? size : nil
     }
 
     /// The canonical path of an existing directory, or a one-line reason.

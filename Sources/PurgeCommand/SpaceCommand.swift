@@ -27,8 +27,9 @@ struct SpaceCommand: Subcommand {
         Figures (JSON field names in brackets):
         \(TextLayout.row("capacity", "device size; df shows it as the size [capacity]"))
         \(TextLayout.row("external", "simulated use outside the container [external]"))
-        \(TextLayout.row("used", paragraphs: ["capacity - external - available: what the container uses on a simulated device; on a real one everything the backing filesystem holds [used]"]))
-        \(TextLayout.row("available", "free space; df shows it as available [available]"))
+        \(TextLayout.row("used by the container", paragraphs: ["the container's bytes on disk, clone-shared data once, evicted documents none, files deleted while still open included [container_used]"]))
+        \(TextLayout.row("used on the device", paragraphs: ["capacity - free: everything in use on the device, external included (on a real device also the backing filesystem's other files); df shows it as Used [device_used]"]))
+        \(TextLayout.row("available", "what can still be written; df shows it as Avail [available]"))
         \(TextLayout.row("for important usage", "available + purgeable: what a write that matters can get [available_important]"))
         \(TextLayout.row("for opportunistic usage", "available - low mark, not below 0 [available_opportunistic]"))
         \(TextLayout.row("purgeable", "bytes purging could free [purgeable]"))
@@ -131,7 +132,8 @@ struct SpaceCommand: Subcommand {
         let rows: [(name: String, bytes: UInt64, note: String)] = [
             ("capacity", figures.capacity, ""),
             ("external", figures.external, ""),
-            ("used", figures.used, ""),
+            ("used by the container", figures.containerUsed, ""),
+            ("used on the device", figures.deviceUsed, ""),
             ("available", figures.available, ""),
             ("available for important usage", figures.availableImportant, ""),
             ("available for opportunistic usage", figures.availableOpportunistic, ""),
@@ -151,7 +153,8 @@ struct SpaceCommand: Subcommand {
             ("mountpoint", .string(mountpoint)),
             ("capacity", .integer(figures.capacity)),
             ("external", .integer(figures.external)),
-            ("used", .integer(figures.used)),
+            ("container_used", .integer(figures.containerUsed)),
+            ("device_used", .integer(figures.deviceUsed)),
             ("available", .integer(figures.available)),
             ("available_important", .integer(figures.availableImportant)),
             ("available_opportunistic", .integer(figures.availableOpportunistic)),

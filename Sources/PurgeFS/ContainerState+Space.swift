@@ -26,7 +26,7 @@ extension ContainerState {
     /// `capacity` may switch the model between real and simulated at any time).
     private func currentStatus(backing: BackingSpace) -> SpaceStatus {
         var status = model.status(usage: ledger.usage, purgeable: ledger.rootTotals.purgeable, backing: backing)
-        status.available = status.available > reserved ? status.available - reserved : 0
+        status.reserve(reserved)
         return status
     }
 
@@ -93,6 +93,7 @@ extension ContainerState {
     private func readBackingSpace() -> BackingSpace {
         guard let figures = try? backing.fileSystemStatus() else { return BackingSpace(size: 0, available: 0) }
         let unit = UInt64(figures.f_frsize)
-        return BackingSpace(size: UInt64(figures.f_blocks) * unit, available: UInt64(figures.f_bavail) * unit)
+        return BackingSpace(size: UInt64(figures.f_blocks) * unit, available: UInt64(figures.f_bavail) * unit,
+                            free: UInt64(figures.f_bfree) * unit)
     }
 }

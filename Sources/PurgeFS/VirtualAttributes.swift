@@ -40,12 +40,14 @@ struct VirtualAttributes {
             case .purgeable: return String(totals.purgeable)
             default: return String(totals.cloneSavings)
             }
-        case .capacity, .external, .available, .availableImportant, .availableOpportunistic:
+        case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic:
             let status = state.status()
             switch attribute {
             case .capacity: return String(status.capacity)
             case .external: return String(status.external)
             case .available: return String(status.available)
+            case .containerUsed: return String(status.containerUsed)
+            case .deviceUsed: return String(status.deviceUsed)
             case .availableImportant: return String(status.availableImportant)
             default: return String(status.availableOpportunistic)
             }

@@ -25,7 +25,17 @@ final class PurgeAttributeTests: XCTestCase {
             }
             XCTAssertEqual(attribute.fullName, "user.purgefs." + name)
         }
-        XCTAssertEqual(spec.count, PurgeAttribute.allCases.count)
+        // purgefs's own, beside SPEC's: the figures space and usage show.
+        let own = ["container_used", "device_used"]
+        for name in own {
+            guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
+                return XCTFail("\(name) does not parse")
+            }
+            XCTAssertTrue(attribute.isReadable(on: .root))
+            XCTAssertFalse(attribute.isReadable(on: .directory))
+            XCTAssertFalse(attribute.isWritable(on: .root))
+        }
+        XCTAssertEqual(spec.count + own.count, PurgeAttribute.allCases.count)
     }
 
     func testWhereAttributesApply() {
