@@ -42,6 +42,8 @@ struct SpaceCommand: Subcommand {
     var json = false
     var access = AttributeAccess.live
     private(set) var root = ""
+    /// The mount at `root`, for its runtime record (the marks the daemon checks changes against).
+    private(set) var mount: MountTable.Entry?
 
     init(parsing arguments: [String]) throws(CommandExit) {
         let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
@@ -69,8 +71,6 @@ struct SpaceCommand: Subcommand {
         root = location.path
         mount = location.mount
     }
-
-    private(set) var mount: MountTable.Entry?
 
     func run(_ context: CommandContext) throws(CommandExit) {
         if capacity != nil || external != nil {
