@@ -74,10 +74,17 @@ struct AttributeAccess: Sendable {
     }
 }
 
-/// The device figures of a mount, from its root's attributes (SPEC "Space").
+/// The device figures of a mount, read from its root's attributes, each the
+/// daemon's `SpaceStatus` figure of the same name (SPEC "Space";
+/// docs/DESIGN.md "The figures"): nothing is derived here, so `space`,
+/// `usage`, `df` and the attributes cannot disagree.
 struct DeviceFigures: Equatable, Sendable {
     var capacity: UInt64
     var external: UInt64
+    /// The container's physical bytes (`container_used`).
+    var containerUsed: UInt64
+    /// Everything in use on the device, external included: df's Used (`device_used`).
+    var deviceUsed: UInt64
     var available: UInt64
     var availableImportant: UInt64
     var availableOpportunistic: UInt64
@@ -86,19 +93,12 @@ struct DeviceFigures: Equatable, Sendable {
     var purgedBytes: UInt64
     var purgedFiles: UInt64
 
-    /// capacity − external − available, not below 0: on a simulated device
-    /// what the container uses; on a real one everything the backing
-    /// filesystem holds.
-    var used: UInt64 { capacity.clampedMinus(external).clampedMinus(available) }
-
-    /// capacity − available, not below 0: everything in use on the device,
-    /// `external` included.
-    var usedOnDevice: UInt64 { capacity.clampedMinus(available) }
-
     static func read(root: String, _ access: AttributeAccess) throws(CommandExit) -> DeviceFigures {
         DeviceFigures(
             capacity: try access.number(.capacity, of: root),
             external: try access.number(.external, of: root),
+            containerUsed: try access.number(.containerUsed, of: root),
+            deviceUsed: try access.number(.deviceUsed, of: root),
             available: try access.number(.available, of: root),
             availableImportant: try access.number(.availableImportant, of: root),
             availableOpportunistic: try access.number(.availableOpportunistic, of: root),

@@ -1,3 +1,4 @@
+import Glibc
 import PurgeCore
 import PurgeFS
 import PurgeSys
@@ -81,6 +82,10 @@ struct MountCommand: Subcommand {
         mountpoint = try Self.resolveDirectory(mountpointArgument ?? containerArgument, role: "mountpoint")
         do throws(OptionError) {
             try options.validate(containerPath: container)
+            // On the real device, the device's rule needs its size.
+            if options.capacity == nil, let size = Self.deviceSize(of: container) {
+                try CapacityModel(options: options).validate(deviceSize: size)
+            }
         } catch {
             throw .usage(error.description)
         }
@@ -157,6 +162,17 @@ struct MountCommand: Subcommand {
     /// `MountError` lines are shown after our own `purgefs: `; drop a repeated one.
     static func withoutProgramPrefix(_ line: String) -> String {
         line.hasPrefix("purgefs: ") ? String(line.dropFirst("purgefs: ".count)) : line
+    }
+
+    /// The size of the filesystem holding `path` (`statvfs`), as the daemon
+    /// takes it for a real device; `nil` if it cannot be read, or says 0
+    /// (pseudo filesystems), as the daemon takes it then.
+    private static func deviceSize(of path: String) -> UInt64? {
+        guard let directory = try? FileDescriptor.open(path: path, flags: OpenFlags.path | O_DIRECTORY) else { return nil }
+        defer { directory.closeQuietly() }
+        guard let figures = try? directory.fileSystemStatus() else { return nil }
+        let size = UInt64(figures.f_blocks) * UInt64(figures.f_frsize)
+        return size > 0 ? size : nil
     }
 
     /// The canonical path of an existing directory, or a one-line reason.

@@ -27,8 +27,9 @@ struct SpaceCommand: Subcommand {
         Figures (JSON field names in brackets):
         \(TextLayout.row("capacity", "device size; df shows it as the size [capacity]"))
         \(TextLayout.row("external", "simulated use outside the container [external]"))
-        \(TextLayout.row("used", paragraphs: ["capacity - external - available: what the container uses on a simulated device; on a real one everything the backing filesystem holds [used]"]))
-        \(TextLayout.row("available", "free space; df shows it as available [available]"))
+        \(TextLayout.row("used by the container", paragraphs: ["the container's bytes on disk, clone-shared data once, evicted documents none, files deleted while still open included [container_used]"]))
+        \(TextLayout.row("used on the device", paragraphs: ["capacity - free: everything in use on the device, external included (on a real device also the backing filesystem's other files); df shows it as Used [device_used]"]))
+        \(TextLayout.row("available", "what can still be written; df shows it as Avail [available]"))
         \(TextLayout.row("for important usage", "available + purgeable: what a write that matters can get [available_important]"))
         \(TextLayout.row("for opportunistic usage", "available - low mark, not below 0 [available_opportunistic]"))
         \(TextLayout.row("purgeable", "bytes purging could free [purgeable]"))
@@ -41,25 +42,46 @@ struct SpaceCommand: Subcommand {
     var json = false
     var access = AttributeAccess.live
     private(set) var root = ""
+    /// The mount at `root`, for its runtime record (the marks the daemon checks changes against).
+    private(set) var mount: MountTable.Entry?
 
     init(parsing arguments: [String]) throws(CommandExit) {
         let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
                                          valueFlags: ["--capacity": "SIZE", "--external": "SIZE"], switchFlags: ["--json"])
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
-        capacity = try parsed.size("--capacity", command: Self.name, positive: true)
-        external = try parsed.size("--external", command: Self.name)
+        // Read as the mount options and setfattr read them (CapacityModel's rule).
+        capacity = try Self.size(parsed, "--capacity", CapacityModel.capacity(parsing:))
+        external = try Self.size(parsed, "--external", CapacityModel.external(parsing:))
         json = parsed.switches.contains("--json")
     }
 
+    private static func size(
+        _ parsed: ParsedArguments, _ flag: String, _ read: (String) throws(ValueError) -> UInt64
+    ) throws(CommandExit) -> ByteSize? {
+        guard let text = parsed.values[flag] else { return nil }
+        do throws(ValueError) {
+            return ByteSize(bytes: try read(text))
+        } catch {
+            throw .usage("\(name): \(flag) \(text): \(error)")
+        }
+    }
+
     mutating func validate() throws(CommandExit) {
-        root = try MountLocation.mountPoint(pathArgument).path
+        let location = try MountLocation.mountPoint(pathArgument)
+        root = location.path
+        mount = location.mount
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {
         if capacity != nil || external != nil {
             let current = (capacity: try access.number(.capacity, of: root), external: try access.number(.external, of: root))
-            for (attribute, size) in Self.order(capacity: capacity, external: external, current: current) {
-                try access.set(attribute, of: root, to: String(size.bytes))
+            let steps = Self.order(capacity: capacity, external: external, current: current)
+            // The marks the daemon checks a change against (they are the mount's for its life).
+            let record = mount.flatMap { try? RuntimeRecordLocator.record(of: $0, at: root) }
+            try Self.check(steps, current: current, low: record?.low, high: record?.high)
+            for (attribute, size) in steps {
+                try access.set(attribute, of: root, to: String(size.bytes),
+                               refusal: "\(root) refused \(attribute.fullName)=\(size.bytes) (the reason is in its daemon log)")
             }
         }
         let figures = try DeviceFigures.read(root: root, access)
@@ -80,6 +102,24 @@ struct SpaceCommand: Subcommand {
         return changes.filter(raisesAvailable) + changes.filter { !raisesAvailable($0) }
     }
 
+    /// Checks the device after each step with the rule the daemon and the
+    /// mount options follow (`CapacityModel.validate`), so a change refused
+    /// there is refused here, before anything is set, with the same line.
+    /// Without the marks (`nil`), only `external` is checked.
+    static func check(_ steps: [(PurgeAttribute, ByteSize)], current: (capacity: UInt64, external: UInt64),
+                      low: SpaceThreshold?, high: SpaceThreshold?) throws(CommandExit) {
+        var model = CapacityModel(capacity: current.capacity, external: current.external,
+                                  low: low ?? .bytes(0), high: high ?? .bytes(.max))
+        for (attribute, size) in steps {
+            if attribute == .capacity { model.capacity = size.bytes } else { model.external = size.bytes }
+            do throws(OptionError) {
+                try model.validate(deviceSize: nil)
+            } catch {
+                throw .usage(error.description)
+            }
+        }
+    }
+
     /// What was set, for the first line of the text.
     private var changes: [String] {
         (capacity.map { ["capacity \($0)"] } ?? []) + (external.map { ["external \($0)"] } ?? [])
@@ -92,7 +132,8 @@ struct SpaceCommand: Subcommand {
         let rows: [(name: String, bytes: UInt64, note: String)] = [
             ("capacity", figures.capacity, ""),
             ("external", figures.external, ""),
-            ("used", figures.used, ""),
+            ("used by the container", figures.containerUsed, ""),
+            ("used on the device", figures.deviceUsed, ""),
             ("available", figures.available, ""),
             ("available for important usage", figures.availableImportant, ""),
             ("available for opportunistic usage", figures.availableOpportunistic, ""),
@@ -112,7 +153,8 @@ struct SpaceCommand: Subcommand {
             ("mountpoint", .string(mountpoint)),
             ("capacity", .integer(figures.capacity)),
             ("external", .integer(figures.external)),
-            ("used", .integer(figures.used)),
+            ("container_used", .integer(figures.containerUsed)),
+            ("device_used", .integer(figures.deviceUsed)),
             ("available", .integer(figures.available)),
             ("available_important", .integer(figures.availableImportant)),
             ("available_opportunistic", .integer(figures.availableOpportunistic)),

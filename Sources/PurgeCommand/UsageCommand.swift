@@ -35,9 +35,10 @@ struct UsageCommand: Subcommand {
         \(TextLayout.row("purgeable", "what purging could free in the directory"))
         \(TextLayout.row("clone_savings", "bytes not stored thanks to clones"))
         \(TextLayout.row("device", paragraphs: [
-            "capacity, external, used (capacity - available: everything in use on the device, external included), "
-            + "available, available_important (available + purgeable), available_opportunistic (available - low "
-            + "mark), purgeable (the whole container's), purged_bytes, purged_files"]))
+            "capacity, external, container_used (the container's bytes on disk), device_used (everything in use "
+            + "on the device, external included: df's Used), available, available_important (available + purgeable), "
+            + "available_opportunistic (available - low mark), purgeable (the whole container's), purged_bytes, "
+            + "purged_files: the same figures as purgefs space --json"]))
         """
 
     var pathArgument: String

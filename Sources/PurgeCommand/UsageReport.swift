@@ -58,7 +58,7 @@ struct UsageReport: Equatable {
             .init(glyph: Self.glyphs.documents, label: "Documents", bytes: documents),
             .init(glyph: Self.glyphs.caches, label: "Caches & tmp", bytes: caches),
             .init(glyph: Self.glyphs.other, label: "Other data", bytes: otherData),
-            .init(glyph: Self.glyphs.rest, label: "Everything else in use", bytes: device.usedOnDevice.clampedMinus(directory.allocated)),
+            .init(glyph: Self.glyphs.rest, label: "Everything else in use", bytes: device.deviceUsed.clampedMinus(directory.allocated)),
             .init(glyph: Self.glyphs.available, label: "Available", bytes: device.available),
         ], width: StorageBar.defaultWidth)
     }
@@ -84,7 +84,8 @@ struct UsageReport: Equatable {
         lines.append("Device")
         lines += Self.table([
             ("Capacity", HumanText.size(device.capacity)),
-            ("Used", HumanText.size(device.usedOnDevice)),
+            ("Used by the container", HumanText.size(device.containerUsed)),
+            ("Used on the device", HumanText.size(device.deviceUsed)),
             ("Available", HumanText.size(device.available)),
             ("Available for important use", HumanText.size(device.availableImportant)),
         ])
@@ -124,7 +125,8 @@ struct UsageReport: Equatable {
             ("device", .object([
                 ("capacity", .integer(device.capacity)),
                 ("external", .integer(device.external)),
-                ("used", .integer(device.usedOnDevice)),
+                ("container_used", .integer(device.containerUsed)),
+                ("device_used", .integer(device.deviceUsed)),
                 ("available", .integer(device.available)),
                 ("available_important", .integer(device.availableImportant)),
                 ("available_opportunistic", .integer(device.availableOpportunistic)),

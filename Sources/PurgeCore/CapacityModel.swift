@@ -40,21 +40,25 @@ public struct CapacityModel: Equatable, Sendable {
     public func status(usage: UInt64, purgeable: UInt64, backing: BackingSpace? = nil) -> SpaceStatus {
         let size: UInt64
         let available: UInt64
+        let free: UInt64
         if let capacity {
             size = capacity
             available = capacity.subtractingClamped(external).subtractingClamped(usage)
+            free = available
         } else {
             guard let backing else {
                 preconditionFailure("purgefs: a real device needs a snapshot of the backing filesystem")
             }
             size = backing.size
             available = backing.available.subtractingClamped(external)
+            free = backing.free.subtractingClamped(external)
         }
         return SpaceStatus(
             capacity: size,
             external: external,
-            usage: usage,
+            containerUsed: usage,
             available: available,
+            free: free,
             purgeable: purgeable,
             lowMark: low.bytes(ofCapacity: size),
             highMark: high.bytes(ofCapacity: size))
@@ -62,14 +66,17 @@ public struct CapacityModel: Equatable, Sendable {
 }
 
 /// The backing filesystem's space, from `statvfs`: size `f_blocks × f_frsize`,
-/// available `f_bavail × f_frsize`.
+/// available `f_bavail × f_frsize`, free `f_bfree × f_frsize` (blocks
+/// reserved for root included).
 public struct BackingSpace: Equatable, Sendable {
     public var size: UInt64
     public var available: UInt64
+    public var free: UInt64
 
-    public init(size: UInt64, available: UInt64) {
+    public init(size: UInt64, available: UInt64, free: UInt64? = nil) {
         self.size = size
         self.available = available
+        self.free = free ?? available
     }
 }
 

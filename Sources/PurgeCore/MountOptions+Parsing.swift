@@ -30,11 +30,18 @@ extension MountOptions {
         switch name {
         case "capacity":
             let text = try Self.required(name, value)
-            let bytes = try Self.size(name, text)
-            if bytes == 0 { throw .invalidValue(option: name, value: text, reason: .zero) }
-            capacity = bytes
+            do throws(ValueError) {
+                capacity = try CapacityModel.capacity(parsing: text)
+            } catch {
+                throw .invalidValue(option: name, value: text, reason: error)
+            }
         case "external":
-            external = try Self.size(name, try Self.required(name, value))
+            let text = try Self.required(name, value)
+            do throws(ValueError) {
+                external = try CapacityModel.external(parsing: text)
+            } catch {
+                throw .invalidValue(option: name, value: text, reason: error)
+            }
         case "low":
             low = try Self.threshold(name, try Self.required(name, value))
         case "high":
@@ -97,14 +104,6 @@ extension MountOptions {
 
     private static func flag(_ name: String, _ value: String?) throws(OptionError) {
         if let value { throw .unexpectedValue(option: name, value: value) }
-    }
-
-    private static func size(_ name: String, _ text: String) throws(OptionError) -> UInt64 {
-        do throws(ValueError) {
-            return try ByteSize(parsing: text).bytes
-        } catch {
-            throw .invalidValue(option: name, value: text, reason: error)
-        }
     }
 
     private static func threshold(_ name: String, _ text: String) throws(OptionError) -> SpaceThreshold {

@@ -2,12 +2,8 @@ extension MountOptions {
     /// Checks that hold between options, whatever the container.
     /// Called by `parse`; call again after changing fields by hand.
     public func validate() throws(OptionError) {
-        if let capacity, external >= capacity {
-            throw .externalNotBelowCapacity(external: ByteSize.format(external), capacity: ByteSize.format(capacity))
-        }
-        if let lowAboveHigh = lowExceedsHigh(), lowAboveHigh {
-            throw .lowAboveHigh(low: low.displayText, high: high.displayText)
-        }
+        // The device's own rule, shared with `purgefs space` and setfattr on the root.
+        try CapacityModel(options: self).validate(deviceSize: nil)
         for purgeable in purgeableZones {
             for ubiquitous in ubiquitousZones
             where RelativePath.isSameOrInside(purgeable, ubiquitous) || RelativePath.isSameOrInside(ubiquitous, purgeable) {
@@ -31,13 +27,7 @@ extension MountOptions {
     /// (one is a percentage, the other bytes, and the device is the real
     /// one, whose size is known only once mounted).
     public func lowExceedsHigh() -> Bool? {
-        switch (low, high) {
-        case (.percent(let lowShare), .percent(let highShare)): return lowShare > highShare
-        case (.bytes(let lowBytes), .bytes(let highBytes)): return lowBytes > highBytes
-        default:
-            guard let capacity else { return nil }
-            return low.bytes(ofCapacity: capacity) > high.bytes(ofCapacity: capacity)
-        }
+        CapacityModel.lowExceedsHigh(low: low, high: high, capacity: capacity)
     }
 
     /// Checks that need the container's absolute, canonical path: the state

@@ -9,6 +9,10 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case cloneSavings = "clone_savings"
     // The container root.
     case capacity, external, available
+    /// Not in SPEC's table: the figures `purgefs space` and `usage` show
+    /// (`SpaceStatus.containerUsed`, `deviceUsed`), one name each.
+    case containerUsed = "container_used"
+    case deviceUsed = "device_used"
     case availableImportant = "available_important"
     case availableOpportunistic = "available_opportunistic"
     case purgedBytes = "purged_bytes"
@@ -56,7 +60,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target != .other
         case .files, .cloneSavings, .group, .tombstone:
             return target == .root || target == .directory
-        case .capacity, .external, .available, .availableImportant, .availableOpportunistic,
+        case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
              .purgedBytes, .purgedFiles:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
@@ -78,7 +82,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target == .root || target == .directory
         case .evict, .download:
             return target == .file
-        case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .availableImportant,
+        case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .containerUsed, .deviceUsed, .availableImportant,
              .availableOpportunistic, .purgedBytes, .purgedFiles, .contentID, .lastUsed, .shared,
              .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return false

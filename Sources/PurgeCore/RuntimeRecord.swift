@@ -14,13 +14,21 @@ public struct RuntimeRecord: Equatable, Sendable {
     public var zones: [String]
     /// The app's part of the container (`-o bundle=`), if given.
     public var bundle: String?
+    /// The purge marks the mount was given (`-o low=`, `high=`; they do not
+    /// change while mounted): `purgefs space` checks a change of the device
+    /// against them as the daemon does (`CapacityModel.validate`).
+    public var low: SpaceThreshold?
+    public var high: SpaceThreshold?
 
-    public init(processID: Int32, stateDescriptor: Int32, container: String, zones: [String] = [], bundle: String? = nil) {
+    public init(processID: Int32, stateDescriptor: Int32, container: String, zones: [String] = [], bundle: String? = nil,
+                low: SpaceThreshold? = nil, high: SpaceThreshold? = nil) {
         self.processID = processID
         self.stateDescriptor = stateDescriptor
         self.container = container
         self.zones = zones
         self.bundle = bundle
+        self.low = low
+        self.high = high
     }
 
     /// `/run/purgefs` for root; `$XDG_RUNTIME_DIR/purgefs` (or
@@ -34,11 +42,14 @@ public struct RuntimeRecord: Equatable, Sendable {
     /// The record's file name for the mount with this mountinfo ID.
     public static func fileName(mountID: Int) -> String { "mount-\(mountID)" }
 
-    /// `pid N\nstate FD\ncontainer PATH\nzones P1:P2\n[bundle P\n]` (zone
-    /// paths cannot hold `:`, the option's own separator).
+    /// `pid N\nstate FD\ncontainer PATH\nzones P1:P2\n[bundle P\n][low T\n][high T\n]`
+    /// (zone paths cannot hold `:`, the option's own separator; marks as
+    /// `SpaceThreshold.exactText`). Readers skip lines they do not know.
     public var encoded: [UInt8] {
         var text = "pid \(processID)\nstate \(stateDescriptor)\ncontainer \(container)\nzones \(zones.joined(separator: ":"))\n"
         if let bundle { text += "bundle \(bundle)\n" }
+        if let low { text += "low \(low.exactText)\n" }
+        if let high { text += "high \(high.exactText)\n" }
         return Array(text.utf8)
     }
 
@@ -53,8 +64,9 @@ public struct RuntimeRecord: Equatable, Sendable {
               let container = fields["container"]
         else { return nil }
         let zones = fields["zones"].map { $0.split(separator: ":").map(String.init) } ?? []
+        func threshold(_ name: Substring) -> SpaceThreshold? { fields[name].flatMap { try? SpaceThreshold(parsing: String($0)) } }
         self.init(processID: pid, stateDescriptor: state, container: String(container), zones: zones,
-                  bundle: fields["bundle"].map(String.init))
+                  bundle: fields["bundle"].map(String.init), low: threshold("low"), high: threshold("high"))
     }
 
     /// The path through which the daemon's state directory is reached.

@@ -1,28 +1,58 @@
 /// The space figures at one moment, and what they call for: the root's
-/// `user.purgefs.*` space attributes, `statfs`, and how much to purge.
+/// `user.purgefs.*` space attributes, `statfs` (so `df`), `purgefs space`
+/// and `usage`, the metrics, and how much to purge.
+///
+/// Each figure is defined here once, under one name (the attribute's, the
+/// JSON field's); docs/DESIGN.md "The figures" lists them:
+/// - capacity C, external E, container used U, available A, free F;
+/// - device used = C − F (what `df` shows as Used);
+/// - available for important usage = A + purgeable;
+/// - available for opportunistic usage = A − low mark, not below 0.
 public struct SpaceStatus: Equatable, Sendable {
-    /// C: the device size `statfs` reports.
+    /// C: the device's size (`statfs` `f_blocks`, df's Size).
     public var capacity: UInt64
-    /// E: simulated use outside the container.
+    /// E: simulated use outside the container (other apps).
     public var external: UInt64
-    /// U: the container's physical bytes.
-    public var usage: UInt64
-    /// A: free space, never below zero.
+    /// U, container used: the container's physical bytes (clone-shared data
+    /// once, evicted cloud files zero, files unlinked while still open
+    /// included): `Ledger.usage`.
+    public var containerUsed: UInt64
+    /// A, available: what the container can still write, never below zero
+    /// (`statfs` `f_bavail`, df's Avail). Simulated: C − E − U − writes in
+    /// flight; real: the backing filesystem's available less E and writes
+    /// in flight.
     public var available: UInt64
+    /// F, free: A on a simulated device; on a real one the backing
+    /// filesystem's free space (blocks reserved for root included) less E
+    /// and writes in flight, at least A (`statfs` `f_bfree`).
+    public var free: UInt64
     /// Bytes purging could free.
     public var purgeable: UInt64
     public var lowMark: UInt64
     public var highMark: UInt64
 
-    public init(capacity: UInt64, external: UInt64, usage: UInt64, available: UInt64,
+    public init(capacity: UInt64, external: UInt64, containerUsed: UInt64, available: UInt64, free: UInt64? = nil,
                 purgeable: UInt64, lowMark: UInt64, highMark: UInt64) {
         self.capacity = capacity
         self.external = external
-        self.usage = usage
+        self.containerUsed = containerUsed
         self.available = available
+        self.free = max(free ?? available, available)
         self.purgeable = purgeable
         self.lowMark = lowMark
         self.highMark = highMark
+    }
+
+    /// Device used, C − F: everything in use on the device (E, U and writes
+    /// in flight; on a real device also the backing filesystem's other
+    /// files). What `df` shows as Used.
+    public var deviceUsed: UInt64 { capacity.subtractingClamped(free) }
+
+    /// Takes `amount` in flight (reserved by writes under way) off what is
+    /// available and free.
+    public mutating func reserve(_ amount: UInt64) {
+        available = available.subtractingClamped(amount)
+        free = free.subtractingClamped(amount)
     }
 
     /// A + purgeable: what a write that matters can get, purging first

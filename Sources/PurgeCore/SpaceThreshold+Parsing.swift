@@ -31,4 +31,13 @@ extension SpaceThreshold {
             return share == whole ? "\(UInt64(whole))%" : "\(share)%"
         }
     }
+
+    /// The threshold exactly, as `init(parsing:)` reads it back: `10%`,
+    /// `12.5%`, `1073741824` (bytes, where `displayText` rounds).
+    public var exactText: String {
+        switch self {
+        case .bytes(let value): return String(value)
+        case .percent: return displayText
+        }
+    }
 }

@@ -24,22 +24,51 @@ struct CallerIdentity {
         self.request = request
     }
 
-    /// Runs `body` with the caller's file-system identity.
+    /// Runs `body` with the caller's file-system identity. A switch that
+    /// fails (the daemon lacks `CAP_SETUID` or `CAP_SETGID`) fails the
+    /// request with its errno (`EPERM` for setfsuid and setfsgid, which
+    /// report no errno) after undoing what was switched: `body` never runs
+    /// as the daemon in the caller's place.
     func perform<T>(_ body: () throws(Errno) -> T) throws(Errno) -> T {
         let daemon = DaemonIdentity.shared
         guard daemon.canImpersonate, user != daemon.user || group != daemon.group else {
             return try body()
         }
         var groups = supplementaryGroups()
-        _ = clinux_thread_setgroups(groups.count, &groups)
-        _ = clinux_setfsgid(group)
-        _ = clinux_setfsuid(user)
-        defer {
-            _ = clinux_setfsuid(daemon.user)
-            _ = clinux_setfsgid(daemon.group)
-            _ = clinux_thread_setgroups(daemon.groups.count, daemon.groups)
+        if clinux_thread_setgroups(groups.count, &groups) != 0 { throw Errno(errno) }
+        guard Self.switchFileSystemGroup(to: group) else {
+            Self.restore(daemon, user: false)
+            throw Errno.notPermitted
         }
+        guard Self.switchFileSystemUser(to: user) else {
+            Self.restore(daemon, user: false)
+            throw Errno.notPermitted
+        }
+        defer { Self.restore(daemon, user: true) }
         return try body()
+    }
+
+    /// setfsuid(2) returns the previous id whether or not it changed it; a
+    /// second call with an id that is never valid changes nothing and says
+    /// what the id is now.
+    private static func switchFileSystemUser(to user: uid_t) -> Bool {
+        _ = clinux_setfsuid(user)
+        return uid_t(bitPattern: clinux_setfsuid(uid_t.max)) == user
+    }
+
+    private static func switchFileSystemGroup(to group: gid_t) -> Bool {
+        _ = clinux_setfsgid(group)
+        return gid_t(bitPattern: clinux_setfsgid(gid_t.max)) == group
+    }
+
+    /// Back to the daemon's own identity (its user too when `user`). The
+    /// daemon may always take its own ids back; a thread that could not
+    /// would serve later requests as someone else, so that is a bug that traps.
+    private static func restore(_ daemon: DaemonIdentity, user: Bool) {
+        if user { precondition(switchFileSystemUser(to: daemon.user), "purgefs: cannot restore the daemon's fsuid") }
+        precondition(switchFileSystemGroup(to: daemon.group), "purgefs: cannot restore the daemon's fsgid")
+        precondition(clinux_thread_setgroups(daemon.groups.count, daemon.groups) == 0,
+                     "purgefs: cannot restore the daemon's groups: \(Errno(errno))")
     }
 
     /// The caller's supplementary groups, as the kernel reports them in /proc.

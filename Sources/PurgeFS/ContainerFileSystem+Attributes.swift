@@ -101,22 +101,19 @@ extension ContainerFileSystem {
         }
     }
 
-    /// The device as the mount shows it: its size and what is available, as
-    /// the space model has them (a simulated device, or the backing
-    /// filesystem less the simulated `external`).
+    /// The device as the mount shows it, from the same `SpaceStatus` as the
+    /// attributes: size C, free F and available A, in the backing
+    /// filesystem's blocks, so `df` shows Size C, Used the device used (C − F)
+    /// rounded up to a block and Avail A rounded down.
     func fileSystemStatus() throws(Errno) -> statvfs {
         var figures = try root.fileSystemStatus()
         let status = state.status()
         let unit = UInt64(max(figures.f_frsize, 1))
-        let available = fsblkcnt_t(status.available / unit)
-        if state.capacityModel.isSimulated {
-            figures.f_blocks = fsblkcnt_t(status.capacity / unit)
-            figures.f_bfree = available
-        } else {
-            let external = fsblkcnt_t(status.external / unit)
-            figures.f_bfree = max(figures.f_bfree > external ? figures.f_bfree - external : 0, available)
-        }
-        figures.f_bavail = available
+        let blocks = status.capacity / unit
+        let usedBlocks = min((status.deviceUsed + unit - 1) / unit, blocks)
+        figures.f_blocks = fsblkcnt_t(blocks)
+        figures.f_bfree = fsblkcnt_t(blocks - usedBlocks)
+        figures.f_bavail = fsblkcnt_t(min(status.available / unit, blocks - usedBlocks))
         return figures
     }
 

@@ -24,14 +24,17 @@ extension ContainerFileSystem {
                 if isHidden(item.name, in: handle.directory) { continue }
                 let remaining = buffer.count - used
                 let size: Int
+                // A linked clone is listed as its anchor, the identity `stat` gives it.
+                let backing = EntryID(device: handle.directory.key.device, inode: item.inode)
+                let id = item.isDotOrDotDot ? backing : state.linked.identity(ofListed: backing, parent: handle.directory.key, name: item.name)
                 if plus {
                     var entry = fuse_entry_param()
                     // `.`, `..`, and entries whose inode the kernel holds already
                     // (from a create or an earlier lookup): no attributes, no
                     // count; the kernel keeps what it has, or looks the name up.
-                    let known = inodes.node(for: EntryID(device: handle.directory.key.device, inode: item.inode)) != nil
+                    let known = inodes.node(for: id) != nil
                     if item.isDotOrDotDot || known {
-                        entry.attr.st_ino = ino_t(item.inode)
+                        entry.attr.st_ino = ino_t(id.inode)
                         entry.attr.st_mode = mode_t(item.type) << 12
                     } else {
                         do { entry = try lookUp(item.name, in: handle.directory) } catch {
@@ -44,7 +47,7 @@ extension ContainerFileSystem {
                     }
                 } else {
                     var status = stat()
-                    status.st_ino = ino_t(item.inode)
+                    status.st_ino = ino_t(id.inode)
                     status.st_mode = mode_t(item.type) << 12
                     size = fuse_add_direntry(request, base + used, remaining, item.name, &status, off_t(item.nextOffset))
                 }

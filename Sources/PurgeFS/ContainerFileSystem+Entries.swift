@@ -56,16 +56,15 @@ extension ContainerFileSystem {
         }
     }
 
-    /// Truncation may grow the file: it makes room first, like a write.
-    /// A clone gets data of its own first (none copied when cut to nothing).
+    /// Truncation allocates nothing, growing or not: a longer file ends in
+    /// a hole, so it asks for no room (a size past what the backing
+    /// filesystem allows is its `EFBIG`). A clone gets data of its own
+    /// first (none copied when cut to nothing).
     private func truncate(_ inode: Inode, to size: off_t, through handle: OpenFile?) throws(Errno) {
-        let end = UInt64(max(size, 0))
         if let handle {
-            try growing(handle, upTo: end) { () throws(Errno) in try handle.descriptor.truncate(to: Int64(size)) }
+            try growing(handle, allocating: .none) { () throws(Errno) in try handle.descriptor.truncate(to: Int64(size)) }
             return
         }
-        let reserved = try makeRoom(for: inode, upTo: end)
-        defer { state.release(reserved) }
         try modifying(inode, keepingData: size > 0) { () throws(Errno) in
             // The descriptor as it is after a break: the inode's own data.
             try inode.withDescriptor { (file) throws(Errno) in

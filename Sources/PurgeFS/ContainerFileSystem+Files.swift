@@ -1,4 +1,5 @@
 import CFuse
+import CLinux
 import Glibc
 import PurgeCore
 import PurgeSys
@@ -113,11 +114,18 @@ extension ContainerFileSystem {
     }
 
     func allocate(_ file: OpenFile, mode: Int32, offset: Int64, length: Int64) throws(Errno) {
-        // Only a plain allocation grows the file; KEEP_SIZE and punching do not change its size.
-        let end = mode == 0 ? UInt64(offset + length) : 0
-        try growing(file, upTo: end) { () throws(Errno) in
+        try growing(file, allocating: Self.allocation(ofFallocate: mode, offset: offset, length: length)) { () throws(Errno) in
             try file.descriptor.allocate(mode: mode, offset: offset, length: length)
         }
+    }
+
+    /// What `fallocate` reserves: a plain allocation, `KEEP_SIZE` and
+    /// `ZERO_RANGE` reserve the range's blocks (past the end of file too);
+    /// punching, collapsing and inserting a range allocate nothing.
+    static func allocation(ofFallocate mode: Int32, offset: Int64, length: Int64) -> Allocation {
+        let freeing = clinux_FALLOC_FL_PUNCH_HOLE | clinux_FALLOC_FL_COLLAPSE_RANGE | clinux_FALLOC_FL_INSERT_RANGE
+        guard mode & freeing == 0, offset >= 0, length > 0 else { return .none }
+        return .data(offset: UInt64(offset), length: UInt64(length))
     }
 
     func seek(_ handle: FileDescriptor, offset: Int64, whence: Int32) throws(Errno) -> Int64 {
@@ -131,7 +139,7 @@ extension ContainerFileSystem {
         if let cloned = cloneWhole(from: source, at: sourceOffset, to: destination, at: offset, length: length, flags: flags) {
             return cloned
         }
-        let copied = try growing(destination, upTo: UInt64(offset) + UInt64(length)) { () throws(Errno) -> Int in
+        let copied = try growing(destination, allocating: .data(offset: UInt64(max(offset, 0)), length: UInt64(max(length, 0)))) { () throws(Errno) -> Int in
             try destination.descriptor.copyRange(
                 from: source.descriptor, sourceOffset: sourceOffset, offset: offset, length: length, flags: flags)
         }

@@ -1,4 +1,5 @@
 import CFuse
+import CLinux
 import Glibc
 import PurgeCore
 import PurgeSys
@@ -8,10 +9,18 @@ import PurgeSys
 /// from that very call only when nothing purgeable is left. The file's
 /// earlier content is untouched by a write that fails.
 extension ContainerFileSystem {
-    /// Reserves room for `inode` to grow to `end` bytes; returns the amount
-    /// reserved, to be released once the ledger has the new size.
-    func makeRoom(for inode: Inode, upTo end: UInt64) throws(Errno) -> UInt64 {
-        try makeRoom { state.room(for: inode.key, upTo: end) }
+    /// Reserves room for data written over `length` bytes at `offset` of
+    /// `file`: what that may allocate, never a hole (see
+    /// `AllocationEstimate`). Returns the amount reserved, to be released
+    /// once the ledger has the file's new figures.
+    func makeRoom(for file: OpenFile, writingAt offset: UInt64, length: UInt64) throws(Errno) -> UInt64 {
+        try makeRoom {
+            state.room(for: file.inode.key, writingAt: offset, length: length) { inside in
+                // The next hole at or after the range's start (the end of file counts as one).
+                guard let hole = try? file.descriptor.seek(to: Int64(inside.lowerBound), whence: clinux_SEEK_HOLE) else { return true }
+                return UInt64(hole) < inside.upperBound
+            }
+        }
     }
 
     /// Reserves room for `need` more bytes (a clone's data copied when it
@@ -37,13 +46,27 @@ extension ContainerFileSystem {
         throw Errno.noSpace
     }
 
-    /// Runs `body` (which grows `file` to at most `end` bytes) with room made
-    /// for it, then records the file's new figures. A real device may still
-    /// be full: on `ENOSPC` the call is retried once after purging, when `retryable`.
+    /// What a change to a file's data may allocate, to make room for first.
+    enum Allocation {
+        /// Data over `length` bytes at `offset` (`write`, `copy_file_range`,
+        /// `fallocate` that reserves): the blocks it may allocate, no hole.
+        case data(offset: UInt64, length: UInt64)
+        /// Nothing: `truncate` (growing makes a hole), punching a hole.
+        case none
+    }
+
+    /// Runs `body` (a change of `file` that may allocate `allocation`) with
+    /// room made for it, then records the file's new figures. A real device
+    /// may still be full: on `ENOSPC` the call is retried once after
+    /// purging, when `retryable`.
     func growing<T>(
-        _ file: OpenFile, upTo end: UInt64, retryable: Bool = true, _ body: () throws(Errno) -> T
+        _ file: OpenFile, allocating allocation: Allocation, retryable: Bool = true, _ body: () throws(Errno) -> T
     ) throws(Errno) -> T {
-        let reserved = try makeRoom(for: file.inode, upTo: end)
+        let reserved: UInt64
+        switch allocation {
+        case .data(let offset, let length): reserved = try makeRoom(for: file, writingAt: offset, length: length)
+        case .none: reserved = 0
+        }
         // Whatever happened, the ledger gets the file's figures as they are now.
         defer {
             noteFigures(of: file)
@@ -72,7 +95,7 @@ extension ContainerFileSystem {
         let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
         let breaking = try makeRoomForBreak(file, length: length)
         defer { state.release(breaking) }
-        let written = try growing(file, upTo: UInt64(offset) + UInt64(length), retryable: inMemory) { () throws(Errno) -> Int in
+        let written = try growing(file, allocating: .data(offset: UInt64(offset), length: UInt64(length)), retryable: inMemory) { () throws(Errno) -> Int in
             let count = cfuse_write_bufvec_to_fd(data, file.descriptor.rawValue, offset, 1)
             if count < 0 { throw Errno(Int32(-count)) }
             return count

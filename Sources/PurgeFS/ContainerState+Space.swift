@@ -26,23 +26,21 @@ extension ContainerState {
     /// `capacity` may switch the model between real and simulated at any time).
     private func currentStatus(backing: BackingSpace) -> SpaceStatus {
         var status = model.status(usage: ledger.usage, purgeable: ledger.rootTotals.purgeable, backing: backing)
-        status.available = status.available > reserved ? status.available - reserved : 0
+        status.reserve(reserved)
         return status
     }
 
-    /// Asks for room for file `id` to grow to `end` bytes (nothing to ask
-    /// when it does not grow, or when the ledger does not count it).
-    func room(for id: EntryID, upTo end: UInt64) -> Room {
-        let need: UInt64 = lock.withLock {
-            guard let size = try? ledger.file(id).size, end > size else { return 0 }
-            return Self.blocks(end) - Self.blocks(size)
-        }
+    /// Asks for room for data written over `length` bytes at `offset` of file `id`: what it
+    /// may allocate (`AllocationEstimate.write`), never the hole a write
+    /// past the end of file leaves (nothing to ask when the ledger does not
+    /// count the file). `holeWithin` is asked, outside the lock, only for a
+    /// file that may have holes.
+    func room(for id: EntryID, writingAt offset: UInt64, length: UInt64, holeWithin: (Range<UInt64>) -> Bool) -> Room {
+        guard let file = lock.withLock({ try? ledger.file(id) }) else { return room(for: 0) }
+        let need = AllocationEstimate.write(
+            offset: offset, length: length, size: file.size, allocated: file.allocated,
+            holeWithin: holeWithin)
         return room(for: need)
-    }
-
-    /// Bytes in whole 4 KiB blocks: what growing to `size` may allocate.
-    private static func blocks(_ size: UInt64) -> UInt64 {
-        (size + 4095) / 4096 * 4096
     }
 
     /// Asks for room for `need` more bytes.
@@ -77,10 +75,17 @@ extension ContainerState {
 
     var capacityModel: CapacityModel { lock.withLock { model } }
 
-    func changeDevice(capacity: UInt64? = nil, external: UInt64? = nil) {
-        lock.withLock {
-            if let capacity { model.capacity = capacity }
-            if let external { model.external = external }
+    /// Sets `capacity` or `external` (`setfattr` on the root, `purgefs
+    /// space`) if the device it leaves passes the rule every door shares
+    /// (`CapacityModel.validate`); else changes nothing and throws why.
+    func changeDevice(capacity: UInt64? = nil, external: UInt64? = nil) throws(OptionError) {
+        let backingSpace = readBackingSpace()
+        try lock.withLock { () throws(OptionError) in
+            var changed = model
+            if let capacity { changed.capacity = capacity }
+            if let external { changed.external = external }
+            try changed.validate(deviceSize: backingSpace.size > 0 ? backingSpace.size : nil)
+            model = changed
         }
     }
 
@@ -88,6 +93,7 @@ extension ContainerState {
     private func readBackingSpace() -> BackingSpace {
         guard let figures = try? backing.fileSystemStatus() else { return BackingSpace(size: 0, available: 0) }
         let unit = UInt64(figures.f_frsize)
-        return BackingSpace(size: UInt64(figures.f_blocks) * unit, available: UInt64(figures.f_bavail) * unit)
+        return BackingSpace(size: UInt64(figures.f_blocks) * unit, available: UInt64(figures.f_bavail) * unit,
+                            free: UInt64(figures.f_bfree) * unit)
     }
 }

@@ -72,6 +72,19 @@ final class LinkedClones: @unchecked Sendable {
         }
     }
 
+    /// The identity of the listed name `name` in `parent`, from its
+    /// directory entry alone (the backing inode number, no stat): as
+    /// `identity(of:parent:name:)` gives it, so a clone's `d_ino` is its
+    /// `st_ino`.
+    func identity(ofListed backing: EntryID, parent: EntryID, name: CName) -> EntryID {
+        guard isActive else { return backing }
+        let key = LinkedCloneRegistry.Name(parent: parent, name: Self.bytes(name))
+        return lock.withLock {
+            guard registry.group(backedBy: backing) != nil else { return backing }
+            return registry.member(named: key) ?? backing
+        }
+    }
+
     /// Whether `backing` is a group's shared inode (then its names are told
     /// apart by `identity`, not by inode number).
     func isShared(backing: EntryID) -> Bool {

@@ -19,7 +19,7 @@ struct RuntimePublication {
             user: CurrentProcess.effectiveUserID, runtimeDirectory: CurrentProcess.environmentValue("XDG_RUNTIME_DIR"))
         let record = RuntimeRecord(
             processID: getpid(), stateDescriptor: state.rawValue, container: container, zones: options.purgeableZones,
-            bundle: options.bundle)
+            bundle: options.bundle, low: options.low, high: options.high)
         let publication = RuntimePublication(directory: directory, fileName: RuntimeRecord.fileName(mountID: mount.id))
         do {
             _ = mkdir(directory, 0o755)

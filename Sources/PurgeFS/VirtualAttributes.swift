@@ -40,12 +40,14 @@ struct VirtualAttributes {
             case .purgeable: return String(totals.purgeable)
             default: return String(totals.cloneSavings)
             }
-        case .capacity, .external, .available, .availableImportant, .availableOpportunistic:
+        case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic:
             let status = state.status()
             switch attribute {
             case .capacity: return String(status.capacity)
             case .external: return String(status.external)
             case .available: return String(status.available)
+            case .containerUsed: return String(status.containerUsed)
+            case .deviceUsed: return String(status.deviceUsed)
             case .availableImportant: return String(status.availableImportant)
             default: return String(status.availableOpportunistic)
             }
@@ -82,13 +84,24 @@ struct VirtualAttributes {
         if attribute.isControl && caller != 0 && caller != DaemonIdentity.shared.user { throw Errno.notPermitted }
         let text = String(decoding: Self.trimmed(value), as: UTF8.self)
         switch attribute {
-        case .capacity:
-            guard let size = try? ByteSize(parsing: text), size.bytes > 0 else { throw Errno.invalidArgument }
-            filesystem.state.changeDevice(capacity: size.bytes)
-            filesystem.monitor.kick()
-        case .external:
-            guard let size = try? ByteSize(parsing: text) else { throw Errno.invalidArgument }
-            filesystem.state.changeDevice(external: size.bytes)
+        case .capacity, .external:
+            // The rule the mount options and `purgefs space` follow; the reason goes to the daemon log.
+            do throws(OptionError) {
+                let bytes: UInt64
+                do throws(ValueError) {
+                    bytes = attribute == .capacity ? try CapacityModel.capacity(parsing: text) : try CapacityModel.external(parsing: text)
+                } catch {
+                    throw OptionError.invalidValue(option: attribute.rawValue, value: text, reason: error)
+                }
+                if attribute == .capacity {
+                    try filesystem.state.changeDevice(capacity: bytes)
+                } else {
+                    try filesystem.state.changeDevice(external: bytes)
+                }
+            } catch {
+                Diagnostics.note("refused \(attribute.fullName)=\(text.prefix(64)): \(error)")
+                throw Errno.invalidArgument
+            }
             filesystem.monitor.kick()
         case .purge:
             if text == "all" {

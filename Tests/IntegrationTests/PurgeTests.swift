@@ -170,9 +170,13 @@ final class WritePathTests: PurgeTestCase {
         XCTAssertEqual(Array(now.prefix(MiB)), existing, "the document's earlier bytes are intact")
         XCTAssertEqual(now.count, MiB + appended, "the document holds exactly what the successful writes wrote")
 
-        // Truncate-up and fallocate beyond what is left fail with ENOSPC and change nothing.
+        // Truncate-up makes a hole, which needs no room (SparseFileTests);
+        // fallocate beyond what is left fails with ENOSPC and changes nothing.
         let size = fileSize(m + "/Documents/existing") ?? 0
-        XCTAssertEqual(truncate(m + "/Documents/existing", off_t(size) + off_t(8 * MiB)) == 0 ? 0 : errno, ENOSPC, "truncate up")
+        let allocated = numberAttr(m + "/Documents/existing", "allocated")
+        XCTAssertEqual(truncate(m + "/Documents/existing", off_t(size) + off_t(8 * MiB)) == 0 ? 0 : errno, 0, "truncate up")
+        XCTAssertEqual(numberAttr(m + "/Documents/existing", "allocated"), allocated, "the hole allocates nothing")
+        XCTAssertEqual(truncate(m + "/Documents/existing", off_t(size)) == 0 ? 0 : errno, 0, "truncate back")
         XCTAssertEqual(fileSize(m + "/Documents/existing"), size)
         let fd2 = open(m + "/Documents/existing", O_RDWR | O_CLOEXEC)
         XCTAssertEqual(posix_fallocate(fd2, 0, off_t(size) + off_t(8 * MiB)), ENOSPC, "fallocate")

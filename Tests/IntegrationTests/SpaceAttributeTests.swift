@@ -85,9 +85,11 @@ final class SpaceRelationTests: MountedTestCase {
         assertRelations("external 90M, nothing purgeable")
         XCTAssertEqual(numberAttr(m, "available_opportunistic"), 0)
 
-        // External beyond the capacity: available is 0, not negative or wrapped.
-        XCTAssertEqual(setAttr(m, pf("external"), "200M"), 0)
-        assertRelations("external beyond the capacity")
+        // External beyond the capacity is refused (DeviceRuleTests); one that
+        // leaves less than the container uses: available is 0, not negative or wrapped.
+        XCTAssertEqual(setAttr(m, pf("external"), "200M"), EINVAL)
+        XCTAssertEqual(setAttr(m, pf("external"), "99M"), 0)
+        assertRelations("external and the container beyond the capacity")
         XCTAssertEqual(numberAttr(m, "available"), 0)
         for name in ["c1", "doc", "c2", "t"] {
             let path = ["c1": "caches/c1", "doc": "Documents/doc", "c2": "Library/Caches/c2", "t": "tmp/t"][name]!

@@ -13,7 +13,8 @@ final class SpaceCommandTests: PurgefsCommandTestCase {
 
     func testShowsTheRootsFigures() throws {
         let json = try object(try succeed("space", mnt, "--json"))
-        for (field, name) in [("capacity", "capacity"), ("external", "external"), ("available", "available"),
+        for (field, name) in [("capacity", "capacity"), ("external", "external"), ("container_used", "container_used"),
+                              ("device_used", "device_used"), ("available", "available"),
                               ("available_important", "available_important"), ("available_opportunistic", "available_opportunistic"),
                               ("purgeable", "purgeable"), ("purged_bytes", "purged_bytes"), ("purged_files", "purged_files")] {
             XCTAssertEqual((json[field] as? NSNumber)?.uint64Value, try attribute(name, of: mnt), field)
@@ -21,10 +22,11 @@ final class SpaceCommandTests: PurgefsCommandTestCase {
         XCTAssertEqual((json["capacity"] as? NSNumber)?.uint64Value, 64 << 20)
         let capacity = try attribute("capacity", of: mnt), external = try attribute("external", of: mnt)
         let available = try attribute("available", of: mnt)
-        XCTAssertEqual((json["used"] as? NSNumber)?.uint64Value, capacity - external - available)
+        XCTAssertEqual((json["container_used"] as? NSNumber)?.uint64Value, capacity - external - available)
+        XCTAssertEqual((json["device_used"] as? NSNumber)?.uint64Value, capacity - available)
 
         let text = try succeed("space", mnt)
-        for label in ["capacity", "external", "used", "available for important usage", "available for opportunistic usage",
+        for label in ["capacity", "external", "used by the container", "used on the device", "available for important usage", "available for opportunistic usage",
                       "purgeable", "purged", "64 MiB"] {
             XCTAssertTrue(text.contains(label), "\(label) in\n\(text)")
         }

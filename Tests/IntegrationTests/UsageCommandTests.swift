@@ -16,11 +16,11 @@ final class UsageCommandTests: PurgefsCommandTestCase {
             XCTAssertEqual(number(json, name), try attribute(name, of: mnt), name)
         }
         let device = try XCTUnwrap(json["device"] as? [String: Any])
-        for name in ["capacity", "external", "available", "available_important", "available_opportunistic", "purgeable",
-                     "purged_bytes", "purged_files"] {
+        for name in ["capacity", "external", "container_used", "device_used", "available", "available_important",
+                     "available_opportunistic", "purgeable", "purged_bytes", "purged_files"] {
             XCTAssertEqual(number(device, name), try attribute(name, of: mnt), name)
         }
-        XCTAssertEqual(number(device, "used"), try attribute("capacity", of: mnt) - attribute("available", of: mnt))
+        XCTAssertEqual(number(device, "device_used"), try attribute("capacity", of: mnt) - attribute("available", of: mnt))
 
         XCTAssertEqual(number(json, "documents"), try attribute("size", of: mnt + "/Documents"))
         XCTAssertEqual(number(json, "documents"), 20_000)

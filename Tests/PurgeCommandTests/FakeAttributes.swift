@@ -36,6 +36,7 @@ final class FakeAttributes: @unchecked Sendable {
         -> [String: String] {
         directory(size: size, files: files, purgeable: purgeable).merging([
             "capacity": "\(capacity)", "external": "\(external)", "available": "\(available)",
+            "container_used": "\(capacity - external - available)", "device_used": "\(capacity - available)",
             "available_important": "\(available + purgeable)", "available_opportunistic": "\(available / 2)",
             "purged_bytes": "7", "purged_files": "1",
         ]) { $1 }

@@ -62,7 +62,7 @@ final class SubcommandParsingTests: XCTestCase {
 
     func testUsageHelpNamesEveryJSONField() {
         let figures = DirectoryFigures(size: 1, files: 1, allocated: 1, purgeable: 1, cloneSavings: 0)
-        let device = DeviceFigures(capacity: 1, external: 0, available: 0, availableImportant: 0, availableOpportunistic: 0,
+        let device = DeviceFigures(capacity: 1, external: 0, containerUsed: 1, deviceUsed: 1, available: 0, availableImportant: 0, availableOpportunistic: 0,
                                    purgeable: 0, purgedBytes: 0, purgedFiles: 0)
         let report = UsageReport(path: "/m", mountpoint: "/m", app: nil, documents: 0, zones: [], directory: figures, device: device)
         guard case .object(let fields) = report.json, case .object(let deviceFields)? = report.json["device"] else {
@@ -72,7 +72,7 @@ final class SubcommandParsingTests: XCTestCase {
     }
 
     func testSpaceHelpNamesEveryJSONField() {
-        let device = DeviceFigures(capacity: 1, external: 0, available: 0, availableImportant: 0, availableOpportunistic: 0,
+        let device = DeviceFigures(capacity: 1, external: 0, containerUsed: 1, deviceUsed: 1, available: 0, availableImportant: 0, availableOpportunistic: 0,
                                    purgeable: 0, purgedBytes: 0, purgedFiles: 0)
         guard case .object(let fields) = SpaceCommand.json(device, mountpoint: "/m") else { return XCTFail("not an object") }
         for (name, _) in fields where name != "mountpoint" { XCTAssertTrue(SpaceCommand.help.contains(name), name) }

@@ -31,12 +31,14 @@ final class UsageReportTests: XCTestCase {
         XCTAssertEqual(report.cachesPurgeable, 330)
         XCTAssertEqual(report.otherData, 1000 - 400 - 430)
         XCTAssertNil(report.app)
-        XCTAssertEqual(report.device.usedOnDevice, 3000)
-        XCTAssertEqual(report.device.used, 1000)
+        XCTAssertEqual(report.device.deviceUsed, 3000)
+        XCTAssertEqual(report.device.containerUsed, 1000)
         XCTAssertEqual(report.json["size"], .integer(UInt64(1000)))
         XCTAssertEqual(report.json["app"], .null)
         XCTAssertEqual(report.json["device"]?["available_important"], .integer(UInt64(7300)))
-        XCTAssertEqual(report.json["device"]?["used"], .integer(UInt64(3000)))
+        XCTAssertEqual(report.json["device"]?["device_used"], .integer(UInt64(3000)))
+        XCTAssertEqual(report.json["device"]?["container_used"], .integer(UInt64(1000)))
+        XCTAssertNil(report.json["device"]?["used"], "no figure is called just used")
         let text = report.text
         for expected in ["Storage of /m\n", "App ", "not set", "Documents ", "400 B", "  caches ", "250 B (200 B purgeable)",
                          "Other data", "170 B", "Total", "1000 B in 10 files", "Available for important use", "7.1 KiB"] {

@@ -76,4 +76,26 @@ final class CapacityModelTests: XCTestCase {
         monitor.stop()
         XCTAssertEqual(monitor.target(for: model.status(usage: 850, purgeable: 0)), 0)
     }
+
+    /// Each figure once (docs/DESIGN.md "The figures").
+    func testContainerUsedDeviceUsedAndFree() {
+        let simulated = CapacityModel(capacity: 200 * gib, external: 105 * gib).status(usage: 46 * gib, purgeable: 0)
+        XCTAssertEqual(simulated.containerUsed, 46 * gib)
+        XCTAssertEqual(simulated.free, simulated.available)
+        XCTAssertEqual(simulated.deviceUsed, 151 * gib, "external included")
+        XCTAssertEqual(simulated.deviceUsed + simulated.available, simulated.capacity)
+
+        // A real device: free counts the blocks reserved for root, available does not.
+        let real = CapacityModel(external: gib).status(usage: 12345, purgeable: 0,
+                                                       backing: BackingSpace(size: 50 * gib, available: 4 * gib, free: 6 * gib))
+        XCTAssertEqual(real.containerUsed, 12345, "the container's own, not the backing filesystem's")
+        XCTAssertEqual(real.available, 3 * gib)
+        XCTAssertEqual(real.free, 5 * gib)
+        XCTAssertEqual(real.deviceUsed, 45 * gib)
+
+        var reserved = simulated
+        reserved.reserve(gib)
+        XCTAssertEqual(reserved.available, simulated.available - gib)
+        XCTAssertEqual(reserved.deviceUsed, simulated.deviceUsed + gib, "writes in flight are in use on the device")
+    }
 }

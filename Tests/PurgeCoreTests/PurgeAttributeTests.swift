@@ -27,10 +27,20 @@ final class PurgeAttributeTests: XCTestCase {
             }
             XCTAssertEqual(attribute.fullName, "user.purgefs." + name)
         }
-        XCTAssertEqual(spec.count + own.count, PurgeAttribute.allCases.count)
         XCTAssertTrue(PurgeAttribute.evictable.isReadable(on: .file))
         XCTAssertFalse(PurgeAttribute.evictable.isReadable(on: .directory))
         XCTAssertFalse(PurgeAttribute.evictable.isWritable(on: .file))
+        // purgefs's own, beside SPEC's: the figures space and usage show.
+        let figures = ["container_used", "device_used"]
+        for name in figures {
+            guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
+                return XCTFail("\(name) does not parse")
+            }
+            XCTAssertTrue(attribute.isReadable(on: .root))
+            XCTAssertFalse(attribute.isReadable(on: .directory))
+            XCTAssertFalse(attribute.isWritable(on: .root))
+        }
+        XCTAssertEqual(spec.count + own.count + figures.count, PurgeAttribute.allCases.count)
     }
 
     func testWhereAttributesApply() {

@@ -11,6 +11,13 @@ final class RuntimeRecordTests: XCTestCase {
         XCTAssertEqual(record.stateDirectoryPath, "/proc/4242/fd/7")
     }
 
+    /// The marks travel exactly (bytes not rounded as `displayText` rounds them).
+    func testMarksRoundTripExactly() {
+        let record = RuntimeRecord(processID: 1, stateDescriptor: 3, container: "/c", low: .bytes(100_000_001), high: .percent(12.5))
+        XCTAssertEqual(RuntimeRecord(decoding: record.encoded), record)
+        XCTAssertNil(RuntimeRecord(decoding: Array("pid 1\nstate 3\ncontainer /c\n".utf8))?.low, "an older record has none")
+    }
+
     func testMalformedRecordsAreRefused() {
         XCTAssertNil(RuntimeRecord(decoding: Array("pid x\nstate 3\ncontainer /c\n".utf8)))
         XCTAssertNil(RuntimeRecord(decoding: Array("pid 1\ncontainer /c\n".utf8)))
