@@ -194,18 +194,10 @@ final class DemoSession {
     private func waitForTheDaemon() {
         guard let daemon else { return }
         var waited = 0
-        while Self.isRunning(daemon), waited < Self.daemonExitDeadlineMilliseconds {
+        while daemon.isRunning, waited < Self.daemonExitDeadlineMilliseconds {
             CurrentProcess.sleep(milliseconds: 10)
             waited += 10
         }
-    }
-
-    /// Whether `pid` is a live process (not gone, not a zombie), from `/proc/PID/stat`.
-    static func isRunning(_ pid: ProcessID) -> Bool {
-        guard let stat = try? FileDescriptor.readFile("/proc/\(pid.rawValue)/stat", limit: 4096),
-              let close = stat.lastIndex(of: UInt8(ascii: ")")), close + 2 < stat.count else { return false }
-        let state = stat[close + 2]
-        return state != UInt8(ascii: "Z") && state != UInt8(ascii: "X")
     }
 
     /// `Paths.removeTree`, tried again for a moment while something still

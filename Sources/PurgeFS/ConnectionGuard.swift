@@ -45,8 +45,9 @@ public enum ConnectionGuard {
 
     /// The guard's life; returns its exit status.
     public static func run(_ arguments: [String]) -> Int32 {
-        guard arguments.count == 4, let pid = pid_t(arguments[0]), let mountID = Int(arguments[1]),
-              let connection = Int(arguments[2]), let started = startTime(of: pid)
+        guard arguments.count == 4, let number = pid_t(arguments[0]), let mountID = Int(arguments[1]),
+              let connection = Int(arguments[2]), case let pid = ProcessID(rawValue: number),
+              let started = pid.status?.startTime
         else { return 64 }
         let mountpoint = arguments[3]
         // Nothing of the daemon's is held here: no descriptor, no working directory in the container.
@@ -79,34 +80,14 @@ public enum ConnectionGuard {
         (try? MountTable.current())?.fuseMount(at: mountpoint)
     }
 
-    /// Alive: listed, not a zombie, and the same process (its start time).
-    private static func isAlive(_ pid: pid_t, started: UInt64) -> Bool {
-        guard let fields = statFields(of: pid) else { return false }
-        return fields.state != "Z" && fields.state != "X" && fields.startTime == started
+    /// Alive: listed, not exited, and the same process (its start time).
+    private static func isAlive(_ pid: ProcessID, started: UInt64) -> Bool {
+        pid.isRunning && pid.status?.startTime == started
     }
 
     /// Exited (a zombie) while some of its threads live on, stuck in the kernel.
-    private static func isStuckZombie(_ pid: pid_t, started: UInt64) -> Bool {
-        guard let fields = statFields(of: pid), fields.state == "Z", fields.startTime == started,
-              let directory = try? FileDescriptor.open(path: "/proc/\(pid)/task", flags: O_RDONLY | O_DIRECTORY)
-        else { return false }
-        defer { directory.closeQuietly() }
-        guard let stream = try? DirectoryStream(directory) else { return false }
-        var threads = 0
-        while let entry = try? stream.next() { if !entry.isDotOrDotDot { threads += 1 } }
-        return threads > 1
-    }
-
-    private static func startTime(of pid: pid_t) -> UInt64? { statFields(of: pid)?.startTime }
-
-    /// The state (field 3) and start time (field 22) of `/proc/PID/stat`.
-    private static func statFields(of pid: pid_t) -> (state: Character, startTime: UInt64)? {
-        guard let bytes = try? FileDescriptor.readFile("/proc/\(pid)/stat") else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self)
-        // The command name (field 2) may hold spaces and parentheses: the fields after it follow the last ')'.
-        guard let close = text.lastIndex(of: ")") else { return nil }
-        let rest = text[text.index(after: close)...].split(separator: " ")
-        guard rest.count > 19, let state = rest[0].first, let start = UInt64(rest[19]) else { return nil }
-        return (state, start)
+    private static func isStuckZombie(_ pid: ProcessID, started: UInt64) -> Bool {
+        guard let status = pid.status, status.state == UInt8(ascii: "Z"), status.startTime == started else { return false }
+        return pid.threadCount > 1
     }
 }
