@@ -4,7 +4,8 @@ import PurgeCore
 import PurgeSys
 import Synchronization
 
-/// The tier's hooks in the passthrough, and eviction and download.
+/// The tier's events from the passthrough (it is an observer:
+/// `CloudTier+Observing`), and eviction and download.
 extension CloudTier {
     /// The path of a directory relative to the container, "" for the root.
     private func directoryPath(_ id: EntryID) -> String? {
@@ -19,7 +20,8 @@ extension CloudTier {
     func isUbiquitous(_ path: String) -> Bool { CloudZones.contains(zones, path) }
 
     /// A regular file was created (or opened by create) as `name` in `parent`.
-    func noteCreated(_ status: stat, name: CName, in parent: EntryID) {
+    /// Recorded by its backing identity (`EntryID(status)`), not `id`.
+    func created(_ status: stat, id: EntryID, name: CName, in parent: EntryID, opened: Bool) {
         guard status.st_mode & S_IFMT == S_IFREG, let directory = directoryPath(parent) else { return }
         let path = joined(directory, name)
         guard isUbiquitous(path) else { return }
@@ -27,14 +29,14 @@ extension CloudTier {
     }
 
     /// A file was closed: upload it after the debounce if it changed.
-    func noteClosed(_ id: EntryID) {
+    func closed(_ id: EntryID) {
         guard let path = lock.withLock({ paths[id] }) else { return }
         schedule(path, after: Self.debounce)
         kick()
     }
 
     /// `name` in `parent` was removed.
-    func noteRemoved(_ status: stat, name: CName, from parent: EntryID) {
+    func removed(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {
         guard let directory = directoryPath(parent) else { return }
         let path = joined(directory, name)
         let kind = status.st_mode & S_IFMT
@@ -52,7 +54,7 @@ extension CloudTier {
     }
 
     /// `name` in `parent` became `newName` in `newParent`.
-    func noteMoved(_ status: stat, name: CName, from parent: EntryID, newName: CName, in newParent: EntryID) {
+    func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {
         guard let fromDirectory = directoryPath(parent), let toDirectory = directoryPath(newParent) else { return }
         let from = joined(fromDirectory, name)
         let to = joined(toDirectory, newName)

@@ -23,8 +23,8 @@ extension ContainerFileSystem {
             guard cloud?.isUbiquitous(source.inode) != true, cloud?.isUbiquitous(destination.inode) != true,
                   state.linked.clone(source, into: destination, filesystem: self)
             else { return nil }
-            state.noteUsed(source.inode.key)
-            state.noteUsed(destination.inode.key)
+            events.used(source.inode.key)
+            events.used(destination.inode.key)
             return Int(sourceStatus.st_size)
         }
         do {
@@ -32,8 +32,8 @@ extension ContainerFileSystem {
         } catch {
             return nil
         }
-        state.noteUsed(source.inode.key)
-        state.noteUsed(destination.inode.key)
+        events.used(source.inode.key)
+        events.used(destination.inode.key)
         return Int(sourceStatus.st_size)
     }
 

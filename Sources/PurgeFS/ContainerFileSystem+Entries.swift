@@ -21,8 +21,8 @@ extension ContainerFileSystem {
         // New data or times on an evicted file: its data comes back first.
         let touchesContent = fields & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME
             | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW) != 0
-        if touchesContent { try cloud?.beginOpen(inode) }
-        defer { if touchesContent { cloud?.endOpen(inode) } }
+        if touchesContent { try events.beginOpen(inode) }
+        defer { if touchesContent { events.endOpen(inode) } }
         if fields & FUSE_SET_ATTR_SIZE != 0 {
             try truncate(inode, to: new.st_size, through: handle)
         }
@@ -30,7 +30,7 @@ extension ContainerFileSystem {
             try setAttributes(through: file, to: new, changing: fields)
         }
         // A document's new size or times reach the remote like a write's (after the debounce).
-        if touchesContent && inode.isRegularFile { cloud?.noteClosed(inode.key) }
+        if touchesContent && inode.isRegularFile { events.changed(inode.key) }
         return try attributes(of: inode)
     }
 
@@ -69,7 +69,7 @@ extension ContainerFileSystem {
             // The descriptor as it is after a break: the inode's own data.
             try inode.withDescriptor { (file) throws(Errno) in
                 try file.truncateThroughPath(to: Int64(size))
-                if let status = try? file.status() { state.noteResized(status, id: inode.key) }
+                if let status = try? file.status() { events.resized(status, id: inode.key) }
             }
         }
     }
@@ -108,7 +108,7 @@ extension ContainerFileSystem {
             try file.withDescriptor { (source) throws(Errno) in try source.link(as: name, in: directory) }
         }
         // A name in a ubiquitous zone: the document goes to the remote (after the debounce).
-        if file.isRegularFile { cloud?.noteClosed(file.key) }
+        if file.isRegularFile { events.changed(file.key) }
         return entry
     }
 
@@ -120,8 +120,7 @@ extension ContainerFileSystem {
         return try locks.withLocks(directory.key) { () throws(Errno) -> fuse_entry_param in
             try directory.withDescriptor { (descriptor) throws(Errno) in try make(descriptor) }
             let entry = try lookUp(name, in: directory)
-            state.noteCreated(entry.attr, id: inodes.inode(NodeID(entry.ino)).key, name: name, in: directory.key)
-            cloud?.noteCreated(entry.attr, name: name, in: directory.key)
+            events.created(entry.attr, id: inodes.inode(NodeID(entry.ino)).key, name: name, in: directory.key)
             return entry
         }
     }
@@ -135,8 +134,7 @@ extension ContainerFileSystem {
                 let id = child.map { state.identity(of: $0, name: name, in: directory.key) }
                 try descriptor.unlink(name, directory: isDirectory)
                 if let child, let id {
-                    state.noteRemoved(child, id: id, from: directory.key)
-                    cloud?.noteRemoved(child, name: name, from: directory.key)
+                    events.removed(child, id: id, name: name, from: directory.key)
                 }
             }
         }
@@ -185,23 +183,26 @@ extension ContainerFileSystem {
                 // shares data with are two files, and the moved one takes the name.
                 guard replacedID != movingID, !renameFlags.contains(.exchange) else {
                     if replacedID != movingID, let replacedID {
-                        state.noteMoved(replaced, id: replacedID, from: destination.key, to: source.key, newName: name)
-                        state.noteMoved(moving, id: movingID, from: source.key, to: destination.key, newName: newName)
+                        events.exchanged(Exchange(
+                            moving: moving, movingID: movingID, name: name, parent: source.key,
+                            replaced: replaced, replacedID: replacedID, newName: newName, newParent: destination.key,
+                            oneBackingFile: true))
                     }
                     return
                 }
                 try source.withDescriptor { (from) throws(Errno) in try from.unlink(name) }
             }
-            if let replaced, let replacedID {
-                if renameFlags.contains(.exchange) {
-                    state.noteMoved(replaced, id: replacedID, from: destination.key, to: source.key, newName: name)
-                } else {
-                    state.noteRemoved(replaced, id: replacedID, from: destination.key)
-                    cloud?.noteRemoved(replaced, name: newName, from: destination.key)
-                }
+            if let replaced, let replacedID, renameFlags.contains(.exchange) {
+                events.exchanged(Exchange(
+                    moving: moving, movingID: movingID, name: name, parent: source.key,
+                    replaced: replaced, replacedID: replacedID, newName: newName, newParent: destination.key,
+                    oneBackingFile: false))
+                return
             }
-            state.noteMoved(moving, id: movingID, from: source.key, to: destination.key, newName: newName)
-            cloud?.noteMoved(moving, name: name, from: source.key, newName: newName, in: destination.key)
+            if let replaced, let replacedID {
+                events.removed(replaced, id: replacedID, name: newName, from: destination.key)
+            }
+            events.moved(moving, id: movingID, name: name, from: source.key, newName: newName, to: destination.key)
         }
     }
 

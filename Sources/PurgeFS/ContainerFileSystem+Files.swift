@@ -11,8 +11,8 @@ extension ContainerFileSystem {
     /// needs no aligned buffers.
     func open(_ id: NodeID, flags: Int32) throws(Errno) -> OpenFile {
         let inode = inodes.inode(id)
-        try cloud?.beginOpen(inode)  // an evicted file is downloaded first
-        defer { cloud?.endOpen(inode) }
+        try events.beginOpen(inode)  // an evicted file is downloaded first
+        defer { events.endOpen(inode) }
         // Truncating a clone: it gets a file of its own first, with nothing copied.
         if flags & O_TRUNC != 0 { try state.linked.breakAway(inode, keepingData: false, filesystem: self) }
         // A writer of shared data reads it, read-only, until its first write.
@@ -24,7 +24,7 @@ extension ContainerFileSystem {
             file.repoint(to: stand, protecting: true)  // shared since we looked
         }
         if inode.isRegularFile {
-            state.noteOpened(inode.key)
+            events.opened(inode.key)
             if flags & O_TRUNC != 0 { noteFigures(of: file) }
         }
         return file
@@ -45,11 +45,9 @@ extension ContainerFileSystem {
                 let entry = try self.entry(for: try file.reopen(flags: OpenFlags.path), name: name, in: directory)
                 if created {
                     let key = inodes.inode(NodeID(entry.ino)).key
-                    state.noteCreated(entry.attr, id: key, name: name, in: directory.key)
                     // Open before the directory's lock goes: the purger checks
                     // under it, and must never take a file just made.
-                    state.noteOpened(key)
-                    cloud?.noteCreated(entry.attr, name: name, in: directory.key)
+                    events.created(entry.attr, id: key, name: name, in: directory.key, opened: true)
                 }
                 return (entry, file, created)
             } catch {
@@ -67,7 +65,7 @@ extension ContainerFileSystem {
         let made = LinkedCloneRegistry.Name(parent: directory.key, name: LinkedClones.bytes(name))
         do { open = try OpenFile(descriptor: file, inode: inode, flags: Self.backingFlags(flags), createdAs: made) } catch {
             file.closeQuietly()
-            state.noteClosed(inode.key)
+            events.openAbandoned(inode.key)
             throw error
         }
         return (entry, open)
@@ -94,13 +92,12 @@ extension ContainerFileSystem {
 
     func release(_ file: OpenFile) {
         if file.inode.isRegularFile {
-            state.noteClosed(file.inode.key)
-            cloud?.noteClosed(file.inode.key)
+            events.closed(file.inode.key)
         }
     }
 
     func read(_ file: OpenFile) {
-        state.noteUsed(file.inode.key)
+        events.used(file.inode.key)
     }
 
     /// Emulates close(2) on the caller's descriptor: POSIX locks and
@@ -143,8 +140,8 @@ extension ContainerFileSystem {
             try destination.descriptor.copyRange(
                 from: source.descriptor, sourceOffset: sourceOffset, offset: offset, length: length, flags: flags)
         }
-        state.noteUsed(source.inode.key)
-        state.noteUsed(destination.inode.key)
+        events.used(source.inode.key)
+        events.used(destination.inode.key)
         return copied
     }
 

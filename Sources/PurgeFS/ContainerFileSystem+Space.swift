@@ -36,11 +36,11 @@ extension ContainerFileSystem {
             case .granted(let amount):
                 return amount
             case .noSpace:
-                // With optimize_storage, uploaded documents go before ENOSPC.
-                if (cloud?.evictForSpace(1, reason: "write") ?? 0) == 0 { throw Errno.noSpace }
+                // Observers free what they can before ENOSPC (the cloud tier, with optimize_storage, evicts).
+                if events.needsRoom(1, reason: "write") == 0 { throw Errno.noSpace }
             case .purgeFirst(let bytes):
                 if purger.purge(.bytes(bytes), reason: .write) == 0,
-                   (cloud?.evictForSpace(1, reason: "write") ?? 0) == 0 { throw Errno.noSpace }
+                   events.needsRoom(1, reason: "write") == 0 { throw Errno.noSpace }
             }
         }
         throw Errno.noSpace
@@ -85,7 +85,7 @@ extension ContainerFileSystem {
 
     /// Records the file's size and allocation after a change.
     func noteFigures(of file: OpenFile) {
-        if let status = try? file.descriptor.status() { state.noteResized(status, id: file.inode.key) }
+        if let status = try? file.descriptor.status() { events.resized(status, id: file.inode.key) }
     }
 
     /// `write_buf`: returns bytes written.
@@ -100,7 +100,7 @@ extension ContainerFileSystem {
             if count < 0 { throw Errno(Int32(-count)) }
             return count
         }
-        state.noteUsed(file.inode.key)
+        events.used(file.inode.key)
         return written
     }
 }

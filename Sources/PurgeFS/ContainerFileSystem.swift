@@ -30,12 +30,17 @@ final class ContainerFileSystem: Sendable {
     let recency: RecencyStore
     /// The cloud tier, with `cloud=`.
     let cloud: CloudTier?
+    /// Who hears what the handlers did: the ledger, then the cloud tier,
+    /// then `observers` (docs/DESIGN.md, "Observers").
+    let events: Observers
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, stateDirectory: StateDirectory,
-         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, timeouts: CacheTimeouts = .init(),
-         whenReady: @escaping @Sendable () -> Void) throws(Errno) {
+         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, observers: [any FileSystemObserver] = [],
+         timeouts: CacheTimeouts = .init(), whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
         self.cloud = cloud
+        let events = Observers([state] + (cloud.map { [$0] } ?? []) + observers)
+        self.events = events
         self.hidden = hidden
         self.state = state
         self.stateDirectory = stateDirectory
@@ -51,9 +56,9 @@ final class ContainerFileSystem: Sendable {
             state: state, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
             stateDirectory: stateDirectory)
         self.purger = purger
-        var evict: (@Sendable (UInt64) -> UInt64)?
-        if let cloud { evict = { (bytes: UInt64) -> UInt64 in cloud.evictForSpace(bytes, reason: "monitor") } }
-        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency, evict: evict)
+        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency) { (bytes: UInt64) -> UInt64 in
+            events.needsRoom(bytes, reason: "monitor")
+        }
     }
 
     /// Whether `name` in `directory` is the hidden state directory.

@@ -1,0 +1,93 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// A feature that follows what the passthrough does: the ledger and recency
+/// (`ContainerState`), the cloud tier (`CloudTier`), and whatever comes next
+/// (fault injection, shared devices). The handlers do the syscall and the
+/// reply, then announce what they did through `Observers`, registered at
+/// mount; a feature is added by writing an observer, not by editing every
+/// handler. docs/DESIGN.md lists the events, who listens, in what order and
+/// under which locks each is announced.
+///
+/// Every event has a default that does nothing: an observer implements what
+/// it needs. An observer is called on the handler's thread, maybe under the
+/// locks its event names: it takes only leaf locks of its own and
+/// `ContainerState`'s lock, never a namespace lock, and never waits for the
+/// kernel or for another request (DESIGN "Who may wait for whom").
+///
+/// Identities: `id` is the identity the inode was handed out with (a linked
+/// clone's own, `ContainerState.identity(of:name:in:)`); `status` is the
+/// backing file's, so `EntryID(status)` is the backing identity.
+protocol FileSystemObserver: Sendable {
+    /// `inode` is about to be opened, or its size or times set: its data
+    /// must be there first (the cloud tier downloads an evicted file). May
+    /// refuse the operation. Each `beginOpen` that returned is followed by
+    /// one `endOpen`, whether the operation succeeded or not.
+    func beginOpen(_ inode: Inode) throws(Errno)
+    func endOpen(_ inode: Inode)
+
+    /// `name` in `parent` was made (create, mknod, mkdir, symlink, link).
+    /// `opened`: by `create`, which holds it open from this moment: counted
+    /// open before the directory's lock goes, so the purger never sees it
+    /// unopened.
+    func created(_ status: stat, id: EntryID, name: CName, in parent: EntryID, opened: Bool)
+    /// An existing file was opened.
+    func opened(_ id: EntryID)
+    /// An open counted by `created(opened: true)` never reached the caller
+    /// (the handler failed after creating): it is closed, nothing else happened.
+    func openAbandoned(_ id: EntryID)
+    /// Data was read or written (recency).
+    func used(_ id: EntryID)
+    /// The backing file's size or allocation may have changed; `status` is
+    /// as it is now.
+    func resized(_ status: stat, id: EntryID)
+    /// An open file was released.
+    func closed(_ id: EntryID)
+    /// The file's data, size, times or names changed without an open file
+    /// (a `setattr` of size or times, a new hard link).
+    func changed(_ id: EntryID)
+    /// `name` in `parent` is gone (unlink, rmdir, or replaced by a rename).
+    func removed(_ status: stat, id: EntryID, name: CName, from parent: EntryID)
+    /// `name` in `parent` became `newName` in `newParent`.
+    func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID)
+    /// `RENAME_EXCHANGE`: `name` in `parent` (now `newName` in `newParent`)
+    /// and `newName` in `newParent` (now `name` in `parent`) swapped.
+    /// `oneBackingFile`: both names are of one backing file (a linked clone
+    /// and what it shares): rename(2) changed nothing there, only which
+    /// identity each name stands for.
+    func exchanged(_ exchange: Exchange)
+    /// Room is needed (`reason`: "write" or "monitor") and purging freed
+    /// none: frees up to `bytes` if it can (the cloud tier evicts uploaded
+    /// documents), returning what it freed.
+    func needsRoom(_ bytes: UInt64, reason: String) -> UInt64
+}
+
+/// The two sides of a `RENAME_EXCHANGE`.
+struct Exchange {
+    var moving: stat
+    var movingID: EntryID
+    var name: CName
+    var parent: EntryID
+    var replaced: stat
+    var replacedID: EntryID
+    var newName: CName
+    var newParent: EntryID
+    var oneBackingFile: Bool
+}
+
+extension FileSystemObserver {
+    func beginOpen(_ inode: Inode) throws(Errno) {}
+    func endOpen(_ inode: Inode) {}
+    func created(_ status: stat, id: EntryID, name: CName, in parent: EntryID, opened: Bool) {}
+    func opened(_ id: EntryID) {}
+    func openAbandoned(_ id: EntryID) {}
+    func used(_ id: EntryID) {}
+    func resized(_ status: stat, id: EntryID) {}
+    func closed(_ id: EntryID) {}
+    func changed(_ id: EntryID) {}
+    func removed(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {}
+    func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {}
+    func exchanged(_ exchange: Exchange) {}
+    func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 { 0 }
+}

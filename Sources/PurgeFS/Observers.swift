@@ -1,0 +1,81 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// The observers registered at mount (`ContainerFileSystem.init`), and the
+/// one call per event that the handlers make. Each event goes to every
+/// observer in registration order: the ledger first (so a feature that
+/// reads the ledger sees the change), then the cloud tier, then any other.
+/// `endOpen` goes in the reverse order, so brackets nest.
+struct Observers: Sendable {
+    let all: [any FileSystemObserver]
+
+    init(_ all: [any FileSystemObserver]) {
+        self.all = all
+    }
+
+    /// Every observer's `beginOpen`; if one refuses, those that had begun
+    /// are ended (in reverse) and its error is thrown.
+    func beginOpen(_ inode: Inode) throws(Errno) {
+        for (index, observer) in all.enumerated() {
+            do throws(Errno) { try observer.beginOpen(inode) } catch {
+                for begun in all[..<index].reversed() { begun.endOpen(inode) }
+                throw error
+            }
+        }
+    }
+
+    func endOpen(_ inode: Inode) {
+        for observer in all.reversed() { observer.endOpen(inode) }
+    }
+
+    func created(_ status: stat, id: EntryID, name: CName, in parent: EntryID, opened: Bool = false) {
+        for observer in all { observer.created(status, id: id, name: name, in: parent, opened: opened) }
+    }
+
+    func opened(_ id: EntryID) {
+        for observer in all { observer.opened(id) }
+    }
+
+    func openAbandoned(_ id: EntryID) {
+        for observer in all { observer.openAbandoned(id) }
+    }
+
+    func used(_ id: EntryID) {
+        for observer in all { observer.used(id) }
+    }
+
+    func resized(_ status: stat, id: EntryID) {
+        for observer in all { observer.resized(status, id: id) }
+    }
+
+    func closed(_ id: EntryID) {
+        for observer in all { observer.closed(id) }
+    }
+
+    func changed(_ id: EntryID) {
+        for observer in all { observer.changed(id) }
+    }
+
+    func removed(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {
+        for observer in all { observer.removed(status, id: id, name: name, from: parent) }
+    }
+
+    func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {
+        for observer in all { observer.moved(status, id: id, name: name, from: parent, newName: newName, to: newParent) }
+    }
+
+    func exchanged(_ exchange: Exchange) {
+        for observer in all { observer.exchanged(exchange) }
+    }
+
+    /// Asks each observer in turn for what is still missing, until `bytes`
+    /// are freed; returns what was freed.
+    func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 {
+        var freed: UInt64 = 0
+        for observer in all where freed < bytes {
+            freed += observer.needsRoom(bytes - freed, reason: reason)
+        }
+        return freed
+    }
+}
