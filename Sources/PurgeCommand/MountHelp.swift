@@ -30,12 +30,6 @@ enum MountHelp {
             TextLayout.row("-h, --help", "show this help"),
         ].joined(separator: "\n"))
         sections.append("purgefs options:\n" + MountOptionCatalog.purgefsOptions.map(row).joined(separator: "\n"))
-        let pending = MountOptionCatalog.purgefsOptions.contains { $0.pendingFeature != nil }
-        if pending {
-            sections.append(TextLayout.paragraph(
-                "[later: ...] marks options that are accepted and checked now, so fstab lines and scripts "
-                + "written today keep working, but that have no effect until the named feature is built."))
-        }
         sections.append("""
             Values:
             \(TextLayout.row("SIZE", "bytes, or a number with K, M, G or T (powers of 1024); a trailing B or iB is allowed (1GB = 1GiB = 1G), and a decimal part with a unit (1.5G)"))
@@ -64,8 +58,6 @@ enum MountHelp {
 
     private static func row(_ entry: MountOptionCatalog.Entry) -> String {
         let term = entry.valueName.map { "\(entry.name)=\($0)" } ?? entry.name
-        var paragraphs = [entry.summary, "Default: \(entry.defaultText)."]
-        if let feature = entry.pendingFeature { paragraphs.append("[later: \(feature)]") }
-        return TextLayout.row(term, paragraphs: paragraphs, column: 28)
+        return TextLayout.row(term, paragraphs: [entry.summary, "Default: \(entry.defaultText)."], column: 28)
     }
 }

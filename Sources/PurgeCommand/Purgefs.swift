@@ -8,16 +8,12 @@ public enum Purgefs {
     public static let version = "0.1.0"
 
     /// The subcommands that exist. A new one is a file with a `Subcommand`
-    /// type, added here and removed from `plannedCommands`.
+    /// type, added here.
     static var subcommands: [any Subcommand.Type] {
         [MountCommand.self, UnmountCommand.self, UsageCommand.self, SpaceCommand.self, ManualPurgeCommand.self,
          CloneCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, LogCommand.self,
          MetricsCommand.self, DemoCommand.self]
     }
-
-    /// SPEC's subcommands that are not built yet: named so the error says so,
-    /// rather than calling them unknown.
-    static let plannedCommands: [String] = []
 
     /// What the command line asks for, decided before anything touches the system.
     enum Route {
@@ -75,9 +71,6 @@ public enum Purgefs {
             if let command = subcommands.first(where: { $0.name == first }) {
                 return .run(try command.init(parsing: rest))
             }
-            if plannedCommands.contains(first) {
-                throw .usage("'\(first)' is not built yet (see purgefs --help)")
-            }
             if !first.hasPrefix("-"), first.contains("/") || pathExists(first) {
                 return .run(try MountCommand(parsing: arguments, requireMountpoint: true))
             }
@@ -88,7 +81,6 @@ public enum Purgefs {
 
     private static func subcommand(named name: String) throws(CommandExit) -> any Subcommand.Type {
         if let command = subcommands.first(where: { $0.name == name }) { return command }
-        if plannedCommands.contains(name) { throw .usage("'\(name)' is not built yet (see purgefs --help)") }
         throw .usage("unknown command '\(name)' (see purgefs --help)")
     }
 
@@ -119,7 +111,6 @@ public enum Purgefs {
         \(TextLayout.row("-h, --help", "Show help; every command has --help too", column: 14))
         \(TextLayout.row("--version", "Print the version", column: 14))
 
-        \(plannedCommands.isEmpty ? "" : TextLayout.paragraph("Not built yet: " + plannedCommands.joined(separator: ", ") + ".") + "\n")
         Exit status: 0 success, 1 failure, 64 usage error.
         """
     }

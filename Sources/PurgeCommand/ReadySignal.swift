@@ -38,9 +38,6 @@ final class ReadySignal: Sendable {
         return ReadySignal(fd: fd)
     }
 
-    /// Whether `ok` or an error has been sent.
-    var isSent: Bool { fd.withLock { $0 == nil } }
-
     /// Sends `ok`. Returns false if a line was already sent.
     @discardableResult
     func sendReady() -> Bool { send("ok\n") }

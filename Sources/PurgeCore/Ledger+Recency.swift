@@ -10,14 +10,6 @@ extension Ledger {
         return stamp
     }
 
-    /// Sets the file's stamp to one that came from elsewhere (an earlier
-    /// mount, the file's times); later stamps stay above it.
-    public mutating func setLastUsed(_ id: EntryID, _ stamp: UInt64) throws(PurgeCoreError) {
-        let f = try fileSlot(id)
-        clock.observe(stamp)
-        restamp(f, stamp)
-    }
-
     /// The stamp of every named file, for the adapter to persist. Restoring
     /// it in a later mount restores the purge order.
     public func recencySnapshot() -> RecencySnapshot {

@@ -10,50 +10,43 @@ public enum MountOptionCatalog {
         public let valueName: String?
         public let summary: String
         public let defaultText: String
-        /// The feature that will act on the option, while it is still being
-        /// built; `nil` once the option takes effect. Accepted and validated
-        /// either way, so fstab lines written today keep working.
-        public let pendingFeature: String?
     }
 
     /// purgefs's own options, in SPEC's order.
-    ///
-    /// `pendingFeature` must be kept true to the code: set it to `nil` in
-    /// the same commit that makes the option take effect.
     public static let purgefsOptions: [Entry] = [
         Entry(name: "capacity", valueName: "SIZE",
               summary: "simulated device size; without it the backing filesystem is the device",
-              defaultText: "real device", pendingFeature: nil),
+              defaultText: "real device"),
         Entry(name: "external", valueName: "SIZE",
               summary: "simulated space used outside the container (other apps); less than capacity",
-              defaultText: "0", pendingFeature: nil),
+              defaultText: "0"),
         Entry(name: "low", valueName: "SIZE|N%",
               summary: "purge when available space drops below this",
-              defaultText: "10%", pendingFeature: nil),
+              defaultText: "10%"),
         Entry(name: "high", valueName: "SIZE|N%",
               summary: "purge until available space is at least this; not below low",
-              defaultText: "20%", pendingFeature: nil),
+              defaultText: "20%"),
         Entry(name: "purgeable", valueName: "P1:P2",
               summary: "purgeable zones, relative to the container ('purgeable=' for none)",
-              defaultText: "Library/Caches:caches:tmp", pendingFeature: nil),
+              defaultText: "Library/Caches:caches:tmp"),
         Entry(name: "cloud", valueName: "DIR",
               summary: "remote store for ubiquitous zones: an absolute path outside the container",
-              defaultText: "off", pendingFeature: nil),
+              defaultText: "off"),
         Entry(name: "ubiquitous", valueName: "P1:P2",
               summary: "ubiquitous zones, relative to the container ('ubiquitous=' for none)",
-              defaultText: "Documents", pendingFeature: nil),
+              defaultText: "Documents"),
         Entry(name: "state", valueName: "DIR",
               summary: "where purgefs keeps its state (absolute path); the daemon logs to DIR/daemon.log",
-              defaultText: "CONTAINER/.purgefs", pendingFeature: nil),
+              defaultText: "CONTAINER/.purgefs"),
         Entry(name: "bundle", valueName: "P",
               summary: "the part of the container counted as the app itself in usage and metrics",
-              defaultText: "none", pendingFeature: nil),
+              defaultText: "none"),
         Entry(name: "metrics_interval", valueName: "DURATION",
               summary: "how often totals are sampled: 30s, 15m, 1h, 1d or seconds",
-              defaultText: "1h", pendingFeature: nil),
+              defaultText: "1h"),
         Entry(name: "optimize_storage", valueName: nil,
               summary: "under pressure, also evict uploaded ubiquitous files",
-              defaultText: "off", pendingFeature: nil),
+              defaultText: "off"),
     ]
 
     /// FUSE and kernel mount flags that libfuse 3.14 accepts, passed through as given.

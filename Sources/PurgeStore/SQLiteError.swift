@@ -13,8 +13,6 @@ public struct SQLiteError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 
-    /// The file is not a database, or a damaged one: nothing to keep using.
-    public var isCorrupt: Bool { code & 0xff == SQLITE_CORRUPT || code & 0xff == SQLITE_NOTADB }
     /// The file does not exist (or cannot be opened at all).
     public var isCannotOpen: Bool { code & 0xff == SQLITE_CANTOPEN }
 }

@@ -51,12 +51,6 @@ final class RouteTests: XCTestCase {
         guard case .version = try route(["--version"]) else { return XCTFail() }
     }
 
-    func testPlannedCommandsAreUsageErrors() {
-        for name in Purgefs.plannedCommands {
-            assertExit([name, "/x"], existing: [name]) { XCTAssertEqual($0, .usage("'\(name)' is not built yet (see purgefs --help)")) }
-        }
-    }
-
     func testUnknownCommandsAndFlags() {
         assertExit(["mout", "/c"]) { XCTAssertEqual($0, .usage("unknown command 'mout' (see purgefs --help)")) }
         assertExit(["--bogus"]) { XCTAssertEqual($0, .usage("unknown option '--bogus' (see purgefs --help)")) }

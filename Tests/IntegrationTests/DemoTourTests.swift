@@ -8,7 +8,7 @@ import XCTest
 /// pointing at a fresh directory of the test's, so that what the demo leaves
 /// behind (a mount, its directory) is easy to see and cannot be confused
 /// with anyone else's mounts.
-final class DemoCommandTests: XCTestCase {
+final class DemoTourTests: XCTestCase {
     private var scratch = ""
     private var binary = ""
 

@@ -4,8 +4,8 @@ import XCTest
 
 /// `purgefs demo`: its arguments, and the pure parts of the tour (the
 /// transcript's quoting, df's figures, the sample's numbers). The tour
-/// itself runs in IntegrationTests/DemoCommandTests.
-final class DemoCommandTests: XCTestCase {
+/// itself runs in IntegrationTests/DemoTourTests.
+final class DemoArgumentTests: XCTestCase {
     private func usage(_ arguments: [String]) -> CommandExit? {
         do throws(CommandExit) {
             _ = try DemoCommand(parsing: arguments)
@@ -26,11 +26,10 @@ final class DemoCommandTests: XCTestCase {
         XCTAssertEqual(usage(["--keep=yes"]), .usage("demo: --keep takes no value (got --keep=yes)"))
     }
 
-    func testRoutedAndNoLongerPlanned() throws {
+    func testRouted() throws {
         guard case .run(let command) = try Purgefs.route(["demo", "--keep"], pathExists: { _ in false }),
               let demo = command as? DemoCommand else { return XCTFail("demo is not routed to DemoCommand") }
         XCTAssertTrue(demo.keep)
-        XCTAssertFalse(Purgefs.plannedCommands.contains("demo"))
         XCTAssertTrue(Purgefs.help.contains("purgefs demo [--keep]"))
         XCTAssertTrue(Purgefs.help.contains("  demo "))
     }
