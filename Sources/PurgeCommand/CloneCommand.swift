@@ -55,12 +55,11 @@ struct CloneCommand: Subcommand {
     }
 
     mutating func validate() throws(CommandExit) {
-        var status = stat()
-        if lstat(destinationArgument, &status) == 0 {
+        if Paths.exists(destinationArgument) {
             throw .failure("clone: \(destinationArgument): \(Errno.exists)")
         }
         let sourceLocation = try MountLocation.find(sourceArgument)
-        guard lstat(sourceLocation.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+        guard let status = try? Paths.linkStatus(sourceLocation.path), status.st_mode & S_IFMT == S_IFREG else {
             throw .failure("clone: \(sourceArgument) is not a regular file")
         }
         var trimmed = destinationArgument
@@ -110,7 +109,7 @@ struct CloneCommand: Subcommand {
         guard let output else { throw Errno.exists }
         do throws(Errno) {
             // The mode exactly, whatever the umask took away at creation.
-            if fchmod(output.rawValue, status.st_mode & 0o7777) != 0 { throw Errno(errno) }
+            try output.changeMode(status.st_mode & 0o7777)
             var done: Int64 = 0
             let size = Int64(status.st_size)
             while done < size {

@@ -44,7 +44,7 @@ final class BehindMountTracker: Sendable {
     static let outsideLimit = 65_536
 
     /// `PURGEFS_TRACK_BEHIND`: `0` off, `inotify` the fallback only (for its test).
-    static var setting: String { getenv("PURGEFS_TRACK_BEHIND").map { String(cString: $0) } ?? "1" }
+    static var setting: String { CurrentProcess.environmentValue("PURGEFS_TRACK_BEHIND") ?? "1" }
     static var isEnabled: Bool { setting != "0" }
 
     /// Opens the source for the filesystem of `root`: fanotify, else inotify
@@ -111,7 +111,7 @@ final class BehindMountTracker: Sendable {
     private func read() -> [ChangeEvent] {
         let result: [ChangeEvent]?
         switch source {
-        case .fanotify(let watch): result = try? watch.read(excluding: getpid())
+        case .fanotify(let watch): result = try? watch.read(excluding: CurrentProcess.id.rawValue)
         case .inotify(let watch): result = try? watch.read()
         }
         return result ?? []
@@ -127,7 +127,7 @@ final class BehindMountTracker: Sendable {
     }
 
     private func apply(_ events: [ChangeEvent], outside: inout Set<FileHandle>, watches: inout WatchTable) {
-        let me = getpid()
+        let me = CurrentProcess.id.rawValue
         var work: [EntryID: Work] = [:]
         var resolved: [ChangeEvent.Place: EntryID?] = [:]
         var newDirectoryNamed = false

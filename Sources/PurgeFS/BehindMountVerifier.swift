@@ -25,7 +25,7 @@ final class BehindMountVerifier: Sendable {
     /// Seconds between verifications: `PURGEFS_VERIFY_INTERVAL` in the
     /// daemon's environment, 300 by default.
     static let defaultInterval: Int = {
-        guard let text = getenv("PURGEFS_VERIFY_INTERVAL").map({ String(cString: $0) }),
+        guard let text = CurrentProcess.environmentValue("PURGEFS_VERIFY_INTERVAL"),
               let seconds = Int(text), seconds > 0 else { return 300 }
         return seconds
     }()

@@ -1,5 +1,4 @@
 import CFuse
-import CLinux
 import Glibc
 import PurgeSys
 
@@ -34,41 +33,37 @@ struct CallerIdentity {
         guard daemon.canImpersonate, user != daemon.user || group != daemon.group else {
             return try body()
         }
-        var groups = supplementaryGroups()
-        if clinux_thread_setgroups(groups.count, &groups) != 0 { throw Errno(errno) }
-        guard Self.switchFileSystemGroup(to: group) else {
+        try CurrentThread.setSupplementaryGroups(supplementaryGroups())
+        do throws(Errno) {
+            try CurrentThread.setFileSystemGroup(group)
+            try CurrentThread.setFileSystemUser(user)
+        } catch {
             Self.restore(daemon, user: false)
-            throw Errno.notPermitted
-        }
-        guard Self.switchFileSystemUser(to: user) else {
-            Self.restore(daemon, user: false)
-            throw Errno.notPermitted
+            throw error
         }
         defer { Self.restore(daemon, user: true) }
         return try body()
-    }
-
-    /// setfsuid(2) returns the previous id whether or not it changed it; a
-    /// second call with an id that is never valid changes nothing and says
-    /// what the id is now.
-    private static func switchFileSystemUser(to user: uid_t) -> Bool {
-        _ = clinux_setfsuid(user)
-        return uid_t(bitPattern: clinux_setfsuid(uid_t.max)) == user
-    }
-
-    private static func switchFileSystemGroup(to group: gid_t) -> Bool {
-        _ = clinux_setfsgid(group)
-        return gid_t(bitPattern: clinux_setfsgid(gid_t.max)) == group
     }
 
     /// Back to the daemon's own identity (its user too when `user`). The
     /// daemon may always take its own ids back; a thread that could not
     /// would serve later requests as someone else, so that is a bug that traps.
     private static func restore(_ daemon: DaemonIdentity, user: Bool) {
-        if user { precondition(switchFileSystemUser(to: daemon.user), "purgefs: cannot restore the daemon's fsuid") }
-        precondition(switchFileSystemGroup(to: daemon.group), "purgefs: cannot restore the daemon's fsgid")
-        precondition(clinux_thread_setgroups(daemon.groups.count, daemon.groups) == 0,
-                     "purgefs: cannot restore the daemon's groups: \(Errno(errno))")
+        do throws(Errno) {
+            if user { try CurrentThread.setFileSystemUser(daemon.user) }
+        } catch {
+            preconditionFailure("purgefs: cannot restore the daemon's fsuid")
+        }
+        do throws(Errno) {
+            try CurrentThread.setFileSystemGroup(daemon.group)
+        } catch {
+            preconditionFailure("purgefs: cannot restore the daemon's fsgid")
+        }
+        do throws(Errno) {
+            try CurrentThread.setSupplementaryGroups(daemon.groups)
+        } catch {
+            preconditionFailure("purgefs: cannot restore the daemon's groups: \(error)")
+        }
     }
 
     /// The caller's supplementary groups, as the kernel reports them in /proc.
@@ -92,10 +87,7 @@ struct DaemonIdentity: Sendable {
     /// Only root can take on another identity.
     var canImpersonate: Bool { user == 0 }
 
-    static let shared: DaemonIdentity = {
-        let count = Int(getgroups(0, nil))
-        var groups = [gid_t](repeating: 0, count: max(count, 0))
-        let read = getgroups(Int32(groups.count), &groups)
-        return DaemonIdentity(user: geteuid(), group: getegid(), groups: Array(groups.prefix(Int(max(read, 0)))))
-    }()
+    static let shared = DaemonIdentity(
+        user: CurrentProcess.effectiveUserID, group: CurrentProcess.effectiveGroupID,
+        groups: (try? CurrentProcess.supplementaryGroups()) ?? [])
 }

@@ -38,7 +38,7 @@ struct CloudRemote: Sendable {
     func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String) throws(Errno) -> stat {
         let (files, incoming) = try open()
         defer { files.closeQuietly(); incoming.closeQuietly() }
-        let temporary = "\(getpid())-\(WallClock.nanoseconds())"
+        let temporary = "\(CurrentProcess.id)-\(WallClock.nanoseconds())"
         let copy = try Self.open(temporary, in: incoming, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode & 0o7777)
         var uploaded = stat()
         do {

@@ -29,7 +29,7 @@ public enum ConnectionGuard {
     /// daemon that exits is a zombie with threads for a moment, and by then
     /// the mount's ID and connection number may serve another mount.
     static func start(_ mount: MountTable.Entry, connection: Int) -> ProcessID? {
-        let arguments = ["purgefs-guard", verb, String(getpid()), String(mount.id), String(connection), mount.mountPoint]
+        let arguments = ["purgefs-guard", verb, CurrentProcess.id.description, String(mount.id), String(connection), mount.mountPoint]
         do throws(Errno) {
             return try ChildProcess.spawn("/proc/self/exe", arguments: arguments, environment: CurrentProcess.environment,
                                           ownProcessGroup: true)

@@ -27,7 +27,7 @@ struct ContainerOpening {
 
         let linkedCloneStore = RegistryStore<LinkedCloneRegistry>(directory: directory, named: LinkedCloneRegistry.fileName)
         let linkedClones = linkedCloneStore.load()
-        let showProgress = isatty(2) == 1
+        let showProgress = FileDescriptor.standardError.isTerminal
         var leftovers = CloneLeftovers()
         var scan = ContainerScan(
             root: prepared.root, hidden: prepared.hidden, zones: Set(zones.directories.values), flags: flags,

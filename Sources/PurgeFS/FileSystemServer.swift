@@ -26,8 +26,12 @@ public enum FileSystemServer {
         // Every inode the kernel holds is an open O_PATH descriptor here.
         ResourceLimits.raiseOpenFiles()
         // The kernel has applied the caller's umask already.
-        umask(0)
-        _ = chdir("/")
+        CurrentProcess.setFileCreationMask(0)
+        do {
+            try CurrentProcess.changeDirectory("/")
+        } catch {
+            Diagnostics.note("cannot change the working directory to /: \(error)")
+        }
         let log = prepared.log
         let cloud = CloudTier.prepare(request: request, root: prepared.root, state: prepared.state)
         let behind = BehindMount(request, root: prepared.root)

@@ -189,7 +189,7 @@ final class Inode: Sendable {
     /// file, which needs nothing this caller holds (room is made before it).
     func share() -> [OpenFile] {
         files.withLock { $0.shared = true }
-        while files.withLock({ $0.modifying > 0 }) { sched_yield() }
+        while files.withLock({ $0.modifying > 0 }) { CurrentThread.yield() }
         // Filtered after the lock: see `admit`.
         let open = files.withLock { $0.files.compactMap(\.file) }
         return open.filter { $0.isWritable && !$0.isProtected }

@@ -49,7 +49,12 @@ final class LinkedClones: @unchecked Sendable {
 
     private static func openAnchorDirectory(in directory: StateDirectory) -> FileDescriptor? {
         let name = LinkedCloneRegistry.anchorDirectory
-        if mkdirat(directory.descriptor.rawValue, name, 0o700) != 0 && errno != EEXIST { return nil }
+        do throws(Errno) {
+            try directory.descriptor.makeDirectory(name, mode: 0o700)
+        } catch where error == .exists {
+        } catch {
+            return nil
+        }
         return try? FileDescriptor.open(name, in: directory.descriptor, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
     }
 

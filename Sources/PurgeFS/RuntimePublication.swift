@@ -18,11 +18,13 @@ struct RuntimePublication {
         let directory = RuntimeRecord.directory(
             user: CurrentProcess.effectiveUserID, runtimeDirectory: CurrentProcess.environmentValue("XDG_RUNTIME_DIR"))
         let record = RuntimeRecord(
-            processID: getpid(), stateDescriptor: state.rawValue, container: container, zones: options.purgeableZones,
+            processID: CurrentProcess.id.rawValue, stateDescriptor: state.rawValue, container: container, zones: options.purgeableZones,
             bundle: options.bundle, low: options.low, high: options.high)
         let publication = RuntimePublication(directory: directory, fileName: RuntimeRecord.fileName(mountID: mount.id))
         do {
-            _ = mkdir(directory, 0o755)
+            do throws(Errno) {
+                try Paths.makeDirectory(directory, mode: 0o755)
+            } catch where error == .exists {}
             let folder = try FileDescriptor.open(path: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
             defer { folder.closeQuietly() }
             try StateDirectory(descriptor: folder).replace(publication.fileName, with: record.encoded)
@@ -33,7 +35,13 @@ struct RuntimePublication {
         return publication
     }
 
+    /// Removes the record; one already gone is fine.
     func withdraw() {
-        _ = unlink(directory + "/" + fileName)
+        do throws(Errno) {
+            try Paths.removeFile(directory + "/" + fileName)
+        } catch where error == .noEntry {
+        } catch {
+            Diagnostics.note("cannot withdraw the runtime record \(directory)/\(fileName): \(error)")
+        }
     }
 }

@@ -61,7 +61,7 @@ struct StateLock {
             CurrentProcess.sleep(milliseconds: 20)
             waited += 20
         }
-        let holder = StateLockHolder(processID: getpid(), container: request.container, mountpoint: request.mountpoint)
+        let holder = StateLockHolder(processID: CurrentProcess.id.rawValue, container: request.container, mountpoint: request.mountpoint)
         do {
             try file.truncate(to: 0)
             _ = try holder.encoded.withUnsafeBytes { buffer in

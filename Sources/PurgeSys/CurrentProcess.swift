@@ -31,6 +31,33 @@ public enum CurrentProcess {
     /// Wraps `geteuid(2)`.
     public static var effectiveUserID: uid_t { geteuid() }
 
+    /// The effective group ID. Wraps `getegid(2)`.
+    public static var effectiveGroupID: gid_t { getegid() }
+
+    /// This process's supplementary groups. Wraps `getgroups(2)`.
+    public static func supplementaryGroups() throws(Errno) -> [gid_t] {
+        while true {
+            let count = Int(try checked { getgroups(0, nil) })
+            var groups = [gid_t](repeating: 0, count: count)
+            do {
+                let read = Int(try checked { getgroups(Int32(count), &groups) })
+                return Array(groups.prefix(read))
+            } catch where error == .invalidArgument {
+                continue  // the list grew between the two calls
+            }
+        }
+    }
+
+    /// This process's ID. Wraps `getpid(2)`, which cannot fail.
+    public static var id: ProcessID { ProcessID(rawValue: getpid()) }
+
+    /// Sets the mask of permission bits that creating a file takes away,
+    /// and returns the previous mask. Wraps `umask(2)`, which cannot fail.
+    @discardableResult
+    public static func setFileCreationMask(_ mask: mode_t) -> mode_t {
+        umask(mask)
+    }
+
     /// Starts a new session without a controlling terminal, as a daemon
     /// does so that the caller's terminal closing cannot signal it.
     /// Wraps `setsid(2)`.

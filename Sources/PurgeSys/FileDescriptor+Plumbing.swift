@@ -11,6 +11,10 @@ extension FileDescriptor {
     /// Descriptor 2.
     public static let standardError = FileDescriptor(rawValue: STDERR_FILENO)
 
+    /// Whether the descriptor is a terminal; false for anything else,
+    /// a closed descriptor included (`ENOTTY`, `EBADF`). Wraps `isatty(3)`.
+    public var isTerminal: Bool { isatty(rawValue) == 1 }
+
     /// A pipe as `(read, write)`, both ends close-on-exec from the start, so
     /// a child spawned by another thread meanwhile cannot inherit either.
     /// Wraps `pipe2(2)` with `O_CLOEXEC`.

@@ -25,6 +25,19 @@ public enum Paths {
         return status.st_mode & S_IFMT == S_IFDIR
     }
 
+    /// The attributes of what `path` names, not following a symlink there.
+    /// Wraps `lstat(2)`.
+    public static func linkStatus(_ path: String) throws(Errno) -> stat {
+        var status = stat()
+        _ = try checked(path: path) { lstat($0, &status) }
+        return status
+    }
+
+    /// Removes the file (not a directory) at `path`. Wraps `unlink(2)`.
+    public static func removeFile(_ path: String) throws(Errno) {
+        _ = try checked(path: path) { unlink($0) }
+    }
+
     /// Whether anything exists at `path` (a dangling symlink counts).
     /// Wraps `lstat(2)`.
     public static func exists(_ path: String) -> Bool {
