@@ -33,10 +33,19 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
     /// The clone's first write copies the whole file into its anchor; the
     /// daemon is killed once the anchor has grown (the copy is under way).
     /// If the write is done before the poll sees the anchor grow, the kill
-    /// lands after the break: the test asserts what must hold in every
-    /// state, so it stays valid either way (it then checks less).
+    /// lands after the break: what must hold in every state is checked, and
+    /// the test goes again with a fresh clone until a kill lands while the
+    /// write is under way (`untilKilledMidOperation`).
     func testKill9WhileACloneBreaks() throws {
         try addBigFile()
+        try untilKilledMidOperation("the clone's data was copied", reset: { try removeNames(["clone"]) }) {
+            try killWhileACloneBreaks()
+        }
+    }
+
+    /// One try of `testKill9WhileACloneBreaks`: whether the kill landed
+    /// before the clone's write returned.
+    func killWhileACloneBreaks() throws -> Bool {
         let original = try contents("big")
         run(["cp", m + "/big", m + "/clone"])
         XCTAssertEqual(contentID("big"), contentID("clone"))
@@ -50,8 +59,7 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
         let writer = try startWriting(byte, at: offset, of: m + "/clone")
         let caught = eventually(timeout: 60) { (fileSize(anchor) ?? 0) > 0 || !writer.isRunning }
         XCTAssertTrue(caught, "neither did the anchor grow nor did the write finish")
-        let midCopy = writer.isRunning
-        killPurgefs(users: [writer])
+        let midCopy = killPurgefs(midOperationOf: writer)
         print("LinkedCloneSafetyTests: killed \(midCopy ? "while the clone's data was copied" : "after the write had finished")")
         try mountPurgefs()
 
@@ -80,12 +88,13 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
         XCTAssertEqual(numberAttr(m, "files"), 3)
         XCTAssertEqual(numberAttr(m, "clone_savings"), 0)
         assertAccounting("after a write into the clone after the remount")
+        return midCopy
     }
 
     /// The original's first write copies its data to `z<ino>` and moves
     /// its clones' names over to that copy; the daemon is killed once the
-    /// copy exists (while the data is copied). As above, a write that
-    /// finishes first still leaves a valid (if less interesting) test.
+    /// copy exists (while the data is copied). As above, a try whose write
+    /// finished first is checked and followed by another.
     func testKill9WhileTheOriginalBreaks() throws {
         try killWhileTheOriginalBreaks(once: "the copy exists") { copy in exists(copy) }
     }
@@ -98,9 +107,18 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
     }
 
     /// Breaks `big`, the original of two clones, and kills the daemon once
-    /// `condition` holds of the path of the copy it is making.
+    /// `condition` holds of the path of the copy it is making; again, with a
+    /// fresh `big` and clones, until a kill lands while the write is under way.
     func killWhileTheOriginalBreaks(once stage: String, _ condition: (String) -> Bool, file: StaticString = #filePath, line: UInt = #line) throws {
-        try addBigFile()
+        try untilKilledMidOperation("once \(stage)", reset: { try removeNames(["big", "c1", "c2"]) }, file: file, line: line) {
+            try addBigFile()
+            return try killOnceWhileTheOriginalBreaks(once: stage, condition, file: file, line: line)
+        }
+    }
+
+    /// One try of `killWhileTheOriginalBreaks`: whether the kill landed
+    /// before the original's write returned.
+    func killOnceWhileTheOriginalBreaks(once stage: String, _ condition: (String) -> Bool, file: StaticString, line: UInt) throws -> Bool {
         let original = try contents("big")
         run(["cp", m + "/big", m + "/c1"])
         run(["cp", m + "/big", m + "/c2"])
@@ -115,8 +133,7 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
         let writer = try startWriting(byte, at: offset, of: m + "/big")
         let caught = eventually(timeout: 60) { condition(copy) || !writer.isRunning }
         XCTAssertTrue(caught, "neither did \(stage) nor did the write finish", file: file, line: line)
-        let midBreak = writer.isRunning
-        killPurgefs(users: [writer])
+        let midBreak = killPurgefs(midOperationOf: writer)
         print("LinkedCloneSafetyTests: killed \(midBreak ? "once \(stage)" : "after the write had finished")")
         try mountPurgefs()
 
@@ -155,6 +172,7 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
         XCTAssertEqual(numberAttr(m, "files"), 4)
         XCTAssertEqual(numberAttr(m, "clone_savings"), 0)
         assertAccounting("after writing every file after the remount")
+        return midBreak
     }
 
     // MARK: Readers racing a break
@@ -359,6 +377,39 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
     }
 
     // MARK: Helpers
+
+    /// How many times a `kill -9` test goes before it fails for want of a
+    /// kill that landed mid-operation.
+    static let killAttempts = 4
+
+    /// Runs `attempt` (which kills the daemon and says whether the kill
+    /// landed while the write it aimed at was under way) until one does, at
+    /// most `killAttempts` times, with `reset` between tries. A test whose
+    /// kills all land after the write proves nothing about the kill, so it fails.
+    func untilKilledMidOperation(_ what: String, reset: () throws -> Void, file: StaticString = #filePath, line: UInt = #line,
+                                 _ attempt: () throws -> Bool) throws {
+        for index in 1...Self.killAttempts {
+            if index > 1 { try reset() }
+            if try attempt() { return }
+        }
+        XCTFail("in \(Self.killAttempts) tries no kill -9 landed while \(what)", file: file, line: line)
+    }
+
+    /// `kill -9` of the daemon while `writer` writes, once `writer` has
+    /// exited: true when the kill landed before the write returned (the
+    /// writer was still running and the dead mount failed its write or close).
+    func killPurgefs(midOperationOf writer: Process, file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        let running = writer.isRunning
+        killPurgefs(users: [writer], file: file, line: line)
+        return running && !writer.isRunning && writer.terminationStatus != 0
+    }
+
+    /// Removes `names` through the mount.
+    func removeNames(_ names: [String]) throws {
+        for name in names {
+            guard unlink(m + "/" + name) == 0 else { throw SubprocessError("unlink \(name): \(Errno.name(errno))") }
+        }
+    }
 
     /// Where the readers look hardest, and where the writers write.
     static let hotOffsets = [0, 4096 * 5, size / 2, size - 4096]
