@@ -27,6 +27,7 @@ let package = Package(
         // into a binary that uses PurgeCore without Glibc (its tests).
         .target(name: "PurgeCore", linkerSettings: [.linkedLibrary("m")]),
         // Typed wrappers over the syscalls purgefs uses; the only code that calls libc.
+        // PurgeCore for the value types two wrappers return (docs/DESIGN.md, Targets).
         .target(name: "PurgeSys", dependencies: ["CLinux", "PurgeCore"]),
         // The metrics history: typed wrappers over SQLite; the only code that calls it.
         .target(name: "PurgeStore", dependencies: ["CSQLite", "PurgeCore"]),

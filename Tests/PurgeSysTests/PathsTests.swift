@@ -25,6 +25,19 @@ final class PathsTests: XCTestCase {
         XCTAssertFalse(Paths.exists(directory.path + "/nowhere"))
     }
 
+    func testLinkStatusDoesNotFollowAndRemoveFileRemoves() throws {
+        let directory = try TemporaryDirectory()
+        try directory.descriptor.makeSymbolicLink("dangling", target: "nowhere")
+        try FileDescriptor.open("f", in: directory.descriptor, flags: O_WRONLY | O_CREAT, mode: 0o640).close()
+        XCTAssertEqual(try Paths.linkStatus(directory.path + "/dangling").st_mode & S_IFMT, S_IFLNK)
+        XCTAssertEqual(try Paths.linkStatus(directory.path + "/f").st_mode & S_IFMT, S_IFREG)
+        XCTAssertThrowsError(try Paths.linkStatus(directory.path + "/nowhere")) { XCTAssertEqual($0 as? Errno, .noEntry) }
+        try Paths.removeFile(directory.path + "/f")
+        XCTAssertFalse(Paths.exists(directory.path + "/f"))
+        XCTAssertThrowsError(try Paths.removeFile(directory.path + "/f")) { XCTAssertEqual($0 as? Errno, .noEntry) }
+        XCTAssertThrowsError(try Paths.removeFile(directory.path)) { XCTAssertEqual($0 as? Errno, .isDirectory) }
+    }
+
     func testWorkingDirectoryFollowsChangeDirectory() throws {
         let directory = try TemporaryDirectory()
         let before = try Paths.workingDirectory()
