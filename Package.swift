@@ -37,12 +37,14 @@ let package = Package(
         .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // A tiny main that hands over to PurgeCommand.
         .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"]),
-        .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore"]),
+        // What several test targets share (the seeded generator).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore", "TestSupport"]),
         .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys", "PurgeCore"]),
         .testTarget(name: "PurgeStoreTests", dependencies: ["PurgeStore", "PurgeCore"]),
         // The adapter's own logic in-process, without mounting (the observers' fan-out).
         .testTarget(name: "PurgeFSTests", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
         .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux", "TestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// `user.purgefs.size|files|allocated|purgeable` of every directory equal an

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TestSupport
 import XCTest
 
 /// Several threads on one mount at once: what they read back is exactly

@@ -68,9 +68,14 @@ final class DataSafetyTests: MountedTestCase {
         XCTAssertGreaterThanOrEqual(written.load(ordering: .relaxed), 1 << 20, "the writer got going")
 
         guard let pid = fixture.daemonPID else { return XCTFail("no daemon pid") }
+        // The kill must land mid-write: the writer still writing, and then
+        // stopped by a failed write rather than by reaching its 1 GiB.
+        XCTAssertEqual(writerFinished.wait(timeout: .now()), .timedOut, "the writer was still writing at the kill")
+        XCTAssertEqual(writerError.withLock { $0 }, 0, "no write failed before the kill")
         XCTAssertEqual(kill(pid, SIGKILL), 0)
         XCTAssertEqual(writerFinished.wait(timeout: .now() + 20), .success, "the writer returned after the daemon died")
         XCTAssertNotEqual(writerError.withLock { $0 }, 0, "a write on a dead mount fails")
+        XCTAssertLessThanOrEqual(written.load(ordering: .relaxed), 1 << 30, "the writer stopped at a failed write")
         for problem in fixture.unmount() { XCTFail(problem) }
         XCTAssertFalse(MountTable.isMounted(m))
 

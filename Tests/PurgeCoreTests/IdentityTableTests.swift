@@ -1,4 +1,5 @@
 @testable import PurgeCore
+import TestSupport
 import XCTest
 
 /// The identity table against a dictionary, under random adds and removes

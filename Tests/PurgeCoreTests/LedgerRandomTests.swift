@@ -1,4 +1,5 @@
 @testable import PurgeCore
+import TestSupport
 import XCTest
 
 /// Random operation sequences, applied to the ledger and to the naive

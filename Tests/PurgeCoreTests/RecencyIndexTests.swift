@@ -1,4 +1,5 @@
 @testable import PurgeCore
+import TestSupport
 import XCTest
 
 final class RecencyIndexTests: XCTestCase {
