@@ -176,19 +176,40 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertTrue(readBytes(photo) == bytes)
     }
 
+    /// The daemon is killed while an upload's copy is in `incoming`: a copy
+    /// still there after the kill proves the upload never finished. A try
+    /// whose copy was renamed into place before the kill landed goes again
+    /// with a fresh file (at most 4 tries). Every file converges after the
+    /// remount.
     func testKillDuringAnUploadThenRemountConverges() throws {
         try fixture.mount(options: cloudOptions())
         let m = fixture.mountpoint
-        let bytes = tiled(8 * MiB, seed: 21)
-        XCTAssertEqual(writeBytes(m + "/Documents/big", bytes), 0)
+        let incoming = remote + "/incoming"
+        func inIncoming() -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: incoming)) ?? []) }
         XCTAssertEqual(writeBytes(m + "/Documents/small", tiled(100, seed: 22)), 0)
-        fixture.killDaemon()  // within the debounce, or during the copy
-        try fixture.mount(options: cloudOptions())
-        waitUploaded(m + "/Documents/big")
-        waitUploaded(m + "/Documents/small")
-        XCTAssertTrue(remoteCopy("Documents/big") == bytes)
-        XCTAssertTrue(readBytes(m + "/Documents/big") == bytes)
-        XCTAssertTrue(remoteCopy("Documents/small") == tiled(100, seed: 22))
+        var files: [String: [UInt8]] = ["Documents/small": tiled(100, seed: 22)]
+        var midUpload = false
+        for attempt in 1...4 where !midUpload {
+            let name = "Documents/big\(attempt)"
+            let bytes = tiled(24 * MiB, seed: UInt64(20 + attempt))
+            let before = inIncoming()
+            XCTAssertEqual(writeBytes(m + "/" + name, bytes), 0)
+            files[name] = bytes
+            // After the debounce; polled tightly, the copy takes milliseconds.
+            let deadline = Date().addingTimeInterval(10)
+            while inIncoming().subtracting(before).isEmpty, Date() < deadline { usleep(500) }
+            fixture.killDaemon()
+            let started = inIncoming().subtracting(before)
+            midUpload = !started.isEmpty
+            print("CloudTierTests: try \(attempt) killed \(midUpload ? "during the upload of \(started.sorted())" : "after the upload")")
+            try fixture.mount(options: cloudOptions())
+        }
+        XCTAssertTrue(midUpload, "in 4 tries no kill -9 landed while an upload was under way")
+        for (name, bytes) in files.sorted(by: { $0.key < $1.key }) {
+            waitUploaded(m + "/" + name)
+            XCTAssertTrue(remoteCopy(name) == bytes, "\(name)'s remote copy")
+            XCTAssertTrue(readBytes(m + "/" + name) == bytes, "\(name) through the mount")
+        }
     }
 
     /// What a killed upload left in `incoming` goes at the next mount once it
