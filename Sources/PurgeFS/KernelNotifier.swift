@@ -86,9 +86,6 @@ final class KernelNotifier: Sendable {
         try? device.notifyNodeChanged(node.rawValue, pages: false)
     }
 
-    /// Notices waiting now (for diagnostics and tests).
-    var waiting: Int { state.withLock { $0.pending.count } }
-
     private func run() {
         while true {
             wake.wait()

@@ -15,14 +15,6 @@ public struct FuseConnection: Sendable {
 
     var directory: String { "\(Self.controlRoot)/\(number)" }
 
-    /// Requests the kernel is waiting on the daemon for (`waiting`), mounting
-    /// fusectl first when needed. Nil when the connection is gone.
-    public func waitingRequests() -> Int? {
-        Self.mountControlFilesystem()
-        guard let bytes = try? FileDescriptor.readFile(directory + "/waiting") else { return nil }
-        return Int(String(decoding: bytes.filter { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }, as: UTF8.self))
-    }
-
     /// Aborts the connection (writes `1` to its `abort`), mounting fusectl
     /// first when needed. Needs root.
     public func abort() throws(Errno) {
