@@ -17,10 +17,7 @@ import Synchronization
 /// (no I/O under it), and no handler waits for it.
 final class BehindMountVerifier: Sendable {
     private let filesystem: ContainerFileSystem
-    private let interval: Int
-    private let wake = DispatchSemaphore(value: 0)
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let loop: BackgroundLoop
 
     /// Seconds between verifications: `PURGEFS_VERIFY_INTERVAL` in the
     /// daemon's environment, 300 by default.
@@ -32,31 +29,18 @@ final class BehindMountVerifier: Sendable {
 
     init(filesystem: ContainerFileSystem, interval: Int = BehindMountVerifier.defaultInterval) {
         self.filesystem = filesystem
-        self.interval = interval
+        loop = BackgroundLoop(label: "purgefs.behind-mount-verifier", period: .seconds(interval))
     }
 
     func start() {
-        DispatchQueue(label: "purgefs.behind-mount-verifier").async { [self] in
-            while !stopping.load(ordering: .acquiring) {
-                _ = wake.wait(timeout: .now() + .seconds(interval))
-                if stopping.load(ordering: .acquiring) { break }
-                verify()
-            }
-            finished.signal()
-        }
+        loop.start { [self] in verify() }
     }
 
     /// Verifies now rather than at the next interval (the tracker lost events).
-    func kick() {
-        wake.signal()
-    }
+    func kick() { loop.kick() }
 
     /// Stops the loop, waiting for a verification in progress to give up.
-    func stop() {
-        stopping.store(true, ordering: .releasing)
-        wake.signal()
-        finished.wait()
-    }
+    func stop() { loop.stop() }
 
     /// One pass over the container; returns the number of repairs.
     @discardableResult
@@ -77,7 +61,7 @@ final class BehindMountVerifier: Sendable {
     }
 
     private func verify(_ id: EntryID, at directory: FileDescriptor, repairs: inout Int, depth: inout Int) {
-        if stopping.load(ordering: .acquiring) || depth > 4096 { return }
+        if loop.isStopping || depth > 4096 { return }
         guard let entries = list(id, at: directory) else { return }
         let files = entries.filter { $0.status.st_mode & S_IFMT == S_IFREG }
         let directories = entries.filter { $0.status.st_mode & S_IFMT == S_IFDIR }

@@ -15,9 +15,9 @@ final class SpaceMonitor: Sendable {
     private let recency: RecencyStore
     /// With `optimize_storage`: evicts uploaded documents for this many bytes once nothing is purgeable; returns bytes freed.
     private let evict: (@Sendable (UInt64) -> UInt64)?
-    private let wake = DispatchSemaphore(value: 0)
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let loop = BackgroundLoop(label: "purgefs.space-monitor", period: SpaceMonitor.tick)
+    /// When the purge order was last saved (wall clock, nanoseconds).
+    private let lastSave = Atomic<UInt64>(WallClock.nanoseconds())
 
     static let tick = DispatchTimeInterval.milliseconds(250)
     /// How often the purge order is saved while files are being used.
@@ -31,34 +31,22 @@ final class SpaceMonitor: Sendable {
     }
 
     func start() {
-        DispatchQueue(label: "purgefs.space-monitor").async { [self] in
-            var lastSave = WallClock.nanoseconds()
-            while !stopping.load(ordering: .acquiring) {
-                _ = wake.wait(timeout: .now() + Self.tick)
-                if stopping.load(ordering: .acquiring) { break }
-                let target = state.monitorTarget()
-                if target > 0 && purger.purge(.bytes(target), reason: .monitor) == 0 && (evict?(target) ?? 0) == 0 {
-                    state.stopMonitorEpisode()  // nothing purgeable left
-                }
-                let now = WallClock.nanoseconds()
-                if now - lastSave >= Self.saveEvery {
-                    recency.save(state)
-                    lastSave = now
-                }
+        loop.start { [self] in
+            let target = state.monitorTarget()
+            if target > 0 && purger.purge(.bytes(target), reason: .monitor) == 0 && (evict?(target) ?? 0) == 0 {
+                state.stopMonitorEpisode()  // nothing purgeable left
             }
-            finished.signal()
+            let now = WallClock.nanoseconds()
+            if now - lastSave.load(ordering: .relaxed) >= Self.saveEvery {
+                recency.save(state)
+                lastSave.store(now, ordering: .relaxed)
+            }
         }
     }
 
     /// Looks now rather than at the next tick.
-    func kick() {
-        wake.signal()
-    }
+    func kick() { loop.kick() }
 
     /// Stops the loop and waits for it to finish its round.
-    func stop() {
-        stopping.store(true, ordering: .releasing)
-        wake.signal()
-        finished.wait()
-    }
+    func stop() { loop.stop() }
 }
