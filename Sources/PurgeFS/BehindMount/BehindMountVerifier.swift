@@ -84,7 +84,7 @@ final class BehindMountVerifier: Sendable {
         var names: Set<[CChar]> = []
         for file in files {
             guard let known = figures[file.id] else { continue }
-            let charged = filesystem.state.clones.contains(file.id) || filesystem.state.linked.isMember(file.id)
+            let charged = filesystem.clones.charges(file.id)
             if known.size != UInt64(max(file.status.st_size, 0))
                 || (!charged && known.allocated != ContainerState.allocated(file.status)) {
                 names.insert(file.name)
@@ -122,7 +122,7 @@ final class BehindMountVerifier: Sendable {
             guard kind == S_IFREG || kind == S_IFDIR, UInt64(status.st_dev) == id.device else { continue }
             entries.append(Listed(
                 name: ContainerFileSystem.copy(entry.name),
-                id: filesystem.state.identity(of: status, name: entry.name, in: id), status: status))
+                id: filesystem.identity(of: status, name: entry.name, in: id), status: status))
         }
         return entries
     }

@@ -78,7 +78,7 @@ extension ContainerFileSystem {
         func classify(_ name: CName, status: stat) {
             let kind = status.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFDIR, UInt64(status.st_dev) == id.device else { return }
-            let entry = state.identity(of: status, name: name, in: id)
+            let entry = identity(of: status, name: name, in: id)
             let seen = Seen(name: Self.copy(name), status: status, id: entry)
             if kind == S_IFREG {
                 if recordedFiles[entry] != nil {
@@ -182,7 +182,7 @@ extension ContainerFileSystem {
             if CloneLeftovers.matches(visit.name) { return false }
             let kind = visit.status.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFDIR, UInt64(visit.status.st_dev) == parent.device else { return false }
-            let child = state.identity(of: visit.status, name: visit.name, in: holder)
+            let child = identity(of: visit.status, name: visit.name, in: holder)
             let known = state.read { ledger, _ -> (Ledger.Kind?, [EntryID], EntryID?) in
                 (ledger.kind(of: child), (try? ledger.linkDirectories(of: child)) ?? [], ledger.parent(ofDirectory: child))
             }
@@ -214,9 +214,9 @@ extension ContainerFileSystem {
         for _ in 0..<4 {
             guard let known = state.read({ ledger, _ in try? ledger.file(entry.id) }) else { return }
             let allocated = ContainerState.allocated(status)
-            let charged = state.clones.contains(entry.id) || state.linked.isMember(entry.id)
+            let charged = clones.charges(entry.id)
             guard known.size != UInt64(max(status.st_size, 0)) || (!charged && known.allocated != allocated) else { return }
-            state.noteResized(status, id: entry.id)
+            clones.resized(status, id: entry.id)
             if changes.repairs.last != "file \(place)/\(Self.text(entry.name)): \(known.size) -> \(status.st_size) bytes" {
                 changes.repairs.append("file \(place)/\(Self.text(entry.name)): \(known.size) -> \(status.st_size) bytes")
             }

@@ -21,21 +21,22 @@ final class CloneBook: @unchecked Sendable {
     private let store: RegistryStore<CloneRegistry>
     /// The container's root, to reopen members by handle.
     private let root: FileDescriptor
-    /// The backing filesystem makes clones with `FICLONE`.
-    let reflinks: Bool
+    /// The ledger it charges.
+    let state: ContainerState
 
-    init(directory: StateDirectory, root: FileDescriptor) {
+    /// For a mount whose probe found reflinks (`CloneBackends.choose`).
+    init(state: ContainerState, directory: StateDirectory, root: FileDescriptor) {
+        self.state = state
         self.directory = directory
         // open_by_handle_at(2) wants a descriptor opened for real, not O_PATH.
         self.root = (try? root.reopen(flags: O_RDONLY | O_DIRECTORY)) ?? root
         store = RegistryStore(directory: directory, named: CloneRegistry.fileName)
         registry = store.load()
         active.store(!registry.members.isEmpty, ordering: .relaxed)
-        reflinks = Self.probe(directory)
     }
 
     /// Whether the state directory's filesystem clones: one scratch file cloned.
-    private static func probe(_ directory: StateDirectory) -> Bool {
+    static func probe(_ directory: StateDirectory) -> Bool {
         let source = "clone-probe.source", destination = "clone-probe.destination"
         defer {
             try? directory.descriptor.unlink(source)
@@ -70,7 +71,7 @@ final class CloneBook: @unchecked Sendable {
     /// much as the disk: a member that turns out to share nothing is dropped
     /// at the next mount. Throws what `FICLONE` said; nothing is registered then.
     func clone(_ source: FileDescriptor, _ sourceID: EntryID, into destination: FileDescriptor, _ destinationID: EntryID,
-               state: ContainerState) throws(Errno) {
+               ) throws(Errno) {
         let sourceHandle = try FileHandle(of: source), destinationHandle = try FileHandle(of: destination)
         try lock.withLock { () throws(Errno) in
             let before = registry
@@ -88,39 +89,39 @@ final class CloneBook: @unchecked Sendable {
             }
             extents[sourceID] = nil
             extents[destinationID] = nil
-            settle(group: registry.group(of: sourceID), state: state)
+            settle(group: registry.group(of: sourceID))
         }
     }
 
     /// A member's size or data changed (write, truncate, allocation).
     /// Returns false when `id` is no member (the caller records it as usual).
-    func changed(_ id: EntryID, state: ContainerState) -> Bool {
+    func changed(_ id: EntryID) -> Bool {
         guard isActive else { return false }
         return lock.withLock {
             guard registry.contains(id) else { return false }
             extents[id] = nil
             if registry.modified(id) { save() }
-            settle(group: registry.group(of: id), state: state)
+            settle(group: registry.group(of: id))
             return true
         }
     }
 
     /// A file may be gone (unlinked and closed): forgets it, and charges the
     /// rest of its group anew.
-    func forgetIfGone(_ id: EntryID, state: ContainerState) {
+    func forgetIfGone(_ id: EntryID) {
         guard isActive else { return }
         lock.withLock {
             guard registry.contains(id), !state.read({ ledger, _ in ledger.contains(id) }) else { return }
             let group = registry.group(of: id)
-            forget(id, state: state)
+            forget(id)
             save()
-            settle(group: group.filter { registry.contains($0) }, state: state)
+            settle(group: group.filter { registry.contains($0) })
         }
     }
 
     /// At mount, after the walk: every member's extents read afresh, members
     /// gone while unmounted forgotten, every group charged.
-    func settleAll(state: ContainerState) {
+    func settleAll() {
         lock.withLock {
             // A snapshot of what was loaded first: the journal starts empty
             // (a line a crash cut short is never appended to).
@@ -128,14 +129,14 @@ final class CloneBook: @unchecked Sendable {
                 do { try store.fold(registry) } catch { Diagnostics.note("cannot save the clone registry: \(error)") }
             }
             let before = registry
-            for id in registry.members.keys where !state.read({ ledger, _ in ledger.contains(id) }) { forget(id, state: state) }
-            for id in before.members.keys where registry.contains(id) { settle(group: registry.group(of: id), state: state) }
+            for id in registry.members.keys where !state.read({ ledger, _ in ledger.contains(id) }) { forget(id) }
+            for id in before.members.keys where registry.contains(id) { settle(group: registry.group(of: id)) }
             // A member sharing nothing (modified all over, or a clone the
             // daemon did not live to make) leaves its group.
             for id in registry.members.keys where registry.contains(id) && shared[id] == 0 {
                 let group = registry.group(of: id)
-                forget(id, state: state)
-                settle(group: group.filter { registry.contains($0) }, state: state)
+                forget(id)
+                settle(group: group.filter { registry.contains($0) })
             }
             if registry != before { save() }
         }
@@ -145,7 +146,7 @@ final class CloneBook: @unchecked Sendable {
 
     /// Forgets a member. A member left alone in its group leaves it too,
     /// and is charged as a plain file again.
-    private func forget(_ id: EntryID, state: ContainerState) {
+    private func forget(_ id: EntryID) {
         let before = registry
         for left in registry.remove(id) where !registry.contains(left) {
             extents[left] = nil
@@ -172,13 +173,13 @@ final class CloneBook: @unchecked Sendable {
 
     /// Reads missing extents (reopening members by handle), then charges the
     /// group: each physical byte once, in the ledger and in `shared`.
-    private func settle(group: [EntryID], state: ContainerState) {
+    private func settle(group: [EntryID]) {
         var members: [(EntryID, [FileExtent], UInt64?)] = []
         for id in group {
             var size: UInt64?
             // Gone from the container (and not held open): no longer a member.
             if !state.read({ ledger, _ in ledger.contains(id) }) {
-                forget(id, state: state)
+                forget(id)
                 save()
                 continue
             }
@@ -190,7 +191,7 @@ final class CloneBook: @unchecked Sendable {
             }
             guard let found = extents[id] else {
                 // Gone, or no longer reachable: no longer a member.
-                forget(id, state: state)
+                forget(id)
                 save()
                 continue
             }

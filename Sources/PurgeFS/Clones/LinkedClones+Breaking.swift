@@ -46,7 +46,7 @@ extension LinkedClones {
         let id = inode.key
         let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
         let reserved = keepingData ? try fs.makeRoom(bytes: size) : 0
-        defer { fs.state.release(reserved) }
+        defer { state.release(reserved) }
         guard lock.withLock({ registry.members[id] }) != nil else { throw Errno.noEntry }
         let anchorName = LinkedCloneRegistry.anchorName(of: id)
         let anchor = try FileDescriptor.open(anchorName, in: anchors, flags: O_RDWR | O_NOFOLLOW)
@@ -58,13 +58,13 @@ extension LinkedClones {
             try anchor.truncate(to: 0)
         }
         _ = try takeOver(id, with: anchorName, filesystem: fs)
-        lock.withLock { release(id, state: fs.state) }
+        lock.withLock { release(id) }
         inode.repoint(to: try anchor.reopen(flags: OpenFlags.path), backing: id)
         inode.unshare()
         reopenReaders(of: inode)
         let status = try anchor.status()
         do {
-            try fs.state.withLedger { (ledger, _) throws(PurgeCoreError) in
+            try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 try ledger.update(id, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
             }
         } catch {
@@ -85,7 +85,7 @@ extension LinkedClones {
             }
             let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
                 guard lock.withLock({ registry.members[id] }) == member else { return false }
-                guard let chain = fs.state.read({ _, names in names.components(of: member.parent) }) else { throw Errno.noEntry }
+                guard let chain = state.read({ _, names in names.components(of: member.parent) }) else { throw Errno.noEntry }
                 let directory = try DirectoryNames.open(chain, from: fs.root)
                 defer { directory.closeQuietly() }
                 try anchors.rename(anchorName, to: Self.cName(member.name), in: directory)
@@ -143,7 +143,7 @@ extension LinkedClones {
         defer { data.closeQuietly() }
         let status = try data.status()
         let reserved = try fs.makeRoom(bytes: UInt64(status.st_size))
-        defer { fs.state.release(reserved) }
+        defer { state.release(reserved) }
 
         // The new backing, whole and durable before the registry names it.
         let newName = "z\(old.inode)"
@@ -171,11 +171,11 @@ extension LinkedClones {
             registry.retired(group)
             sharedBytes[old] = nil
             save()
-            settle(group, state: fs.state)
+            settle(group)
         }
         inode.unshare()
         do {
-            try fs.state.withLedger { (ledger, _) throws(PurgeCoreError) in
+            try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 guard ledger.contains(old) else { return }
                 try ledger.update(old, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
             }
@@ -194,7 +194,7 @@ extension LinkedClones {
             while let member = lock.withLock({ registry.members[id] }), !member.name.isEmpty {
                 let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
                     guard lock.withLock({ registry.members[id] }) == member else { return false }
-                    guard let chain = fs.state.read({ _, names in names.components(of: member.parent) }) else { return true }
+                    guard let chain = state.read({ _, names in names.components(of: member.parent) }) else { return true }
                     let directory = try DirectoryNames.open(chain, from: fs.root)
                     defer { directory.closeQuietly() }
                     try Self.relink(Self.cName(member.name), in: directory, from: old, to: backing)

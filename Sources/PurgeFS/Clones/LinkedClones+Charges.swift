@@ -8,7 +8,7 @@ extension LinkedClones {
     /// Charges a group: the first sharer (the primary when present) is charged
     /// the data, the others are charged nothing and save it. A group whose
     /// backing is gone, or that no member is left in, is forgotten.
-    func settle(_ group: UInt64, state: ContainerState) {
+    func settle(_ group: UInt64) {
         guard let record = registry.groups[group] else {
             sharers[group] = nil
             return
@@ -16,7 +16,7 @@ extension LinkedClones {
         let members = registry.members(of: group)
         guard let status = try? openBacking(record).status() else {
             Diagnostics.note("linked clone group \(group): its backing file is gone; its members are forgotten")
-            for id in members { forget(id, state: state) }
+            for id in members { forget(id) }
             return
         }
         let primary = Int(status.st_nlink) > registry.namedMembers(of: group) && !record.isRetiring
@@ -38,22 +38,22 @@ extension LinkedClones {
     }
 
     /// Forgets member `id` and removes its anchor; its group is settled again.
-    func forget(_ id: EntryID, state: ContainerState) {
+    func forget(_ id: EntryID) {
         guard registry.members[id] != nil else { return }
         removeAnchor(of: id)
-        release(id, state: state)
+        release(id)
     }
 
     /// Takes member `id` out of its group (it has data of its own now, or is
     /// gone), and charges the rest of the group anew; a primary left alone
     /// is a plain file again.
-    func release(_ id: EntryID, state: ContainerState) {
+    func release(_ id: EntryID) {
         guard let member = registry.members[id], let group = registry.groups[member.group] else { return }
         registry.remove(id)
         sharedBytes[id] = nil
         save()
         if registry.groups[member.group] != nil {
-            settle(member.group, state: state)
+            settle(member.group)
             return
         }
         // The last clone is gone: a primary left is a plain file again.

@@ -14,7 +14,7 @@ import PurgeSys
 /// member); after it, a clone.
 extension LinkedClones {
     /// Returns false when this is no case for a linked clone: the caller copies.
-    func clone(_ source: OpenFile, into destination: OpenFile, filesystem fs: ContainerFileSystem) -> Bool {
+    func makeClone(of source: OpenFile, into destination: OpenFile, filesystem fs: ContainerFileSystem) -> Bool {
         guard makesClones, source.inode.isRegularFile, destination.inode.isRegularFile,
               let name = destination.createdAs ?? Self.onlyName(of: destination.inode, filesystem: fs)
         else { return false }
@@ -34,7 +34,7 @@ extension LinkedClones {
         _ source: OpenFile, into destination: OpenFile, as name: LinkedCloneRegistry.Name, filesystem fs: ContainerFileSystem
     ) throws(Errno) -> Bool {
         guard let anchors,
-              let chain = fs.state.read({ _, names in names.components(of: name.parent) })
+              let chain = state.read({ _, names in names.components(of: name.parent) })
         else { return false }
         let directory = try DirectoryNames.open(chain, from: fs.root)
         defer { directory.closeQuietly() }
@@ -101,7 +101,7 @@ extension LinkedClones {
         }
         lock.withLock {
             guard let group = registry.group(backedBy: backing) else { return }
-            settle(group, state: fs.state)
+            settle(group)
         }
         return true
     }

@@ -5,7 +5,7 @@ import PurgeSys
 /// At mount, after the walk (which told members apart by their names, see
 /// `ContainerScan`): the registry is brought in line with the disk.
 extension LinkedClones {
-    func reconcile(state: ContainerState, root: FileDescriptor) {
+    func reconcile(root: FileDescriptor) {
         lock.withLock {
             // A snapshot of what was loaded first: the journal starts empty
             // (a line a crash cut short is never appended to).
@@ -14,26 +14,26 @@ extension LinkedClones {
                     Diagnostics.note("cannot save the linked clone registry: \(error)")
                 }
             }
-            finishMoves(state: state, root: root)
+            finishMoves(root: root)
             for (id, member) in registry.members {
                 // A member the walk did not find under its name broke (its anchor
                 // is there now), lost its name while unmounted, or was open
                 // without a name when the daemon stopped: it is no clone any more.
                 if member.name.isEmpty || !state.read({ ledger, _ in ledger.contains(id) }) {
-                    forget(id, state: state)
+                    forget(id)
                 } else if (try? withAnchor(id, { (file) throws(Errno) in try file.status() })) == nil {
                     Diagnostics.note("linked clone \(id): its anchor is missing; it is forgotten")
-                    forget(id, state: state)
+                    forget(id)
                 }
             }
-            for group in registry.groups.keys { settle(group, state: state) }
+            for group in registry.groups.keys { settle(group) }
             removeStrayAnchors()
             save()
         }
     }
 
     /// Finishes breaks of primaries that a stopped daemon left half done.
-    private func finishMoves(state: ContainerState, root: FileDescriptor) {
+    private func finishMoves(root: FileDescriptor) {
         for (group, record) in registry.groups {
             guard let old = record.retiring else { continue }
             guard let backing = try? openBacking(record) else { continue }

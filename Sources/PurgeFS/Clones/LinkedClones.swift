@@ -27,16 +27,20 @@ final class LinkedClones: @unchecked Sendable {
 
     /// Any group exists: the fast path of every translation reads only this.
     private let active: Atomic<Bool>
+    /// The ledger it charges.
+    let state: ContainerState
     let directory: StateDirectory
     let store: RegistryStore<LinkedCloneRegistry>
     /// The state directory's `clone-anchors`, when it could be opened.
     let anchors: FileDescriptor?
     /// The container's root, opened for real (`open_by_handle_at` refuses `O_PATH`).
     let root: FileDescriptor
-    /// New clones are made: no reflinks, and anchors on the container's filesystem.
+    /// New clones are made: anchors on the container's filesystem.
     let makesClones: Bool
 
-    init(store: RegistryStore<LinkedCloneRegistry>, registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor, reflinks: Bool) {
+    /// For a mount whose probe found no reflinks (`CloneBackends.choose`).
+    init(state: ContainerState, store: RegistryStore<LinkedCloneRegistry>, registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor) {
+        self.state = state
         self.store = store
         self.registry = registry
         self.directory = directory
@@ -44,7 +48,7 @@ final class LinkedClones: @unchecked Sendable {
         self.active = Atomic(!registry.isEmpty)
         anchors = Self.openAnchorDirectory(in: directory)
         let sameDevice = (try? directory.descriptor.status().st_dev) == (try? root.status().st_dev)
-        makesClones = !reflinks && sameDevice && anchors != nil
+        makesClones = sameDevice && anchors != nil
     }
 
     private static func openAnchorDirectory(in directory: StateDirectory) -> FileDescriptor? {
@@ -66,15 +70,10 @@ final class LinkedClones: @unchecked Sendable {
     /// a member's anchor when the name is a clone sharing a backing inode,
     /// else the backing file's own.
     func identity(of status: stat, parent: EntryID, name: CName) -> EntryID {
-        let own = EntryID(status)
         // Not only names with several links: a clone left alone (its original
         // gone) still has its anchor's identity.
-        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return own }
-        let key = LinkedCloneRegistry.Name(parent: parent, name: Self.bytes(name))
-        return lock.withLock {
-            guard registry.group(backedBy: own) != nil else { return own }
-            return registry.member(named: key) ?? own
-        }
+        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return EntryID(status) }
+        return identity(ofListed: EntryID(status), parent: parent, name: name)
     }
 
     /// The identity of the listed name `name` in `parent`, from its
@@ -84,10 +83,7 @@ final class LinkedClones: @unchecked Sendable {
     func identity(ofListed backing: EntryID, parent: EntryID, name: CName) -> EntryID {
         guard isActive else { return backing }
         let key = LinkedCloneRegistry.Name(parent: parent, name: Self.bytes(name))
-        return lock.withLock {
-            guard registry.group(backedBy: backing) != nil else { return backing }
-            return registry.member(named: key) ?? backing
-        }
+        return lock.withLock { registry.identity(of: backing, named: key) }
     }
 
     /// Whether `backing` is a group's shared inode (then its names are told
@@ -123,7 +119,7 @@ final class LinkedClones: @unchecked Sendable {
     // MARK: Attributes
 
     /// `user.purgefs.content_id` and `shared` of a member or primary.
-    func contentID(of id: EntryID) -> UInt64? {
+    func groupContent(of id: EntryID) -> UInt64? {
         guard isActive else { return nil }
         return lock.withLock {
             let group = registry.members[id]?.group ?? registry.group(backedBy: id)
@@ -167,11 +163,22 @@ final class LinkedClones: @unchecked Sendable {
 
     /// Runs `body` with member `id`'s anchor (`O_PATH`), checked to be it.
     func withAnchor<T>(_ id: EntryID, _ body: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T {
+        let file = try openAnchor(id)
+        defer { file.closeQuietly() }
+        return try body(file)
+    }
+
+    /// Member `id`'s anchor (`O_PATH`, the caller's to close), checked to be it.
+    func openAnchor(_ id: EntryID) throws(Errno) -> FileDescriptor {
         guard let anchors else { throw Errno.noEntry }
         let file = try FileDescriptor.open(LinkedCloneRegistry.anchorName(of: id), in: anchors, flags: OpenFlags.path | O_NOFOLLOW)
-        defer { file.closeQuietly() }
-        guard EntryID(try file.status()) == id else { throw Errno(ESTALE) }
-        return try body(file)
+        do throws(Errno) {
+            guard EntryID(try file.status()) == id else { throw Errno(ESTALE) }
+        } catch {
+            file.closeQuietly()
+            throw error
+        }
+        return file
     }
 
     func save() {

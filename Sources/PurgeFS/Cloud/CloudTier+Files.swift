@@ -172,7 +172,7 @@ extension CloudTier {
         let beingOpened = lock.withLock { (opening[inode.key] ?? 0) > 0 }
         if open > 0 || beingOpened { return .open }
         // Data a linked clone shares is other files' too (`dropData` checks again).
-        if filesystem.state.linked.isShared(backing: EntryID(status)) { return .shared }
+        if filesystem.clones.sharesBacking(EntryID(status)) { return .shared }
         return nil
     }
 
@@ -180,7 +180,7 @@ extension CloudTier {
     /// and logs it. Called holding `transfers`. Returns the bytes freed.
     private func dropData(of file: FileDescriptor, path: String, status: stat, reason: String) throws(Errno) -> UInt64 {
         // Data a linked clone shares is other files' too.
-        guard !filesystem.state.linked.isShared(backing: EntryID(status)) else { throw Errno.busy }
+        guard !filesystem.clones.sharesBacking(EntryID(status)) else { throw Errno.busy }
         let freed = UInt64(status.st_blocks) * 512
         try file.truncate(to: 0)
         try file.truncate(to: Int64(status.st_size))
@@ -194,7 +194,7 @@ extension CloudTier {
             manifest.records[path] = record
             saveManifest()
         }
-        filesystem.state.noteResized(after, id: EntryID(after))
+        filesystem.clones.resized(after, id: EntryID(after))
         tellKernel(after)
         logCloud(path: path, bytes: freed, size: UInt64(status.st_size), reason: reason, action: "evict")
         return freed
@@ -346,11 +346,11 @@ extension CloudTier {
                 try? file.truncate(to: 0)
                 try? file.truncate(to: Int64(status.st_size))
                 try? file.setTimes(access: status.st_atim, modification: status.st_mtim)
-                if let after = try? file.status() { filesystem.state.noteResized(after, id: EntryID(after)) }
+                if let after = try? file.status() { filesystem.clones.resized(after, id: EntryID(after)) }
                 throw error == .noSpace ? Errno.noSpace : Errno.ioError
             }
             let after = try file.status()
-            filesystem.state.noteResized(after, id: EntryID(after))
+            filesystem.clones.resized(after, id: EntryID(after))
             lock.withLock {
                 manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false, remote: remoteStatus)
                 saveManifest()

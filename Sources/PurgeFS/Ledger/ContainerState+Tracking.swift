@@ -38,8 +38,6 @@ extension ContainerState {
                 try ledger.removeLink(id, parent: parent)
                 forgetFlagsIfGone(id, in: ledger)
             }
-            clones.forgetIfGone(id, state: self)
-            linked.removed(id, backing: EntryID(status), state: self)
         case S_IFDIR:
             track { (ledger, names) throws(PurgeCoreError) in
                 try ledger.removeDirectory(id)
@@ -56,11 +54,6 @@ extension ContainerState {
     func noteMoved(_ status: stat, id: EntryID, from parent: EntryID, to newParent: EntryID, newName: CName) {
         let kind = status.st_mode & S_IFMT
         guard kind == S_IFREG || kind == S_IFDIR else { return }
-        defer {
-            if kind == S_IFREG {
-                linked.moved(id, backing: EntryID(status), to: .init(parent: newParent, name: LinkedClones.bytes(newName)), state: self)
-            }
-        }
         track { (ledger, names) throws(PurgeCoreError) in
             try ledger.move(id, from: parent, to: newParent)
             if kind == S_IFDIR {
@@ -70,10 +63,11 @@ extension ContainerState {
         }
     }
 
-    /// The file `id` (whose backing file now has `status`) changed size or data.
+    /// The file `id` (whose backing file now has `status`) changed size or
+    /// data: its figures as they are. A clone's are its group's charges
+    /// instead: the clone backend calls this only for files it does not charge.
     func noteResized(_ status: stat, id: EntryID) {
         guard status.st_mode & S_IFMT == S_IFREG else { return }
-        if clones.changed(id, state: self) || linked.changed(id, state: self) { return }
         track { (ledger, _) throws(PurgeCoreError) in
             try ledger.update(id, size: UInt64(status.st_size), allocated: Self.allocated(status))
         }
@@ -91,13 +85,6 @@ extension ContainerState {
             try ledger.close(id)
             forgetFlagsIfGone(id, in: ledger)
         }
-        clones.forgetIfGone(id, state: self)
-        linked.forgetIfGone(id, state: self)
-    }
-
-    /// The identity of `name` in `parent`, whose backing file has `status`.
-    func identity(of status: stat, name: CName, in parent: EntryID) -> EntryID {
-        linked.identity(of: status, parent: parent, name: name)
     }
 
     func noteUsed(_ id: EntryID) {

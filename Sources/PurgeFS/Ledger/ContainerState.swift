@@ -6,7 +6,8 @@ import PurgeSys
 /// ledger (totals, purge order), where directories are, the device model
 /// and the purge counters, all behind one lock.
 ///
-/// Lock order: `NamespaceLocks` stripes, then this lock. Nothing here does
+/// Lock order: `NamespaceLocks` stripes, then the clone backend's lock
+/// (`CloneBackend`, which holds this state to charge clones), then this lock. Nothing here does
 /// I/O under the lock except `statvfs` of the backing filesystem.
 final class ContainerState: @unchecked Sendable {
     let lock = ThreadLock()
@@ -23,17 +24,12 @@ final class ContainerState: @unchecked Sendable {
     var flagsChanged = false
     var zones: ZoneSet
     let stateDirectory: StateDirectory
-    /// Clone groups and their charges (its own lock, taken before this one).
-    let clones: CloneBook
-    /// Clones on a backing filesystem without reflinks (its own lock, taken before this one).
-    let linked: LinkedClones
 
     /// The backing filesystem, for its real size and free space.
     let backing: FileDescriptor
 
     init(ledger: Ledger, names: DirectoryNames, model: CapacityModel, counters: PurgeCounters, flags: StoredFlags,
-         zones: ZoneSet, backing: FileDescriptor, stateDirectory: StateDirectory,
-         linkedClones: (RegistryStore<LinkedCloneRegistry>, LinkedCloneRegistry)? = nil) {
+         zones: ZoneSet, backing: FileDescriptor, stateDirectory: StateDirectory) {
         self.stateDirectory = stateDirectory
         self.ledger = ledger
         self.names = names
@@ -42,9 +38,6 @@ final class ContainerState: @unchecked Sendable {
         self.flags = flags
         self.zones = zones
         self.backing = backing
-        self.clones = CloneBook(directory: stateDirectory, root: backing)
-        let (store, registry) = linkedClones ?? (RegistryStore<LinkedCloneRegistry>(directory: stateDirectory, named: LinkedCloneRegistry.fileName), LinkedCloneRegistry())
-        self.linked = LinkedClones(store: store, registry: registry, directory: stateDirectory, root: backing, reflinks: clones.reflinks)
     }
 
     /// Runs `body` with exclusive access to the ledger and directory names.

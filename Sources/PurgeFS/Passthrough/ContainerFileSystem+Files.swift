@@ -14,7 +14,7 @@ extension ContainerFileSystem {
         try events.beginOpen(inode)  // an evicted file is downloaded first
         defer { events.endOpen(inode) }
         // Truncating a clone: it gets a file of its own first, with nothing copied.
-        if flags & O_TRUNC != 0 { try state.linked.breakAway(inode, keepingData: false, filesystem: self) }
+        if flags & O_TRUNC != 0 { try events.beforeModify(inode, .openTruncating, in: self) }
         // A writer of shared data reads it, read-only, until its first write.
         let readOnly = OpenFile.writes(flags) && inode.isShared
         let opened = readOnly ? Self.readOnly(flags) : Self.backingFlags(flags)
@@ -154,14 +154,13 @@ extension ContainerFileSystem {
     }
 
     /// Runs `body`, a change of the file's data through its descriptor, as
-    /// a modification (`Inode.beginModifying`): a file that shares its data
-    /// (a linked clone) gets data of its own first, and its writable
-    /// descriptor back; no clone is made of it while `body` runs.
+    /// a modification (`Inode.beginModifying`), announced first
+    /// (`beforeModify`: a file that shares its data, a linked clone, gets
+    /// data of its own and its writable descriptor back); no clone is made
+    /// of it while `body` runs.
     func modifying<T>(_ file: OpenFile, _ body: () throws(Errno) -> T) throws(Errno) -> T {
         while true {
-            if file.isProtected || file.inode.isShared {
-                try state.linked.breakAway(file.inode, keepingData: true, filesystem: self)
-            }
+            try events.beforeModify(file.inode, .data(file), in: self)
             if !file.isProtected && file.inode.beginModifying() { break }
         }
         defer { file.inode.endModifying() }
@@ -171,7 +170,7 @@ extension ContainerFileSystem {
     /// `modifying` for a change through the inode itself (no open file).
     func modifying<T>(_ inode: Inode, keepingData: Bool, _ body: () throws(Errno) -> T) throws(Errno) -> T {
         while true {
-            if inode.isShared { try state.linked.breakAway(inode, keepingData: keepingData, filesystem: self) }
+            try events.beforeModify(inode, .truncate(keepingData: keepingData), in: self)
             if inode.beginModifying() { break }
         }
         defer { inode.endModifying() }
