@@ -16,9 +16,9 @@ extension LinkedClones: CloneBackend {
     /// shared data is marked shared (its writers hold read-only descriptors).
     func adopted(_ inode: Inode, status: stat) {
         if inode.key != EntryID(status), let anchor = try? withAnchor(inode.key, { (file) throws(Errno) in try file.duplicate() }) {
-            inode.holdIdentity(anchor)
+            inode.sharing.holdIdentity(anchor)
         }
-        if sharesData(inode.key) { _ = inode.share() }
+        if sharesData(inode.key) { _ = inode.sharing.share() }
     }
 
     func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? {
@@ -51,9 +51,9 @@ extension LinkedClones: CloneBackend {
     func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {
         switch change {
         case .data(let file):
-            if file.isProtected || inode.isShared { try breakAway(inode, keepingData: true, filesystem: filesystem) }
+            if file.isProtected || inode.sharing.isShared { try breakAway(inode, keepingData: true, filesystem: filesystem) }
         case .truncate(let keepingData):
-            if inode.isShared { try breakAway(inode, keepingData: keepingData, filesystem: filesystem) }
+            if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, filesystem: filesystem) }
         case .openTruncating:
             try breakAway(inode, keepingData: false, filesystem: filesystem)
         case .link:

@@ -25,10 +25,10 @@ extension LinkedClones {
         guard inode.isRegularFile else { return }
         // A file left protected by a clone that was undone gets its writable
         // descriptor back below even when nothing is shared.
-        if isActive || inode.isShared {
+        if isActive || inode.sharing.isShared {
             try breakLock.withLock { () throws(Errno) in
                 if !sharesData(inode.key) {
-                    inode.unshare()
+                    inode.sharing.unshare()
                 } else if isMember(inode.key) {
                     try breakMember(inode, keepingData: keepingData, filesystem: fs)
                 } else {
@@ -36,7 +36,7 @@ extension LinkedClones {
                 }
             }
         }
-        for file in inode.openFiles { try file.unprotect() }
+        for file in inode.sharing.openFiles { try file.unprotect() }
     }
 
     // MARK: A member
@@ -60,7 +60,7 @@ extension LinkedClones {
         _ = try takeOver(id, with: anchorName, filesystem: fs)
         lock.withLock { release(id) }
         inode.repoint(to: try anchor.reopen(flags: OpenFlags.path), backing: id)
-        inode.unshare()
+        inode.sharing.unshare()
         reopenReaders(of: inode)
         let status = try anchor.status()
         do {
@@ -126,7 +126,7 @@ extension LinkedClones {
     /// Read-only open files of a re-pointed inode read its new backing file;
     /// protected ones get theirs from `unprotect` once the break is over.
     private func reopenReaders(of inode: Inode) {
-        for file in inode.openFiles where !file.isWritable {
+        for file in inode.sharing.openFiles where !file.isWritable {
             if let readOnly = try? inode.withDescriptor({ (path) throws(Errno) in try path.reopen(flags: file.flags) }) {
                 file.repoint(to: readOnly, protecting: false)
             }
@@ -173,7 +173,7 @@ extension LinkedClones {
             save()
             settle(group)
         }
-        inode.unshare()
+        inode.sharing.unshare()
         do {
             try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 guard ledger.contains(old) else { return }
@@ -204,7 +204,7 @@ extension LinkedClones {
             }
             guard let inode = fs.inodes.existing(id) else { continue }
             inode.repoint(to: try backing.reopen(flags: OpenFlags.path), backing: backingID)
-            for file in inode.openFiles {
+            for file in inode.sharing.openFiles {
                 if let readOnly = try? backing.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }
             }
         }

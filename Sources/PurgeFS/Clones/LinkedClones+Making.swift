@@ -55,8 +55,8 @@ extension LinkedClones {
         // No writer of the source keeps a writable descriptor from now on
         // (one that just closed may still be open here: its release comes later).
         // A failure from here on undoes every step, writers' descriptors included.
-        let sourceWasShared = source.inode.isShared
-        let writers = source.inode.share()
+        let sourceWasShared = source.inode.sharing.isShared
+        let writers = source.inode.sharing.share()
         var registered = false
         let anchorName = LinkedCloneRegistry.anchorName(of: anchorID)
         let temporary = CloneLeftovers.prefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
@@ -83,7 +83,7 @@ extension LinkedClones {
                 }
             }
             if !sourceWasShared {
-                source.inode.unshare()
+                source.inode.sharing.unshare()
                 for writer in writers { try? writer.unprotect() }
             }
             throw error
@@ -92,11 +92,11 @@ extension LinkedClones {
         // The destination now reads the shared data, read-only; its own inode
         // (the anchor) stays held while the node lives.
         if let own = try? destination.inode.withDescriptor({ (path) throws(Errno) in try path.duplicate() }) {
-            destination.inode.holdIdentity(own)
+            destination.inode.sharing.holdIdentity(own)
         }
         destination.inode.repoint(to: try data.reopen(flags: OpenFlags.path), backing: backing)
-        _ = destination.inode.share()
-        for file in destination.inode.openFiles {
+        _ = destination.inode.sharing.share()
+        for file in destination.inode.sharing.openFiles {
             if let readOnly = try? data.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }
         }
         lock.withLock {

@@ -16,13 +16,7 @@ extension ContainerFileSystem {
         // Truncating a clone: it gets a file of its own first, with nothing copied.
         if flags & O_TRUNC != 0 { try events.beforeModify(inode, .openTruncating, in: self) }
         // A writer of shared data reads it, read-only, until its first write.
-        let readOnly = OpenFile.writes(flags) && inode.isShared
-        let opened = readOnly ? Self.readOnly(flags) : Self.backingFlags(flags)
-        let descriptor = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: opened) }
-        let file = try OpenFile(descriptor: descriptor, inode: inode, flags: Self.backingFlags(flags))
-        if file.isProtected && !readOnly, let stand = try? inode.withDescriptor({ (path) throws(Errno) in try path.reopen(flags: Self.readOnly(flags)) }) {
-            file.repoint(to: stand, protecting: true)  // shared since we looked
-        }
+        let file = try OpenFile.open(inode, flags: Self.backingFlags(flags), readOnly: Self.readOnly(flags))
         if inode.isRegularFile {
             events.opened(inode.key)
             if flags & O_TRUNC != 0 { noteFigures(of: file) }
@@ -161,9 +155,9 @@ extension ContainerFileSystem {
     func modifying<T>(_ file: OpenFile, _ body: () throws(Errno) -> T) throws(Errno) -> T {
         while true {
             try events.beforeModify(file.inode, .data(file), in: self)
-            if !file.isProtected && file.inode.beginModifying() { break }
+            if file.inode.sharing.beginModifying(through: file) { break }
         }
-        defer { file.inode.endModifying() }
+        defer { file.inode.sharing.endModifying() }
         return try body()
     }
 
@@ -171,9 +165,9 @@ extension ContainerFileSystem {
     func modifying<T>(_ inode: Inode, keepingData: Bool, _ body: () throws(Errno) -> T) throws(Errno) -> T {
         while true {
             try events.beforeModify(inode, .truncate(keepingData: keepingData), in: self)
-            if inode.beginModifying() { break }
+            if inode.sharing.beginModifying() { break }
         }
-        defer { inode.endModifying() }
+        defer { inode.sharing.endModifying() }
         return try body()
     }
 }
