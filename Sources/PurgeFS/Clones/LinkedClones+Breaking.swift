@@ -47,7 +47,7 @@ extension LinkedClones {
         let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
         let reserved = keepingData ? try fs.makeRoom(bytes: size) : 0
         defer { state.release(reserved) }
-        guard lock.withLock({ registry.members[id] }) != nil else { throw Errno.noEntry }
+        guard guarded.withLock({ table in table.registry.members[id] }) != nil else { throw Errno.noEntry }
         let anchorName = LinkedCloneRegistry.anchorName(of: id)
         let anchor = try FileDescriptor.open(anchorName, in: anchors, flags: O_RDWR | O_NOFOLLOW)
         defer { anchor.closeQuietly() }
@@ -58,7 +58,7 @@ extension LinkedClones {
             try anchor.truncate(to: 0)
         }
         _ = try takeOver(id, with: anchorName, filesystem: fs)
-        lock.withLock { release(id) }
+        guarded.withLock { table in release(id, in: &table) }
         inode.repoint(to: try anchor.reopen(flags: OpenFlags.path), backing: id)
         inode.sharing.unshare()
         reopenReaders(of: inode)
@@ -78,13 +78,13 @@ extension LinkedClones {
     private func takeOver(_ id: EntryID, with anchorName: String, filesystem fs: ContainerFileSystem) throws(Errno) -> LinkedCloneRegistry.Member {
         guard let anchors else { throw Errno.ioError }
         while true {
-            guard let member = lock.withLock({ registry.members[id] }) else { throw Errno.noEntry }
+            guard let member = guarded.withLock({ table in table.registry.members[id] }) else { throw Errno.noEntry }
             if member.name.isEmpty {
                 try anchors.unlink(anchorName)
                 return member
             }
             let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
-                guard lock.withLock({ registry.members[id] }) == member else { return false }
+                guard guarded.withLock({ table in table.registry.members[id] }) == member else { return false }
                 guard let chain = state.read({ _, names in names.components(of: member.parent) }) else { throw Errno.noEntry }
                 let directory = try DirectoryNames.open(chain, from: fs.root)
                 defer { directory.closeQuietly() }
@@ -138,7 +138,7 @@ extension LinkedClones {
     private func breakPrimary(_ inode: Inode, filesystem fs: ContainerFileSystem) throws(Errno) {
         guard let anchors else { throw Errno.ioError }
         let old = inode.key
-        guard let group = lock.withLock({ registry.group(backedBy: old) }) else { return }
+        guard let group = guarded.withLock({ table in table.registry.group(backedBy: old) }) else { return }
         let data = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_RDONLY) }
         defer { data.closeQuietly() }
         let status = try data.status()
@@ -160,18 +160,18 @@ extension LinkedClones {
         }
         let backing = EntryID(try copy.status())
         let handle = try FileHandle(of: copy)
-        lock.withLock {
-            registry.replaceBacking(of: group, with: backing, handle: handle.stored)
-            save()
+        guarded.withLock { table in
+            table.registry.replaceBacking(of: group, with: backing, handle: handle.stored)
+            save(&table)
         }
         try moveMembers(of: group, from: old, to: copy, filesystem: fs)
         // The members' names hold the new data now (open members, their descriptors).
         try? anchors.unlink(newName)
-        lock.withLock {
-            registry.retired(group)
-            sharedBytes[old] = nil
-            save()
-            settle(group)
+        guarded.withLock { table in
+            table.registry.retired(group)
+            table.sharedBytes[old] = nil
+            save(&table)
+            settle(group, in: &table)
         }
         inode.sharing.unshare()
         do {
@@ -188,12 +188,12 @@ extension LinkedClones {
     /// points their inodes and open files at it (read-only: they still share).
     func moveMembers(of group: UInt64, from old: EntryID, to backing: FileDescriptor, filesystem fs: ContainerFileSystem) throws(Errno) {
         let backingID = EntryID(try backing.status())
-        for id in lock.withLock({ registry.members(of: group) }) {
+        for id in guarded.withLock({ table in table.registry.members(of: group) }) {
             // A member renamed meanwhile is relinked under its new name (tried
             // again until its name holds still under its directory's lock).
-            while let member = lock.withLock({ registry.members[id] }), !member.name.isEmpty {
+            while let member = guarded.withLock({ table in table.registry.members[id] }), !member.name.isEmpty {
                 let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
-                    guard lock.withLock({ registry.members[id] }) == member else { return false }
+                    guard guarded.withLock({ table in table.registry.members[id] }) == member else { return false }
                     guard let chain = state.read({ _, names in names.components(of: member.parent) }) else { return true }
                     let directory = try DirectoryNames.open(chain, from: fs.root)
                     defer { directory.closeQuietly() }

@@ -48,8 +48,8 @@ extension LinkedClones {
         guard EntryID(found) == anchorID, destination.inode.backing == anchorID, found.st_size == 0, found.st_nlink == 1,
               dataStatus.st_mode & S_IFMT == S_IFREG, dataStatus.st_size > 0, dataStatus.st_dev == found.st_dev,
               // A destination in a group already (its data another's) is not made a clone again.
-              lock.withLock({ registry.members[anchorID] == nil && registry.group(backedBy: anchorID) == nil
-                  && registry.groups.values.allSatisfy { $0.retiring != backing } })
+              guarded.withLock({ table in table.registry.members[anchorID] == nil && table.registry.group(backedBy: anchorID) == nil
+                  && table.registry.groups.values.allSatisfy { $0.retiring != backing } })
         else { return false }
 
         // No writer of the source keeps a writable descriptor from now on
@@ -65,9 +65,9 @@ extension LinkedClones {
                 writer.repoint(to: try data.reopen(flags: O_RDONLY), protecting: true)
             }
             let handle = try FileHandle(of: data)
-            lock.withLock {
-                registry.add(anchor: anchorID, named: name, backing: backing, handle: handle.stored)
-                save()
+            guarded.withLock { table in
+                table.registry.add(anchor: anchorID, named: name, backing: backing, handle: handle.stored)
+                save(&table)
             }
             registered = true
             try destination.inode.withDescriptor { (path) throws(Errno) in try path.link(as: anchorName, in: anchors) }
@@ -77,9 +77,9 @@ extension LinkedClones {
             try? directory.unlink(temporary)
             if (try? anchors.status(of: anchorName)).map(EntryID.init) == anchorID { try? anchors.unlink(anchorName) }
             if registered {
-                lock.withLock {
-                    registry.remove(anchorID)
-                    save()
+                guarded.withLock { table in
+                    table.registry.remove(anchorID)
+                    save(&table)
                 }
             }
             if !sourceWasShared {
@@ -99,9 +99,9 @@ extension LinkedClones {
         for file in destination.inode.sharing.openFiles {
             if let readOnly = try? data.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }
         }
-        lock.withLock {
-            guard let group = registry.group(backedBy: backing) else { return }
-            settle(group)
+        guarded.withLock { table in
+            guard let group = table.registry.group(backedBy: backing) else { return }
+            settle(group, in: &table)
         }
         return true
     }

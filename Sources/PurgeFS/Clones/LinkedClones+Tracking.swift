@@ -8,13 +8,13 @@ extension LinkedClones {
     /// recorded, and the group charged anew (it may have left or entered a zone).
     func moved(_ id: EntryID, backing: EntryID, to name: LinkedCloneRegistry.Name) {
         guard isActive else { return }
-        lock.withLock {
-            if let member = registry.members[id] {
-                registry.move(id, to: name)
-                save()
-                settle(member.group)
-            } else if let group = registry.group(backedBy: backing) {
-                settle(group)
+        guarded.withLock { table in
+            if let member = table.registry.members[id] {
+                table.registry.move(id, to: name)
+                save(&table)
+                settle(member.group, in: &table)
+            } else if let group = table.registry.group(backedBy: backing) {
+                settle(group, in: &table)
             }
         }
     }
@@ -24,25 +24,25 @@ extension LinkedClones {
     /// lost a name is charged anew.
     func removed(_ id: EntryID, backing: EntryID) {
         guard isActive else { return }
-        lock.withLock {
-            if registry.members[id] != nil {
-                registry.unname(id)
-                save()
+        guarded.withLock { table in
+            if table.registry.members[id] != nil {
+                table.registry.unname(id)
+                save(&table)
                 if !state.read({ ledger, _ in ledger.contains(id) }) {
-                    forget(id)
+                    forget(id, in: &table)
                     return
                 }
             }
-            if let group = registry.group(backedBy: backing) { settle(group) }
+            if let group = table.registry.group(backedBy: backing) { settle(group, in: &table) }
         }
     }
 
     /// A member the ledger no longer has (unlinked and closed, or purged) is forgotten.
     func forgetIfGone(_ id: EntryID) {
         guard isActive else { return }
-        lock.withLock {
-            guard registry.members[id] != nil, !state.read({ ledger, _ in ledger.contains(id) }) else { return }
-            forget(id)
+        guarded.withLock { table in
+            guard table.registry.members[id] != nil, !state.read({ ledger, _ in ledger.contains(id) }) else { return }
+            forget(id, in: &table)
         }
     }
 
@@ -51,9 +51,9 @@ extension LinkedClones {
     /// Returns false when `id` is in none (the caller records it as usual).
     func changed(_ id: EntryID) -> Bool {
         guard isActive else { return false }
-        return lock.withLock {
-            guard let group = registry.members[id]?.group ?? registry.group(backedBy: id) else { return false }
-            settle(group)
+        return guarded.withLock { table in
+            guard let group = table.registry.members[id]?.group ?? table.registry.group(backedBy: id) else { return false }
+            settle(group, in: &table)
             return true
         }
     }
@@ -61,11 +61,11 @@ extension LinkedClones {
     /// A file was purged: a member is forgotten, a primary's group charged anew.
     func purged(_ id: EntryID) {
         guard isActive else { return }
-        lock.withLock {
-            if registry.members[id] != nil {
-                if !state.read({ ledger, _ in ledger.contains(id) }) { forget(id) }
-            } else if let group = registry.group(backedBy: id) {
-                settle(group)
+        guarded.withLock { table in
+            if table.registry.members[id] != nil {
+                if !state.read({ ledger, _ in ledger.contains(id) }) { forget(id, in: &table) }
+            } else if let group = table.registry.group(backedBy: id) {
+                settle(group, in: &table)
             }
         }
     }

@@ -15,15 +15,19 @@ import Synchronization
 ///
 /// Lock order: breaks (`breakLock`), then namespace stripes, then this
 /// object's lock, then `ContainerState`'s.
-final class LinkedClones: @unchecked Sendable {
-    let lock = ThreadLock()
-    /// One break at a time: a break copies data outside `lock`.
+final class LinkedClones: Sendable {
+    /// The registry and the charges: the clone lock.
+    let guarded: Mutex<Table>
+    /// One break at a time: a break copies data outside the clone lock.
     let breakLock = ThreadLock()
-    // Guarded by `lock`.
-    var registry: LinkedCloneRegistry
-    /// Names that share each group's data now (its primary counted when present).
-    var sharers: [UInt64: [EntryID]] = [:]
-    var sharedBytes: [EntryID: UInt64] = [:]
+
+    /// Everything behind the clone lock.
+    struct Table {
+        var registry: LinkedCloneRegistry
+        /// Names that share each group's data now (its primary counted when present).
+        var sharers: [UInt64: [EntryID]] = [:]
+        var sharedBytes: [EntryID: UInt64] = [:]
+    }
 
     /// Any group exists: the fast path of every translation reads only this.
     private let active: Atomic<Bool>
@@ -42,7 +46,7 @@ final class LinkedClones: @unchecked Sendable {
     init(state: ContainerState, store: RegistryStore<LinkedCloneRegistry>, registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor) {
         self.state = state
         self.store = store
-        self.registry = registry
+        self.guarded = Mutex(Table(registry: registry))
         self.directory = directory
         self.root = (try? root.reopen(flags: O_RDONLY | O_DIRECTORY)) ?? root
         self.active = Atomic(!registry.isEmpty)
@@ -83,25 +87,25 @@ final class LinkedClones: @unchecked Sendable {
     func identity(ofListed backing: EntryID, parent: EntryID, name: CName) -> EntryID {
         guard isActive else { return backing }
         let key = LinkedCloneRegistry.Name(parent: parent, name: Self.bytes(name))
-        return lock.withLock { registry.identity(of: backing, named: key) }
+        return guarded.withLock { table in table.registry.identity(of: backing, named: key) }
     }
 
     /// Whether `backing` is a group's shared inode (then its names are told
     /// apart by `identity`, not by inode number).
     func isShared(backing: EntryID) -> Bool {
-        isActive && lock.withLock { registry.group(backedBy: backing) != nil }
+        isActive && guarded.withLock { table in table.registry.group(backedBy: backing) != nil }
     }
 
     /// Whether `id` is a clone whose identity is its anchor.
     func isMember(_ id: EntryID) -> Bool {
-        isActive && lock.withLock { registry.members[id] != nil }
+        isActive && guarded.withLock { table in table.registry.members[id] != nil }
     }
 
     /// The backing inode number names of `id` have in directory listings.
     func listedInode(of id: EntryID) -> UInt64 {
         guard isActive else { return id.inode }
-        return lock.withLock {
-            guard let member = registry.members[id], let group = registry.groups[member.group] else { return id.inode }
+        return guarded.withLock { table in
+            guard let member = table.registry.members[id], let group = table.registry.groups[member.group] else { return id.inode }
             return group.backing.inode
         }
     }
@@ -109,10 +113,10 @@ final class LinkedClones: @unchecked Sendable {
     /// Whether a write to `id` must break it from the data it shares.
     func sharesData(_ id: EntryID) -> Bool {
         guard isActive else { return false }
-        return lock.withLock {
-            if let group = registry.group(backedBy: id) { return (sharers[group]?.count ?? 2) > 1 }
-            guard let member = registry.members[id] else { return false }
-            return (sharers[member.group]?.count ?? 2) > 1
+        return guarded.withLock { table in
+            if let group = table.registry.group(backedBy: id) { return (table.sharers[group]?.count ?? 2) > 1 }
+            guard let member = table.registry.members[id] else { return false }
+            return (table.sharers[member.group]?.count ?? 2) > 1
         }
     }
 
@@ -121,16 +125,16 @@ final class LinkedClones: @unchecked Sendable {
     /// `user.purgefs.content_id` and `shared` of a member or primary.
     func groupContent(of id: EntryID) -> UInt64? {
         guard isActive else { return nil }
-        return lock.withLock {
-            let group = registry.members[id]?.group ?? registry.group(backedBy: id)
-            guard let group, (sharers[group]?.count ?? 0) > 1, sharers[group]!.contains(id) else { return nil }
-            return registry.groups[group]?.content
+        return guarded.withLock { table in
+            let group = table.registry.members[id]?.group ?? table.registry.group(backedBy: id)
+            guard let group, (table.sharers[group]?.count ?? 0) > 1, table.sharers[group]!.contains(id) else { return nil }
+            return table.registry.groups[group]?.content
         }
     }
 
     func shared(of id: EntryID) -> UInt64? {
         guard isActive else { return nil }
-        return lock.withLock { sharedBytes[id] }
+        return guarded.withLock { table in table.sharedBytes[id] }
     }
 
     /// What the mount shows for a file with identity `id` whose backing file
@@ -138,10 +142,10 @@ final class LinkedClones: @unchecked Sendable {
     /// times with one link; a primary shows its links without the clones'.
     func present(_ status: stat, as id: EntryID) -> stat {
         guard isActive, status.st_mode & S_IFMT == S_IFREG else { return status }
-        let (member, clones) = lock.withLock { () -> (Bool, Int) in
-            if registry.members[id] != nil { return (true, 0) }
-            guard let group = registry.group(backedBy: id), registry.groups[group]?.backing == id else { return (false, 0) }
-            return (false, registry.namedMembers(of: group))
+        let (member, clones) = guarded.withLock { (table) -> (Bool, Int) in
+            if table.registry.members[id] != nil { return (true, 0) }
+            guard let group = table.registry.group(backedBy: id), table.registry.groups[group]?.backing == id else { return (false, 0) }
+            return (false, table.registry.namedMembers(of: group))
         }
         var shown = status
         if member {
@@ -181,13 +185,13 @@ final class LinkedClones: @unchecked Sendable {
         return file
     }
 
-    func save() {
+    func save(_ table: inout Table) {
         do {
-            try store.save(&registry)
+            try store.save(&table.registry)
         } catch {
             Diagnostics.note("cannot save the linked clone registry: \(error)")
         }
-        active.store(!registry.isEmpty, ordering: .relaxed)
+        active.store(!table.registry.isEmpty, ordering: .relaxed)
     }
 
     static func bytes(_ name: CName) -> [UInt8] {

@@ -9,7 +9,7 @@ import Synchronization
 extension CloudTier {
     /// The path of a directory relative to the container, "" for the root.
     private func directoryPath(_ id: EntryID) -> String? {
-        filesystem.state.read { _, names in names.path(of: id) }
+        filesystem?.state.read { _, names in names.path(of: id) } ?? nil
     }
 
     private func joined(_ directory: String, _ name: CName) -> String {
@@ -168,6 +168,7 @@ extension CloudTier {
         guard let record else { return .notUploaded }
         guard record.signature == CloudSignature(status) else { return .changed }
         if record.evicted { return nil }
+        guard let filesystem else { return .open }  // not mounted: nothing may go
         let open = filesystem.state.read { ledger, _ in (try? ledger.file(inode.key).openCount) ?? 0 }
         let beingOpened = lock.withLock { (opening[inode.key] ?? 0) > 0 }
         if open > 0 || beingOpened { return .open }
@@ -180,7 +181,7 @@ extension CloudTier {
     /// and logs it. Called holding `transfers`. Returns the bytes freed.
     private func dropData(of file: FileDescriptor, path: String, status: stat, reason: String) throws(Errno) -> UInt64 {
         // Data a linked clone shares is other files' too.
-        guard !filesystem.clones.sharesBacking(EntryID(status)) else { throw Errno.busy }
+        guard let filesystem, !filesystem.clones.sharesBacking(EntryID(status)) else { throw Errno.busy }
         let freed = UInt64(status.st_blocks) * 512
         try file.truncate(to: 0)
         try file.truncate(to: Int64(status.st_size))
@@ -203,7 +204,7 @@ extension CloudTier {
     /// With `optimize_storage`: evicts uploaded documents that are not open,
     /// least recently used first, until `bytes` are freed. Returns bytes freed.
     func evictForSpace(_ bytes: UInt64, reason: String, holdingTransfers: Bool = false) -> UInt64 {
-        guard optimizeStorage else { return 0 }
+        guard optimizeStorage, let filesystem else { return 0 }
         let candidates: [(EntryID, String)] = lock.withLock {
             paths.compactMap { (id, path) in
                 guard let record = manifest.records[path], !record.evicted,
@@ -300,6 +301,7 @@ extension CloudTier {
     }()
 
     private func downloadNow(_ id: EntryID, inode: Inode?) throws(Errno) {
+        guard let filesystem else { throw Errno.ioError }  // not mounted
         try transfers.withLock { () throws(Errno) in
             guard let path = lock.withLock({ paths[id] }),
                   let record = lock.withLock({ manifest.records[path] }), record.evicted
@@ -362,6 +364,7 @@ extension CloudTier {
     /// Drops the kernel's cached attributes and pages of the file: its
     /// allocation changed behind its back.
     private func tellKernel(_ status: stat) {
+        guard let filesystem else { return }
         if let node = filesystem.inodes.node(for: EntryID(status)) { filesystem.notifier.send(.dataChanged(node)) }
     }
 
@@ -369,6 +372,7 @@ extension CloudTier {
     /// (`optimize_storage`) evicting other documents one at a time. Called
     /// holding `transfers`.
     private func room(for need: UInt64) throws(Errno) -> UInt64 {
+        guard let filesystem else { throw Errno.noSpace }
         for _ in 0..<64 {
             switch filesystem.state.room(for: need) {
             case .granted(let amount): return amount

@@ -54,7 +54,7 @@ struct ContainerOpening {
         state = ContainerState(
             ledger: ledger, names: names, model: CapacityModel(options: options), counters: counters, flags: liveFlags,
             zones: zones, backing: prepared.root, stateDirectory: directory)
-        if liveFlags != flags { state.flagsChanged = true }
+        if liveFlags != flags { state.withBooks { $0.flagsChanged = true } }
         state.saveFlagsIfChanged()
         clones = CloneBackends.choose(
             state: state, directory: directory, root: prepared.root, reflinks: CloneBook.probe(directory),
