@@ -216,7 +216,7 @@ extension ContainerFileSystem {
             let allocated = ContainerState.allocated(status)
             let charged = clones.charges(entry.id)
             guard known.size != UInt64(max(status.st_size, 0)) || (!charged && known.allocated != allocated) else { return }
-            clones.resized(status, id: entry.id)
+            events.resized(status, id: entry.id)
             if changes.repairs.last != "file \(place)/\(Self.text(entry.name)): \(known.size) -> \(status.st_size) bytes" {
                 changes.repairs.append("file \(place)/\(Self.text(entry.name)): \(known.size) -> \(status.st_size) bytes")
             }

@@ -195,7 +195,7 @@ extension CloudTier {
             manifest.records[path] = record
             saveManifest()
         }
-        filesystem.clones.resized(after, id: EntryID(after))
+        filesystem.events.resized(after, id: EntryID(after))
         tellKernel(after)
         logCloud(path: path, bytes: freed, size: UInt64(status.st_size), reason: reason, action: "evict")
         return freed
@@ -348,11 +348,11 @@ extension CloudTier {
                 try? file.truncate(to: 0)
                 try? file.truncate(to: Int64(status.st_size))
                 try? file.setTimes(access: status.st_atim, modification: status.st_mtim)
-                if let after = try? file.status() { filesystem.clones.resized(after, id: EntryID(after)) }
+                if let after = try? file.status() { filesystem.events.resized(after, id: EntryID(after)) }
                 throw error == .noSpace ? Errno.noSpace : Errno.ioError
             }
             let after = try file.status()
-            filesystem.clones.resized(after, id: EntryID(after))
+            filesystem.events.resized(after, id: EntryID(after))
             lock.withLock {
                 manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false, remote: remoteStatus)
                 saveManifest()

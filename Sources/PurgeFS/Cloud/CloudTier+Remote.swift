@@ -91,10 +91,10 @@ extension ContainerFileSystem {
         }
     }
 
-    /// Counts an entry purgefs made itself, and drops any name the kernel
-    /// cached as absent.
+    /// Announces an entry purgefs made itself (`created`, as a handler
+    /// would), and drops any name the kernel cached as absent.
     private func noteMadeBehindTheKernel(_ status: stat, name: [CChar], in parent: EntryID) {
-        state.noteCreated(status, id: EntryID(status), name: name, in: parent)
+        name.withUnsafeBufferPointer { events.created(status, id: EntryID(status), name: $0.baseAddress!, in: parent) }
         if let node = inodes.node(for: parent) { notifier.send(.deleted(parent: node, child: nil, name: name)) }
     }
 }
