@@ -121,7 +121,7 @@ final class BehindMountVerifier: Sendable {
             let kind = status.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFDIR, UInt64(status.st_dev) == id.device else { continue }
             entries.append(Listed(
-                name: ContainerFileSystem.copy(entry.name),
+                name: CNames.copy(entry.name),
                 id: filesystem.identity(of: status, name: entry.name, in: id), status: status))
         }
         return entries

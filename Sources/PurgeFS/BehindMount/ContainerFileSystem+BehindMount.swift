@@ -79,7 +79,7 @@ extension ContainerFileSystem {
             let kind = status.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFDIR, UInt64(status.st_dev) == id.device else { return }
             let entry = identity(of: status, name: name, in: id)
-            let seen = Seen(name: Self.copy(name), status: status, id: entry)
+            let seen = Seen(name: CNames.copy(name), status: status, id: entry)
             if kind == S_IFREG {
                 if recordedFiles[entry] != nil {
                     seenFiles[entry, default: 0] += 1
@@ -104,7 +104,7 @@ extension ContainerFileSystem {
             while let entry = try? stream.next() {
                 if entry.isDotOrDotDot || skipped(entry.name) { continue }
                 let guess = EntryID(device: id.device, inode: entry.inode)
-                let hinted = names.contains(Self.copy(entry.name))
+                let hinted = names.contains(CNames.copy(entry.name))
                 if !hinted, entry.type == DT_REG, recordedFiles[guess] != nil {
                     seenFiles[guess, default: 0] += 1
                     continue
@@ -244,10 +244,6 @@ extension ContainerFileSystem {
         status.st_dev = dev_t(id.device)
         status.st_ino = ino_t(id.inode)
         return status
-    }
-
-    static func copy(_ name: CName) -> [CChar] {
-        Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
     }
 
     static func text(_ name: [CChar]) -> String {

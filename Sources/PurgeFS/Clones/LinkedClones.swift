@@ -195,6 +195,6 @@ final class LinkedClones: Sendable {
     }
 
     static func bytes(_ name: CName) -> [UInt8] {
-        Array(UnsafeRawBufferPointer(start: name, count: strlen(name)))
+        CNames.bytes(name)
     }
 }

@@ -295,7 +295,7 @@ extension CloudTier {
     /// How long an open waits for its download: `PURGEFS_DOWNLOAD_TIMEOUT`
     /// seconds in the daemon's environment, 30 by default.
     static let downloadDeadline: Int = {
-        guard let text = getenv("PURGEFS_DOWNLOAD_TIMEOUT").map({ String(cString: $0) }),
+        guard let text = CurrentProcess.environmentValue("PURGEFS_DOWNLOAD_TIMEOUT"),
               let seconds = Int(text), seconds > 0 else { return 30 }
         return seconds
     }()

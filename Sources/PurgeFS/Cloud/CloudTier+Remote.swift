@@ -10,7 +10,7 @@ extension CloudTier {
     /// How often the remote is listed: `PURGEFS_REMOTE_POLL` seconds in the
     /// daemon's environment, 10 by default.
     static let remotePollSeconds: Int = {
-        guard let text = getenv("PURGEFS_REMOTE_POLL").map({ String(cString: $0) }),
+        guard let text = CurrentProcess.environmentValue("PURGEFS_REMOTE_POLL"),
               let seconds = Int(text), seconds > 0 else { return 10 }
         return seconds
     }()

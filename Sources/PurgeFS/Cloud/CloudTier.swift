@@ -202,7 +202,7 @@ final class CloudTier: @unchecked Sendable {
         let delay: UInt64 = lock.withLock {
             let count = (failures[path] ?? 0) + 1
             failures[path] = count
-            let delay = min(Self.longestBackoff, Self.debounce << UInt64(min(count, 10)))
+            let delay = CloudBackoff(base: Self.debounce, longest: Self.longestBackoff).delay(afterFailures: count)
             pending[path] = WallClock.nanoseconds() + delay
             return delay
         }

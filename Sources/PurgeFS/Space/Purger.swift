@@ -165,7 +165,7 @@ final class Purger: Sendable {
                 if (try? remove(entry.name, in: directory, as: victim)) != nil {
                     let file = String(cString: entry.name)
                     done.append(Done(
-                        victim: index, directory: directoryID, name: Self.copy(entry.name),
+                        victim: index, directory: directoryID, name: CNames.copy(entry.name),
                         path: path.isEmpty ? file : path + "/" + file))
                 } else {
                     refused.insert(index)
@@ -240,9 +240,5 @@ final class Purger: Sendable {
             guard let parent = inodes.node(for: name.directory) else { continue }
             notifier.send(.deleted(parent: parent, child: child, name: name.name))
         }
-    }
-
-    private static func copy(_ name: CName) -> [CChar] {
-        Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
     }
 }
