@@ -66,9 +66,23 @@ enum CloneBackendKind: String, Sendable {
     case none, reflink, linked
 }
 
+/// A backend under which every name stands for its backing file (none, or
+/// reflinks): the answers about names and nodes that say so.
+protocol BackingFileNames: CloneBackend {}
+
+extension BackingFileNames {
+    func identity(of status: stat, parent: EntryID, name: CName) -> EntryID { EntryID(status) }
+    func identity(ofListed backing: EntryID, parent: EntryID, name: CName) -> EntryID { backing }
+    func listedInode(of id: EntryID) -> UInt64 { id.inode }
+    func sharesBacking(_ backing: EntryID) -> Bool { false }
+    func adopted(_ inode: Inode, status: stat) {}
+    func present(_ status: stat, as id: EntryID) -> stat { status }
+    func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? { nil }
+}
+
 /// A mount whose probe found no way to clone: every copy is a copy, every
 /// name its backing file.
-final class NoClones: CloneBackend {
+final class NoClones: BackingFileNames {
     let state: ContainerState
 
     init(state: ContainerState) {
@@ -77,13 +91,6 @@ final class NoClones: CloneBackend {
 
     var kind: CloneBackendKind { .none }
     var makesClones: Bool { false }
-    func identity(of status: stat, parent: EntryID, name: CName) -> EntryID { EntryID(status) }
-    func identity(ofListed backing: EntryID, parent: EntryID, name: CName) -> EntryID { backing }
-    func listedInode(of id: EntryID) -> UInt64 { id.inode }
-    func sharesBacking(_ backing: EntryID) -> Bool { false }
-    func adopted(_ inode: Inode, status: stat) {}
-    func present(_ status: stat, as id: EntryID) -> stat { status }
-    func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? { nil }
     func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool { false }
     func bytesCopiedOnWrite(of id: EntryID, length: Int) -> UInt64 { 0 }
     func charges(_ id: EntryID) -> Bool { false }

@@ -4,17 +4,9 @@ import PurgeSys
 
 /// Reflinks as the mount's clone backend: a name is always its backing
 /// file, and the backend hears only what changes its charges.
-extension CloneBook: CloneBackend {
+extension CloneBook: BackingFileNames {
     var kind: CloneBackendKind { .reflink }
     var makesClones: Bool { true }
-
-    func identity(of status: stat, parent: EntryID, name: CName) -> EntryID { EntryID(status) }
-    func identity(ofListed backing: EntryID, parent: EntryID, name: CName) -> EntryID { backing }
-    func listedInode(of id: EntryID) -> UInt64 { id.inode }
-    func sharesBacking(_ backing: EntryID) -> Bool { false }
-    func adopted(_ inode: Inode, status: stat) {}
-    func present(_ status: stat, as id: EntryID) -> stat { status }
-    func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? { nil }
 
     /// `FICLONE`; one the backing filesystem refuses (`EXDEV`, `EOPNOTSUPP`) is a copy.
     func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool {

@@ -93,7 +93,7 @@ struct ContainerScan {
         guard !linkedClones.isEmpty else { return EntryID(status) }  // no name copied per file
         return linkedClones.identity(
             of: EntryID(status), regularFile: status.st_mode & S_IFMT == S_IFREG,
-            named: .init(parent: parent, name: LinkedClones.bytes(name)))
+            named: .init(parent: parent, name: CNames.bytes(name)))
     }
 
     private func apply(_ stored: StoredFlags.Flags, to id: EntryID, in ledger: inout Ledger) throws(PurgeCoreError) {

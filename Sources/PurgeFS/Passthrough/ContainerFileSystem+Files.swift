@@ -56,7 +56,7 @@ extension ContainerFileSystem {
         }
         let inode = inodes.inode(NodeID(entry.ino))
         let open: OpenFile
-        let made = LinkedCloneRegistry.Name(parent: directory.key, name: LinkedClones.bytes(name))
+        let made = LinkedCloneRegistry.Name(parent: directory.key, name: CNames.bytes(name))
         do { open = try OpenFile(descriptor: file, inode: inode, flags: Self.backingFlags(flags), createdAs: made) } catch {
             file.closeQuietly()
             events.openAbandoned(inode.key)
