@@ -373,16 +373,11 @@ extension CloudTier {
     /// holding `transfers`.
     private func room(for need: UInt64) throws(Errno) -> UInt64 {
         guard let filesystem else { throw Errno.noSpace }
-        for _ in 0..<64 {
-            switch filesystem.state.room(for: need) {
-            case .granted(let amount): return amount
-            case .noSpace:
-                if evictForSpace(1, reason: "write", holdingTransfers: true) == 0 { throw Errno.noSpace }
-            case .purgeFirst(let bytes):
-                if filesystem.purger.purge(.bytes(bytes), reason: .write) == 0,
-                   evictForSpace(1, reason: "write", holdingTransfers: true) == 0 { throw Errno.noSpace }
-            }
-        }
-        throw Errno.noSpace
+        // Not `needsRoom`: this tier's eviction must know `transfers` is held.
+        let reserved = RoomSearch.run(
+            ask: { filesystem.state.room(for: need) }, purge: { filesystem.purger.purge(.bytes($0), reason: .write) },
+            evict: { evictForSpace(1, reason: "write", holdingTransfers: true) })
+        guard let reserved else { throw Errno.noSpace }
+        return reserved
     }
 }

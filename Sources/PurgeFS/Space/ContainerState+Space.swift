@@ -4,15 +4,8 @@ import PurgeSys
 
 /// The device: what is available, and room for writes.
 extension ContainerState {
-    /// What a request for room gets.
-    enum Room: Equatable {
-        /// Reserved: give it back with `release` once the write is in the ledger.
-        case granted(UInt64)
-        /// Purge this much first, then ask again.
-        case purgeFirst(UInt64)
-        /// Even purging everything would not make it fit.
-        case noSpace
-    }
+    /// What a request for room gets (`RoomSearch` acts on it).
+    typealias Room = RoomAnswer
 
     /// The space figures now. For a real device this reads the backing
     /// filesystem's free space.
