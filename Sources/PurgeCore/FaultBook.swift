@@ -65,6 +65,15 @@ public struct FaultBook: Sendable {
         return interest
     }
 
+    /// Whether some rule names `operation` (or any) and matches `path`,
+    /// whoever calls and whatever its counters: nothing is counted.
+    /// A nil `path`: whether some rule names the operation at all.
+    public func couldMatch(_ operation: FaultOperation, path: String?) -> Bool {
+        entries.contains { entry in
+            (entry.rule.operation == operation || entry.rule.operation == .any) && (path.map(entry.rule.path.matches) ?? true)
+        }
+    }
+
     /// Counts `call` against the rules and returns the firing, if one fires.
     public mutating func decide(_ call: FaultCall) -> FaultFiring? {
         for index in entries.indices {

@@ -105,6 +105,14 @@ final class FaultInjector: Sendable {
         }
     }
 
+    /// Whether a read rule could match `inode`'s reads: then the kernel must
+    /// not serve them from its page cache (`ContainerFileSystem.describe`).
+    func mayFailReads(of inode: Inode) -> Bool {
+        guard isArmed, book.withLock({ $0.couldMatch(.read, path: nil) }) else { return false }
+        let path = relativePath(of: inode)
+        return book.withLock { $0.couldMatch(.read, path: path) }
+    }
+
     /// Logs a short write once it is done.
     func noteShortWrite(_ firing: FaultFiring, _ call: FaultCall, wrote written: Int, of total: Int) {
         record(firing, call, result: "wrote \(written) of \(total) bytes")

@@ -98,7 +98,8 @@ extension ContainerFileSystem {
         file.attach(to: info)
         let direct = flags & OpenFlags.direct != 0
         cfuse_fi_set_direct_io(info, direct ? 1 : 0)
-        // Only the mount changes the data, so the page cache survives reopening.
-        cfuse_fi_set_keep_cache(info, direct ? 0 : 1)
+        // Only the mount changes the data, so the page cache survives reopening;
+        // but a file whose reads a fault rule could fail must reach us (and its cache is dropped now).
+        cfuse_fi_set_keep_cache(info, direct || faults.mayFailReads(of: file.inode) ? 0 : 1)
     }
 }
