@@ -112,6 +112,8 @@ public struct FaultBook: Sendable {
 public struct FaultInterest: Equatable, Sendable {
     /// Some rule names a command: the caller's command name is needed.
     public var command: Bool
+
+    public init(command: Bool) { self.command = command }
 }
 
 /// One call, as the rules see it.
@@ -135,6 +137,11 @@ public struct FaultCall: Sendable {
 public struct FaultFiring: Equatable, Sendable {
     public var rule: Int
     public var action: FaultAction
+
+    public init(rule: Int, action: FaultAction) {
+        self.rule = rule
+        self.action = action
+    }
 }
 
 /// One line of `FaultBook.listing`, read back by the command.

@@ -173,7 +173,7 @@ public enum FaultAction: Equatable, Sendable {
         for (unit, scale) in units where text.hasSuffix(unit) {
             let number = text.dropLast(unit.count)
             guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-                  let value = Double(number), value > 0
+                  let value = Double(number)
             else { break }
             let nanoseconds = value * scale
             guard nanoseconds >= 1, nanoseconds <= Double(longestDelay) else {
