@@ -234,6 +234,21 @@ final class FaultRuleMountTests: PurgefsCommandTestCase {
         XCTAssertEqual(try listing().count, 0)
     }
 
+    func testOnlyTheOwnerOrRootMayChangeTheRules() throws {
+        try mount(["allow_other"])
+        XCTAssertEqual(chmod(mnt, 0o755), 0)
+        let id = try add("--op", "open", "--path", "other/o.txt", "--errno", "EIO")
+        let asOther = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin]
+        let adding = try Subprocess.run(asOther + ["fault", "add", mnt, "--op", "read", "--path", "**", "--errno", "EIO"], timeout: 30)
+        XCTAssertEqual(adding.status, 1, "\(adding)")
+        XCTAssertTrue(adding.stderr.contains("only the mount's owner or root may change the fault rules"), "\(adding)")
+        let clearing = try Subprocess.run(asOther + ["fault", "clear", mnt], timeout: 30)
+        XCTAssertEqual(clearing.status, 1, "\(clearing)")
+        let listed = try Subprocess.run(asOther + ["fault", "list", mnt], timeout: 30)
+        XCTAssertEqual(listed.status, 0, "anyone may look: \(listed)")
+        XCTAssertEqual(try listing().map { $0["id"] as? Int }, [id], "the rule is still there, and no other")
+    }
+
     /// A rule making the third write to a database fail with EIO: SQLite
     /// reports the error, and the database is intact with what was committed.
     func testSQLiteSeesTheErrorAndKeepsItsDatabase() throws {
