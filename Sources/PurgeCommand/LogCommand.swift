@@ -66,31 +66,42 @@ struct LogCommand: Subcommand {
 
     func run(_ context: CommandContext) throws(CommandExit) {
         if daemon { return try printDaemonLog() }
-        if faults { return try printFaultLog() }
+        if faults {
+            var table = FaultLogTable()
+            return try printRecords(named: "fault log", empty: FaultLogTable.emptyText, { table.add($0) }, footer: { table.footer })
+        }
+        var table = LogTable(now: WallClock.seconds())
+        try printRecords(named: "purge log", empty: Self.emptyText, { table.add($0) }, footer: { table.footer })
+    }
+
+    /// A log of JSON lines: as a table (`row` gives what to print for each
+    /// line, then `footer`), or with `--json` its lines as stored.
+    private func printRecords(
+        named name: String, empty: String, _ row: (String) -> String?, footer: () -> String
+    ) throws(CommandExit) {
         let file: FileDescriptor
         do throws(Errno) {
             file = try FileDescriptor.open(path: logPath, flags: O_RDONLY)
         } catch {
             if error == .noEntry {
-                if !json { print(Self.emptyText) }
+                if !json { print(empty) }
                 return
             }
-            throw .failure("cannot open the purge log \(logPath): \(error)")
+            throw .failure("cannot open the \(name) \(logPath): \(error)")
         }
         defer { file.closeQuietly() }
-        var table = LogTable(now: WallClock.seconds())
         do throws(Errno) {
             try file.forEachLine { line in
                 if json {
                     if !line.isEmpty { print(String(decoding: line, as: UTF8.self)) }
-                } else if let text = table.add(String(decoding: line, as: UTF8.self)) {
+                } else if let text = row(String(decoding: line, as: UTF8.self)) {
                     print(text)
                 }
             }
         } catch {
-            throw .failure("cannot read the purge log \(logPath): \(error)")
+            throw .failure("cannot read the \(name) \(logPath): \(error)")
         }
-        if !json { print(table.footer) }
+        if !json { print(footer()) }
     }
 
     static let emptyText = "Nothing has been purged yet."
@@ -127,32 +138,4 @@ struct LogCommand: Subcommand {
     }
 
     static let emptyDaemonText = "The daemon has logged nothing."
-
-    /// The fault log as a table, or its lines as stored with `--json`.
-    private func printFaultLog() throws(CommandExit) {
-        let file: FileDescriptor
-        do throws(Errno) {
-            file = try FileDescriptor.open(path: logPath, flags: O_RDONLY)
-        } catch {
-            if error == .noEntry {
-                if !json { print(FaultLogTable.emptyText) }
-                return
-            }
-            throw .failure("cannot open the fault log \(logPath): \(error)")
-        }
-        defer { file.closeQuietly() }
-        var table = FaultLogTable()
-        do throws(Errno) {
-            try file.forEachLine { line in
-                if json {
-                    if !line.isEmpty { print(String(decoding: line, as: UTF8.self)) }
-                } else if let text = table.add(String(decoding: line, as: UTF8.self)) {
-                    print(text)
-                }
-            }
-        } catch {
-            throw .failure("cannot read the fault log \(logPath): \(error)")
-        }
-        if !json { print(table.footer) }
-    }
 }

@@ -46,10 +46,7 @@ final class FaultLog: Sendable {
     }
 
     static func line(_ record: Record) -> String {
-        let milliseconds = UInt64((record.time * 1000).rounded())
-        let fraction = String(milliseconds % 1000)
-        let time = "\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
-        return "{\"time\":\(time),\"rule\":\(record.rule),\"op\":\(JSONText.quoted(record.operation.rawValue)),"
+        return "{\"time\":\(PurgeLog.seconds(record.time)),\"rule\":\(record.rule),\"op\":\(JSONText.quoted(record.operation.rawValue)),"
             + "\"path\":\(JSONText.quoted(record.path)),\"pid\":\(record.pid),"
             + "\"action\":\(JSONText.quoted(record.action.summary)),\"result\":\(JSONText.quoted(record.result))}\n"
     }
