@@ -7,8 +7,10 @@ struct FaultCommand: Subcommand {
     static let name = "fault"
     static let abstract = "Add, list or clear fault rules: errors, delays and short writes on chosen calls"
     static let help = """
-        Usage: purgefs fault add MOUNTPOINT --op OP --path GLOB (--errno NAME | --delay DURATION | --short-write)
-                                 [--probability P] [--after N] [--times M] [--pid PID | --comm NAME] [--seed S]
+        Usage: purgefs fault add MOUNTPOINT --op OP --path GLOB
+                                 (--errno NAME | --delay DURATION | --short-write)
+                                 [--probability P] [--after N] [--times M]
+                                 [--pid PID | --comm NAME] [--seed S]
                purgefs fault list MOUNTPOINT [--json]
                purgefs fault clear MOUNTPOINT [ID]
 
