@@ -86,5 +86,5 @@ public struct BackingSpace: Equatable, Sendable {
 }
 
 extension UInt64 {
-    func subtractingClamped(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
+    public func subtractingClamped(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
 }

@@ -17,6 +17,15 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case availableOpportunistic = "available_opportunistic"
     case purgedBytes = "purged_bytes"
     case purgedFiles = "purged_files"
+    /// A shared device's totals (`device=`; a device of its own otherwise):
+    /// its name (text; `ENODATA` without `device=`), its containers, their
+    /// usage and purgeable bytes summed, and this container's cache quota
+    /// on it (0 without `device=`).
+    case deviceName = "device_name"
+    case deviceContainers = "device_containers"
+    case deviceContainersUsed = "device_containers_used"
+    case devicePurgeable = "device_purgeable"
+    case deviceQuota = "device_quota"
     case purge
     // Files (pinned also on directories; group and tombstone on zone directories).
     case pinned, group, tombstone
@@ -61,7 +70,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .files, .cloneSavings, .group, .tombstone:
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
-             .purgedBytes, .purgedFiles:
+             .purgedBytes, .purgedFiles, .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
@@ -84,6 +93,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target == .file
         case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .containerUsed, .deviceUsed, .availableImportant,
              .availableOpportunistic, .purgedBytes, .purgedFiles, .contentID, .lastUsed, .shared,
+             .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota,
              .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return false
         }

@@ -123,8 +123,8 @@ extension SpaceThreshold {
 }
 
 /// The device directory's small files: `name value` lines, `value` to the end of the line.
-enum DeviceRecordLines {
-    static func values(_ data: [UInt8]) -> [String: String] {
+public enum DeviceRecordLines {
+    public static func values(_ data: [UInt8]) -> [String: String] {
         var values: [String: String] = [:]
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
             guard let space = line.firstIndex(of: " ") else { continue }

@@ -51,6 +51,8 @@ struct VirtualAttributes {
             case .availableImportant: return String(status.availableImportant)
             default: return String(status.availableOpportunistic)
             }
+        case .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota:
+            return try deviceValue(of: attribute)
         case .purgedBytes:
             return String(state.purgeCounters.bytes)
         case .purgedFiles:
@@ -93,7 +95,11 @@ struct VirtualAttributes {
                 } catch {
                     throw OptionError.invalidValue(option: attribute.rawValue, value: text, reason: error)
                 }
-                if attribute == .capacity {
+                if let device = filesystem.device {
+                    // A shared device: checked against every member's usage, written for all.
+                    try device.change(capacity: attribute == .capacity ? bytes : nil,
+                                      external: attribute == .external ? bytes : nil, filesystem.state)
+                } else if attribute == .capacity {
                     try filesystem.state.changeDevice(capacity: bytes)
                 } else {
                     try filesystem.state.changeDevice(external: bytes)

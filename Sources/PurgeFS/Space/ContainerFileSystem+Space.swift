@@ -39,11 +39,17 @@ extension ContainerFileSystem {
                 // Observers free what they can before ENOSPC (the cloud tier, with optimize_storage, evicts).
                 if events.needsRoom(1, reason: "write") == 0 { throw Errno.noSpace }
             case .purgeFirst(let bytes):
-                if purger.purge(.bytes(bytes), reason: .write) == 0,
+                if purgeForRoom(bytes) == 0,
                    events.needsRoom(1, reason: "write") == 0 { throw Errno.noSpace }
             }
         }
         throw Errno.noSpace
+    }
+
+    /// Purges `bytes` for a write: this container's least recently used
+    /// files, or on a shared device whoever's its policy picks.
+    private func purgeForRoom(_ bytes: UInt64) -> UInt64 {
+        device?.purgeForWrite(bytes, self) ?? purger.purge(.bytes(bytes), reason: .write)
     }
 
     /// What a change to a file's data may allocate, to make room for first.
