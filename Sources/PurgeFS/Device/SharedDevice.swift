@@ -36,6 +36,10 @@ final class SharedDevice: FileSystemObserver, Sendable {
     private let filesystem = Mutex<ContainerFileSystem?>(nil)
     /// One cross-container purge for a write at a time.
     private let writeSerial = ThreadLock()
+    /// One refresh at a time (the monitor, a write, a change of the
+    /// settings), so an older snapshot never replaces a newer one. Held
+    /// across reads of the device's small files only.
+    private let refreshing = ThreadLock()
     private let lastUse = Atomic<UInt64>(0)
     private let lastActiveSecond = Atomic<UInt64>(0)
     private let activeSeconds = Atomic<UInt64>(0)
@@ -192,6 +196,10 @@ final class SharedDevice: FileSystemObserver, Sendable {
 
     /// Reads the settings and the others' records into the model.
     func refresh(_ state: ContainerState) {
+        refreshing.withLock { refreshHolding(state) }
+    }
+
+    private func refreshHolding(_ state: ContainerState) {
         let snapshot = directory.snapshot()
         if !snapshot.dead.isEmpty {
             _ = try? directory.withLock { for dead in snapshot.dead { directory.clear(dead) } }
