@@ -144,6 +144,18 @@ final class SharedDeviceTests: XCTestCase {
         // c0 (ratio 4) down to its quota, then oldest first: c0's last, all of c1's, then c2's oldest three.
         XCTAssertEqual(expected, ["c0": ["f1", "f2", "f3", "f4"], "c1": ["f1", "f2", "f3", "f4"], "c2": ["f1", "f2", "f3"]])
         assertLost(expected, containers.map(\.files))
+        // Every member shows the device's totals, and its metrics carry a device scope.
+        XCTAssertTrue(eventually { Set(fixtures.map { numberAttr($0.mountpoint, "device_containers_used") }).count == 1 })
+        XCTAssertTrue(eventually { numberAttr(fixtures[1].mountpoint, "device_purgeable") == UInt64(MiB) })
+        let metrics = try Subprocess.run([fixtures[0].binary, "metrics", fixtures[1].mountpoint, "--prometheus"])
+        XCTAssertEqual(metrics.status, 0, "\(metrics)")
+        let (samples, problems) = PrometheusGrammar.parse(metrics.stdout)
+        XCTAssertEqual(problems, [])
+        let scoped = samples.filter { $0.name.hasPrefix("purgefs_device_") }
+        XCTAssertEqual(scoped.first { $0.name == "purgefs_device_containers" }?.value, 3)
+        XCTAssertEqual(scoped.first { $0.name == "purgefs_device_containers" }?.labels, ["device": device])
+        XCTAssertEqual(scoped.first { $0.name == "purgefs_device_cache_quota_bytes" }?.value, Double(4 * MiB))
+        XCTAssertEqual(scoped.first { $0.name == "purgefs_device_capacity_bytes" }?.value, Double(64 * MiB))
         for fixture in fixtures {
             XCTAssertTrue(eventually { (numberAttr(fixture.mountpoint, "available") ?? 0) >= 16 * UInt64(MiB) })
             XCTAssertTrue(eventually { numberAttr(fixture.mountpoint, "external") == available - 5 * UInt64(MiB) })
