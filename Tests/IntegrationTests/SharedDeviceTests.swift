@@ -178,6 +178,35 @@ final class SharedDeviceTests: XCTestCase {
         assertLost(expected, containers.map(\.files))
     }
 
+    func testPinsOpenFilesAndTombstonesHoldOnASharedDevice() throws {
+        try fixtures[0].mount(options: ["device=\(device)", "capacity=64M", "low=14M", "high=16M", "cache_quota=1M"])
+        try fixtures[1].mount(options: ["device=\(device)", "cache_quota=8M"])
+        var files = [fill(0, prefix: "p", count: 6), fill(1, prefix: "p")]
+        // The first container, furthest over its quota: p1 pinned, p2 held open, p3 in a tombstone directory.
+        let mount = fixtures[0].mountpoint
+        XCTAssertEqual(setAttr(mount + "/caches/p1", pf("pinned"), "1"), 0)
+        let open = Glibc.open(mount + "/caches/p2", O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(open, 0)
+        defer { close(open) }
+        XCTAssertEqual(mkdir(mount + "/caches/keep", 0o755), 0)
+        XCTAssertEqual(setAttr(mount + "/caches/keep", pf("tombstone"), "1"), 0)
+        XCTAssertEqual(rename(mount + "/caches/p3", mount + "/caches/keep/p3"), 0)
+        files[0] = ["keep/p3", "p4", "p5", "p6"]
+        try waitForRecords([4, 4].map { $0 * UInt64(MiB) })
+        let available = try settledAvailable()
+        XCTAssertEqual(setAttr(mount, pf("external"), String(available - 13 * UInt64(MiB))), 0)
+        // 13 MiB left, below low: 3 MiB to free. Only the first container's candidates go, oldest first (p3 truncated, not deleted), down to its quota.
+        let expected = Self.quotaVictims(need: 3 * UInt64(MiB), [Container(name: "c0", quota: UInt64(MiB), files: files[0]),
+                                                                 Container(name: "c1", quota: 8 * UInt64(MiB), files: files[1])])
+        XCTAssertEqual(expected, ["c0": ["keep/p3", "p4", "p5"]])
+        XCTAssertTrue(eventually(timeout: 10) {
+            remaining(0) == ["keep", "p1", "p2", "p6"] && remaining(1) == files[1]
+        }, "left \(remaining(0)) and \(remaining(1))")
+        XCTAssertEqual(fileSize(mount + "/caches/keep/p3"), 0)
+        XCTAssertEqual(fileSize(mount + "/caches/p1"), Int64(MiB))
+        XCTAssertEqual(fileSize(mount + "/caches/p2"), Int64(MiB))
+    }
+
     func testLRUPolicyAgainstTheModelOfPublishedStamps() throws {
         try fixtures[0].mount(options: ["device=\(device)", "capacity=64M", "low=8M", "high=14M", "device_policy=lru"])
         try fixtures[1].mount(options: ["device=\(device)"])
