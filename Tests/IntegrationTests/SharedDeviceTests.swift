@@ -265,7 +265,7 @@ final class SharedDeviceTests: XCTestCase {
         assertLost(expected, containers.map(\.files))
         let log = readPurgeLog(fixtures[1].container)
         XCTAssertEqual(log.map(\.reason), ["write", "write"])
-        // Nothing purgeable can make room for more than is left: ENOSPC, and the rest of the caches are gone.
+        // Nothing purgeable can make room for more than the device holds: ENOSPC.
         XCTAssertEqual(writeBytes(fixtures[2].mountpoint + "/Documents/huge", tiled(40 * MiB, seed: 3)), ENOSPC)
     }
 

@@ -148,11 +148,15 @@ public struct DeviceDirectory: Sendable {
     }
 
     /// Clears away what a dead (or departed) member left: its record, its
-    /// lock file and the requests addressed to it. Under `lock`.
+    /// lock file, the requests addressed to it and the answers to its own.
+    /// Under `lock`.
     func clear(_ key: String) {
         remove("members/\(key)")
         remove("members/\(key).lock")
-        for request in list("requests") where request.hasPrefix(key + "@") { remove("requests/" + request) }
+        // The requests addressed to it, and the answers to its own.
+        for request in list("requests") where request.hasPrefix(key + "@") || request.contains("@\(key).") {
+            remove("requests/" + request)
+        }
     }
 
     // MARK: reading the device
