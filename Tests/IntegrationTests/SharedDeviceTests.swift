@@ -70,6 +70,18 @@ final class SharedDeviceTests: XCTestCase {
         }, "the members' records never showed \(expected); last \(last)")
     }
 
+    /// Mounts the three containers on the device (the first with `first`, making it; each with its
+    /// `cache_quota` in MiB), fills each with four 1 MiB cache files named `prefix1`... through its mount,
+    /// and waits for their records.
+    private func mountThree(_ first: [String], quotas: [UInt64], prefix: String) throws -> [Container] {
+        for index in 0..<3 {
+            try fixtures[index].mount(options: ["device=\(device)"] + (index == 0 ? first : []) + ["cache_quota=\(quotas[index])M"])
+        }
+        let containers = (0..<3).map { Container(name: "c\($0)", quota: quotas[$0] * UInt64(MiB), files: fill($0, prefix: prefix)) }
+        try waitForRecords([4, 4, 4].map { $0 * UInt64(MiB) })
+        return containers
+    }
+
     /// What is available once every member has seen every record: the same
     /// on each member, and what the device's records add up to.
     private func settledAvailable() throws -> UInt64 {
@@ -126,13 +138,7 @@ final class SharedDeviceTests: XCTestCase {
     // MARK: tests
 
     func testQuotaPolicyPurgesTheContainerFurthestOverItsQuotaFirst() throws {
-        let quotas: [UInt64] = [1, 4, 8].map { $0 * UInt64(MiB) }
-        try fixtures[0].mount(options: ["device=\(device)", "capacity=64M", "low=8M", "high=16M", "cache_quota=1M"])
-        try fixtures[1].mount(options: ["device=\(device)", "cache_quota=4M"])
-        try fixtures[2].mount(options: ["device=\(device)", "cache_quota=8M", "device_policy=quota"])
-        var containers: [Container] = []
-        for index in 0..<3 { containers.append(Container(name: "c\(index)", quota: quotas[index], files: fill(index, prefix: "f"))) }
-        try waitForRecords([4, 4, 4].map { $0 * UInt64(MiB) })
+        let containers = try mountThree(["capacity=64M", "low=8M", "high=16M", "device_policy=quota"], quotas: [1, 4, 8], prefix: "f")
         for fixture in fixtures {
             XCTAssertEqual(numberAttr(fixture.mountpoint, "device_containers"), 3)
         }
@@ -164,13 +170,7 @@ final class SharedDeviceTests: XCTestCase {
 
     func testQuotaOrderIsNotPlainLRU() throws {
         // The newest container holds the most over its quota: it loses first, although its files are the newest.
-        try fixtures[0].mount(options: ["device=\(device)", "capacity=64M", "low=8M", "high=12M", "cache_quota=8M"])
-        try fixtures[1].mount(options: ["device=\(device)", "cache_quota=8M"])
-        try fixtures[2].mount(options: ["device=\(device)", "cache_quota=1M"])
-        var containers: [Container] = []
-        for index in 0..<3 { containers.append(Container(name: "c\(index)", quota: index == 2 ? UInt64(MiB) : 8 * UInt64(MiB),
-                                                         files: fill(index, prefix: "q"))) }
-        try waitForRecords([4, 4, 4].map { $0 * UInt64(MiB) })
+        let containers = try mountThree(["capacity=64M", "low=8M", "high=12M"], quotas: [8, 8, 1], prefix: "q")
         let available = try settledAvailable()
         XCTAssertEqual(setAttr(fixtures[1].mountpoint, pf("external"), String(available - 7 * UInt64(MiB))), 0)
         let expected = Self.quotaVictims(need: 5 * UInt64(MiB), containers)
@@ -248,13 +248,7 @@ final class SharedDeviceTests: XCTestCase {
 
     func testAWriteThatDoesNotFitPurgesOtherContainersFirst() throws {
         // No monitor (low 0): only the write purges.
-        try fixtures[0].mount(options: ["device=\(device)", "capacity=40M", "low=0", "high=0", "cache_quota=8M"])
-        try fixtures[1].mount(options: ["device=\(device)", "cache_quota=1M"])
-        try fixtures[2].mount(options: ["device=\(device)", "cache_quota=8M"])
-        var containers: [Container] = []
-        for index in 0..<3 { containers.append(Container(name: "c\(index)", quota: index == 1 ? UInt64(MiB) : 8 * UInt64(MiB),
-                                                         files: fill(index, prefix: "w"))) }
-        try waitForRecords([4, 4, 4].map { $0 * UInt64(MiB) })
+        let containers = try mountThree(["capacity=40M", "low=0", "high=0"], quotas: [8, 1, 8], prefix: "w")
         let available = try settledAvailable()
         // Needs 2 MiB more than is left: the second container, over its quota, gives its two oldest.
         let size = Int(available) + 2 * MiB
@@ -270,12 +264,7 @@ final class SharedDeviceTests: XCTestCase {
     }
 
     func testKillingOneDaemonLeavesTheOthersServingAndConsistent() throws {
-        try fixtures[0].mount(options: ["device=\(device)", "capacity=64M", "low=8M", "high=16M", "cache_quota=1M"])
-        try fixtures[1].mount(options: ["device=\(device)", "cache_quota=4M"])
-        try fixtures[2].mount(options: ["device=\(device)", "cache_quota=8M"])
-        var containers: [Container] = []
-        for index in 0..<3 { containers.append(Container(name: "c\(index)", quota: [1, 4, 8][index] * UInt64(MiB), files: fill(index, prefix: "k"))) }
-        try waitForRecords([4, 4, 4].map { $0 * UInt64(MiB) })
+        let containers = try mountThree(["capacity=64M", "low=8M", "high=16M"], quotas: [1, 4, 8], prefix: "k")
         // The first member plans for the device (it mounted first): kill -9 it.
         fixtures[0].killDaemon()
         XCTAssertTrue(eventually(timeout: 10) { ((try? usage())?["containers"] as? [Any])?.count == 2 },
@@ -291,8 +280,6 @@ final class SharedDeviceTests: XCTestCase {
         XCTAssertEqual(setAttr(fixtures[1].mountpoint, pf("external"), String(64 * UInt64(MiB) - used - 5 * UInt64(MiB))), 0)
         let expected = Self.quotaVictims(need: 11 * UInt64(MiB), Array(containers.dropFirst()))
         XCTAssertEqual(expected, ["c1": ["k1", "k2", "k3", "k4"], "c2": ["k1", "k2", "k3", "k4"]])
-        var all = containers.map(\.files)
-        all[0] = []
         XCTAssertTrue(eventually(timeout: 10) { remaining(1).isEmpty && remaining(2).isEmpty })
         // The dead container, remounted, joins again and is consistent (its caches untouched meanwhile).
         try fixtures[0].mount(options: ["device=\(device)", "cache_quota=1M"])

@@ -51,19 +51,9 @@ public struct DeviceDirectory: Sendable {
 
     // MARK: files
 
+    /// The file's bytes, or nil when it is missing or unreadable.
     func read(_ relative: String) -> [UInt8]? {
-        guard let file = try? FileDescriptor.open(relative, in: descriptor, flags: O_RDONLY | O_NOFOLLOW) else { return nil }
-        defer { file.closeQuietly() }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let offset = Int64(bytes.count)
-            guard let count = try? chunk.withUnsafeMutableBytes({ buffer in
-                Result { () throws(Errno) -> Int in try file.read(into: buffer, at: offset) }
-            }).get() else { return nil }
-            bytes += chunk[..<count]
-            if count < chunk.count { return bytes }
-        }
+        (try? StateDirectory(descriptor: descriptor).read(relative)) ?? nil
     }
 
     /// Replaces `relative` whole: written aside, renamed over. No sync: tmpfs.
