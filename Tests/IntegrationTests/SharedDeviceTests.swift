@@ -263,30 +263,57 @@ final class SharedDeviceTests: XCTestCase {
         XCTAssertEqual(writeBytes(fixtures[2].mountpoint + "/Documents/huge", tiled(40 * MiB, seed: 3)), ENOSPC)
     }
 
-    func testKillingOneDaemonLeavesTheOthersServingAndConsistent() throws {
-        let containers = try mountThree(["capacity=64M", "low=8M", "high=16M"], quotas: [1, 4, 8], prefix: "k")
-        // The first member plans for the device (it mounted first): kill -9 it.
-        fixtures[0].killDaemon()
+    func testKillingTheLeadingDaemonLeavesTheOthersServingAndConsistent() throws {
+        let containers = try mountThree(["capacity=64M", "low=14M", "high=16M"], quotas: [1, 4, 8], prefix: "k")
+        // Whoever plans for the device holds leader.lock: kill -9 it.
+        let leader = try XCTUnwrap(leaderIndex(), "no member holds the device's leader.lock")
+        fixtures[leader].killDaemon()
+        let living = fixtures.indices.filter { $0 != leader }
         XCTAssertTrue(eventually(timeout: 10) { ((try? usage())?["containers"] as? [Any])?.count == 2 },
                       "the dead member still counts")
-        for fixture in fixtures.dropFirst() {
-            XCTAssertTrue(eventually { numberAttr(fixture.mountpoint, "device_containers") == 2 })
-            XCTAssertEqual(readBytes(fixture.mountpoint + "/Documents/keep")?.count, 2 * MiB)
+        for index in living {
+            XCTAssertTrue(eventually { numberAttr(fixtures[index].mountpoint, "device_containers") == 2 })
+            XCTAssertEqual(readBytes(fixtures[index].mountpoint + "/Documents/keep")?.count, 2 * MiB)
         }
-        // Its usage no longer counts: available is the two others' complement.
-        let used = try XCTUnwrap(numberAttr(fixtures[1].mountpoint, "device_containers_used"))
-        XCTAssertTrue(eventually { numberAttr(fixtures[2].mountpoint, "available") == 64 * UInt64(MiB) - used })
-        // A squeeze is still planned for the device (another member leads now), among the living.
-        XCTAssertEqual(setAttr(fixtures[1].mountpoint, pf("external"), String(64 * UInt64(MiB) - used - 5 * UInt64(MiB))), 0)
-        let expected = Self.quotaVictims(need: 11 * UInt64(MiB), Array(containers.dropFirst()))
-        XCTAssertEqual(expected, ["c1": ["k1", "k2", "k3", "k4"], "c2": ["k1", "k2", "k3", "k4"]])
-        XCTAssertTrue(eventually(timeout: 10) { remaining(1).isEmpty && remaining(2).isEmpty })
+        // Its usage no longer counts: what is available is the complement of the living's.
+        let available = try settledAvailable()
+        let used = try XCTUnwrap(numberAttr(fixtures[living[0]].mountpoint, "device_containers_used"))
+        XCTAssertEqual(available, 64 * UInt64(MiB) - used)
+        // A squeeze is still planned for the device (another member leads now), among the living: 13 MiB left, 3 to free.
+        XCTAssertEqual(setAttr(fixtures[living[1]].mountpoint, pf("external"), String(available - 13 * UInt64(MiB))), 0)
+        let expected = Self.quotaVictims(need: 3 * UInt64(MiB), living.map { containers[$0] })
+        XCTAssertEqual(expected.values.map(\.count).reduce(0, +), 3)
+        var seen: [[String]] = []
+        XCTAssertTrue(eventually(timeout: 10) {
+            seen = living.map(remaining)
+            return zip(living, seen).allSatisfy { index, left in
+                left == containers[index].files.filter { !(expected["c\(index)"] ?? []).contains($0) }
+            }
+        }, "expected lost \(expected), left \(seen)")
         // The dead container, remounted, joins again and is consistent (its caches untouched meanwhile).
-        try fixtures[0].mount(options: ["device=\(device)", "cache_quota=1M"])
-        XCTAssertEqual(remaining(0), ["k1", "k2", "k3", "k4"])
-        XCTAssertTrue(eventually { numberAttr(fixtures[1].mountpoint, "device_containers") == 3 })
-        XCTAssertEqual(mountTotals(fixtures[0].mountpoint),
-                       BackingWalk(fixtures[0].container).totals(of: "", zones: ["Library/Caches", "caches", "tmp"]))
+        try fixtures[leader].mount(options: ["device=\(device)", "cache_quota=\(containers[leader].quota)"])
+        XCTAssertEqual(remaining(leader), containers[leader].files)
+        XCTAssertTrue(eventually { numberAttr(fixtures[living[0]].mountpoint, "device_containers") == 3 })
+        XCTAssertEqual(mountTotals(fixtures[leader].mountpoint),
+                       BackingWalk(fixtures[leader].container).totals(of: "", zones: ["Library/Caches", "caches", "tmp"]))
+    }
+
+    /// The fixture whose daemon holds the device's `leader.lock`, from /proc/locks.
+    private func leaderIndex() -> Int? {
+        var status = stat()
+        var index: Int?
+        _ = eventually {
+            guard stat("/run/purgefs/device/\(device)/leader.lock", &status) == 0,
+                  let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return false }
+            for line in locks.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                guard fields.count >= 6, fields[1] == "FLOCK", fields[5].hasSuffix(":\(status.st_ino)"),
+                      let pid = pid_t(fields[4]) else { continue }
+                index = fixtures.firstIndex { $0.daemonPID == pid }
+            }
+            return index != nil
+        }
+        return index
     }
 
     func testBadInputIsRefusedWithOneLine() throws {
