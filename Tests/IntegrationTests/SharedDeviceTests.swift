@@ -23,7 +23,7 @@ final class SharedDeviceTests: XCTestCase {
     override func tearDownWithError() throws {
         for fixture in fixtures { for problem in fixture.destroy() { XCTFail("teardown: \(problem)") } }
         // The last member to leave takes the settings with it.
-        XCTAssertFalse(FileManager.default.fileExists(atPath: "/run/purgefs/device/\(device)/settings"),
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/run/purgefs/device/\(device)"),
                        "device \(device) outlived its containers")
         try super.tearDownWithError()
     }

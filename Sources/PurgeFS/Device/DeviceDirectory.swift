@@ -77,6 +77,21 @@ public struct DeviceDirectory: Sendable {
         _ = try? descriptor.unlink(relative)
     }
 
+    /// Removes the whole device, its last member gone (under `lock`, whose
+    /// file goes too: a member waiting for it sees `isRemoved` and opens the
+    /// device afresh). Leaves it if anything unexpected is in it.
+    func removeAll() {
+        for name in ["settings", "leader.lock"] { remove(name) }
+        for folder in ["members", "requests"] {
+            for name in list(folder) { remove(folder + "/" + name) }
+            _ = try? descriptor.unlink(folder, directory: true)
+        }
+        remove("lock")
+        guard let parent = try? FileDescriptor.open(path: DeviceDirectory.root(), flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) else { return }
+        defer { parent.closeQuietly() }
+        _ = try? parent.unlink(name, directory: true)
+    }
+
     func exists(_ relative: String) -> Bool {
         (try? FileDescriptor.open(relative, in: descriptor, flags: OpenFlags.path | O_NOFOLLOW))
             .map { $0.closeQuietly(); return true } ?? false
@@ -111,16 +126,22 @@ public struct DeviceDirectory: Sendable {
         return nil
     }
 
+    /// Whether the last member removed the directory (after this one opened it).
+    var isRemoved: Bool { ((try? descriptor.status())?.st_nlink ?? 0) == 0 }
+
     /// Runs `body` holding the device's `lock`; waits for it at most
     /// `lockPatienceMilliseconds` (its holders never wait while holding it).
+    /// Throws `.removed` when the directory went meanwhile: open it again.
     func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(DeviceBusy) -> Result<T, E> {
         var waited = 0
         while true {
+            if isRemoved { throw .removed }
             if let held = try? takeLock("lock") {
                 defer { held.closeQuietly() }
+                if isRemoved { throw .removed }
                 do { return .success(try body()) } catch { return .failure(error) }
             }
-            guard waited < Self.lockPatienceMilliseconds else { throw DeviceBusy() }
+            guard waited < Self.lockPatienceMilliseconds else { throw .busy }
             CurrentProcess.sleep(milliseconds: 5)
             waited += 5
         }
@@ -192,5 +213,10 @@ public struct DeviceSnapshot: Sendable {
     public var unpurgeable: UInt64 { members.reduce(UInt64(0)) { $0 + ($1.used - min($1.used, $1.purgeable)) } }
 }
 
-/// The device's lock stayed held for longer than any holder needs it.
-public struct DeviceBusy: Error {}
+/// Why the device's lock could not be had.
+public enum DeviceBusy: Error {
+    /// Held for longer than any holder needs it.
+    case busy
+    /// The last member removed the device's directory meanwhile.
+    case removed
+}

@@ -78,6 +78,15 @@ final class SharedDevice: FileSystemObserver, Sendable {
         do { status = try root.status() } catch { throw MountError("cannot read container \(request.container): \(error)") }
         let key = "\(status.st_dev):\(status.st_ino)"
         let backing = UInt64(status.st_dev)
+        // The last member may remove the device while this one opens it: then again.
+        for _ in 0..<8 {
+            if let device = try joinOnce(request, name: name, key: key, backing: backing) { return device }
+        }
+        throw MountError("cannot join device \(name): its last member kept leaving as this one joined")
+    }
+
+    /// One try at joining; nil when the device's directory went meanwhile.
+    private static func joinOnce(_ request: MountRequest, name: String, key: String, backing: UInt64) throws(MountError) -> SharedDevice? {
         let directory: DeviceDirectory
         do { directory = try DeviceDirectory.open(name, create: true) } catch {
             throw MountError("cannot make device \(name) in \(DeviceDirectory.root()): \(error)")
@@ -115,6 +124,7 @@ final class SharedDevice: FileSystemObserver, Sendable {
             }
         } catch {
             directory.close()
+            if error == .removed { return nil }
             throw MountError("device \(name) is busy: its lock has been held for over \(DeviceDirectory.lockPatienceMilliseconds / 1000) s")
         }
         switch outcome {
@@ -139,7 +149,7 @@ final class SharedDevice: FileSystemObserver, Sendable {
         _ = try? directory.withLock { () -> Void in
             directory.clear(key)
             memberLock.closeQuietly()
-            if directory.snapshot().members.isEmpty { directory.remove(DeviceSettings.fileName) }
+            if directory.snapshot().members.isEmpty { directory.removeAll() }
         }
         view.withLock { view in
             view.leader?.closeQuietly()
