@@ -36,6 +36,8 @@ public enum OptionError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidPolicy(String)
     /// `device_policy` or `cache_quota` without `device`.
     case needsDevice(option: String)
+    /// A shared device's lock stayed held, so its settings could not be changed.
+    case deviceBusy(String)
     /// A shared device's capacity would not hold its external use and what
     /// its containers hold outside their caches.
     case noSpaceLeft(capacity: String, external: String, used: String)
@@ -46,6 +48,8 @@ public enum OptionError: Error, Equatable, Sendable, CustomStringConvertible {
             return "device=\(name): \(reason)"
         case .invalidPolicy(let text):
             return "device_policy=\(text): must be quota or lru"
+        case .deviceBusy(let name):
+            return "device \(name) is busy (its lock stayed held): its settings were not changed; try again"
         case .noSpaceLeft(let capacity, let external, let used):
             return "capacity=\(capacity) leaves no space on the shared device: external=\(external) and "
                 + "\(used) its containers hold outside their caches fill it"

@@ -393,8 +393,7 @@ final class SharedDevice: FileSystemObserver, Sendable {
                 }
             }
         } catch {
-            Diagnostics.note("device \(directory.name) is busy; its settings were not changed")
-            return
+            throw .deviceBusy(directory.name)
         }
         try result.get()
         refresh(state)
