@@ -25,6 +25,8 @@ public struct MountOptions: Equatable, Sendable {
     public var metricsIntervalSeconds: UInt64 = 3600
     /// Under pressure, also evict uploaded ubiquitous files.
     public var optimizeStorage = false
+    /// A rules file loaded at mount (`FaultRuleFile`); `nil` for none.
+    public var faults: String?
     /// The shared device this container joins (`device=NAME`); `nil`: a device of its own.
     public var device: String?
     /// How the shared device chooses victims; `nil`: the device's (`quota` for a new one).
