@@ -18,6 +18,12 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case purgedBytes = "purged_bytes"
     case purgedFiles = "purged_files"
     case purge
+    /// Not in SPEC's table, for `purgefs run` and PurgeTesting (since the
+    /// mount, read-only): requests answered `ENOSPC`, the highest
+    /// `container_used`, and the space monitor's finished rounds.
+    case enospc
+    case peakUsed = "peak_used"
+    case monitorRounds = "monitor_rounds"
     // Files (pinned also on directories; group and tombstone on zone directories).
     case pinned, group, tombstone
     case contentID = "content_id"
@@ -61,7 +67,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .files, .cloneSavings, .group, .tombstone:
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
-             .purgedBytes, .purgedFiles:
+             .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
@@ -83,7 +89,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .evict, .download:
             return target == .file
         case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .containerUsed, .deviceUsed, .availableImportant,
-             .availableOpportunistic, .purgedBytes, .purgedFiles, .contentID, .lastUsed, .shared,
+             .availableOpportunistic, .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .contentID, .lastUsed, .shared,
              .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return false
         }

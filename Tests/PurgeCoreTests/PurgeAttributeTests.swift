@@ -30,8 +30,8 @@ final class PurgeAttributeTests: XCTestCase {
         XCTAssertTrue(PurgeAttribute.evictable.isReadable(on: .file))
         XCTAssertFalse(PurgeAttribute.evictable.isReadable(on: .directory))
         XCTAssertFalse(PurgeAttribute.evictable.isWritable(on: .file))
-        // purgefs's own, beside SPEC's: the figures space and usage show.
-        let figures = ["container_used", "device_used"]
+        // purgefs's own, beside SPEC's: the figures space and usage show, and those purgefs run and PurgeTesting read.
+        let figures = ["container_used", "device_used", "enospc", "peak_used", "monitor_rounds"]
         for name in figures {
             guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
                 return XCTFail("\(name) does not parse")

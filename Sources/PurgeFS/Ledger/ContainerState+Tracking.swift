@@ -123,7 +123,10 @@ extension ContainerState {
 
     private func track(_ change: (inout Ledger, inout DirectoryNames) throws(PurgeCoreError) -> Void, in step: String = #function) {
         do {
-            try withLedger(change)
+            try withLedger { (ledger, names) throws(PurgeCoreError) in
+                defer { peakUsage = max(peakUsage, ledger.usage) }
+                try change(&ledger, &names)
+            }
         } catch {
             Diagnostics.note("accounting drifted from the backing store (\(step)): \(error)")
         }

@@ -17,6 +17,8 @@ final class ContainerState: @unchecked Sendable {
     var monitor = PurgeMonitor()
     /// Bytes promised to writes in flight, not yet in the ledger.
     var reserved: UInt64 = 0
+    /// The highest container usage the ledger has held since the mount (`user.purgefs.peak_used`).
+    var peakUsage: UInt64
     var counters: PurgeCounters
     var flags: StoredFlags
     /// The flags changed since they were last saved.
@@ -36,6 +38,7 @@ final class ContainerState: @unchecked Sendable {
          linkedClones: (RegistryStore<LinkedCloneRegistry>, LinkedCloneRegistry)? = nil) {
         self.stateDirectory = stateDirectory
         self.ledger = ledger
+        self.peakUsage = ledger.usage
         self.names = names
         self.model = model
         self.counters = counters
@@ -58,6 +61,8 @@ final class ContainerState: @unchecked Sendable {
     }
 
     var purgeCounters: PurgeCounters { lock.withLock { counters } }
+
+    var peakUsed: UInt64 { lock.withLock { peakUsage } }
 
     /// Under the lock: drops the stored flags of an entry that no longer
     /// exists, so a new file that gets its inode number does not inherit a

@@ -2,6 +2,7 @@ import CFuse
 import Glibc
 import PurgeCore
 import PurgeSys
+import Synchronization
 
 /// The filesystem a mount serves: the container's backing directory passed
 /// through, operation for operation, by descriptor.
@@ -33,6 +34,8 @@ final class ContainerFileSystem: Sendable {
     /// Who hears what the handlers did: the ledger, then the cloud tier,
     /// then `observers` (docs/DESIGN.md, "Observers").
     let events: Observers
+    /// Requests answered `ENOSPC` since the mount (`user.purgefs.enospc`, for `purgefs run`'s summary).
+    let noSpaceReplies = Atomic<UInt64>(0)
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, stateDirectory: StateDirectory,
          log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, observers: [any FileSystemObserver] = [],
