@@ -12,7 +12,7 @@ public enum Purgefs {
     static var subcommands: [any Subcommand.Type] {
         [MountCommand.self, UnmountCommand.self, UsageCommand.self, SpaceCommand.self, ManualPurgeCommand.self,
          CloneCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, LogCommand.self,
-         MetricsCommand.self, DemoCommand.self]
+         MetricsCommand.self, DemoCommand.self, RunCommand.self]
     }
 
     /// What the command line asks for, decided before anything touches the system.
@@ -40,6 +40,8 @@ public enum Purgefs {
             switch error {
             case .help(let text):
                 print(text)
+            case .passOn:
+                break
             case .usage(let line), .failure(let line):
                 // A daemon child reports through its ready pipe while the parent waits on it.
                 if context.readySignal?.sendFailure(line) != true {
