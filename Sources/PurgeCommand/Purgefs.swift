@@ -95,7 +95,7 @@ public enum Purgefs {
           purgefs CONTAINER MOUNTPOINT -o OPTS     (the form mount.fuse3 and fstab use)
           purgefs unmount MOUNTPOINT
           purgefs usage PATH [--json]
-          purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE] [--json]
+          purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE | --available SIZE] [--json]
           purgefs purge MOUNTPOINT (--bytes SIZE | --all)
           purgefs clone SOURCE DEST
           purgefs pin PATH | purgefs unpin PATH
@@ -103,6 +103,8 @@ public enum Purgefs {
           purgefs log MOUNTPOINT|CONTAINER [--json]
           purgefs demo [--keep]
           purgefs metrics MOUNTPOINT|CONTAINER [--json | --prometheus] [--days N]
+          purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE]
+                      CONTAINER -- COMMAND [ARG...]
           purgefs help [COMMAND]
 
         Commands:

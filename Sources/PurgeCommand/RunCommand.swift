@@ -11,7 +11,8 @@ struct RunCommand: Subcommand {
     static let abstract = "Run a command on a mounted container, then unmount and summarize"
     static var help: String {
         """
-        Usage: purgefs run [-o OPT[,OPT...]] [--scenario FILE] [--scratch] [--json] [--report FILE] CONTAINER -- COMMAND [ARG...]
+        Usage: purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE]
+                           CONTAINER -- COMMAND [ARG...]
 
         \(TextLayout.paragraph(
             "Mounts CONTAINER in place (with the mount options of -o, as purgefs mount takes them), runs COMMAND "
@@ -41,7 +42,7 @@ struct RunCommand: Subcommand {
         \(TextLayout.row("... timeout DURATION", "after a when trigger: fail the run if it has not held within DURATION"))
 
         Actions (each runs this purgefs's own command on the mount):
-        \(TextLayout.row("squeeze SIZE", "leave SIZE available, by setting external usage (purgefs space --external)"))
+        \(TextLayout.row("squeeze SIZE", "leave SIZE available, by setting external usage (purgefs space --available SIZE)"))
         \(TextLayout.row("external SIZE", "purgefs space --external SIZE"))
         \(TextLayout.row("capacity SIZE", "purgefs space --capacity SIZE"))
         \(TextLayout.row("purge SIZE|all", "purgefs purge --bytes SIZE | --all"))

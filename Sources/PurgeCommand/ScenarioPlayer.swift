@@ -103,14 +103,7 @@ final class ScenarioPlayer {
     private func perform(_ action: ScenarioStep.Action) throws(CommandExit) -> String {
         switch action {
         case .squeeze(let bytes):
-            // Leave `bytes` available: external moves by the difference (A = C - E - U, or the real free space - E).
-            let available = try access.number(.available, of: mountpoint)
-            let external = try access.number(.external, of: mountpoint)
-            let wanted = (external + available).clampedMinus(bytes)
-            if external + available < bytes {
-                throw .failure("only \(HumanText.size(external + available)) could be available (external 0)")
-            }
-            return try purgefs(["space", mountpoint, "--external", String(wanted)])
+            return try purgefs(["space", mountpoint, "--available", String(bytes)])
         case .external(let bytes):
             return try purgefs(["space", mountpoint, "--external", String(bytes)])
         case .capacity(let bytes):
