@@ -30,7 +30,7 @@ struct MetricsCommand: Subcommand {
 
         Flags:
         \(TextLayout.row("--json", "the reports as JSON, in the shape of MetricKit's daily reports (fields below)"))
-        \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes, else the latest sample"))
+        \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes (with purgefs_enospc_total, requests answered ENOSPC since the mount), else the latest sample"))
         \(TextLayout.row("--days N", "the last N UTC days, today included (default 7)"))
         \(TextLayout.row("--state DIR", "read the history in DIR: for a container mounted with state=DIR"))
         \(TextLayout.row("-h, --help", "show this help"))
@@ -102,15 +102,19 @@ struct MetricsCommand: Subcommand {
         let now = Int64(WallClock.nanoseconds() / 1_000_000_000)
         if output == .prometheus {
             let sample: MetricsSample
+            var mountText: String?
             if let mountpoint = source.mountpoint, let scope = source.scope {
                 sample = try Self.liveSample(mountpoint: mountpoint, scope: scope, access, now: now)
+                if let enospc = try access.numberIfAnswered(.enospc, of: mountpoint) {
+                    mountText = PrometheusText.mountText(enospc: enospc, container: source.container)
+                }
             } else {
                 guard let latest = try Self.withStore(source, { (store) throws(MetricsStoreError) in try store.latest() }) else {
                     throw .failure("no metrics samples yet in \(source.storePath)")
                 }
                 sample = latest
             }
-            print(PrometheusText.text(sample, container: source.container))
+            print(PrometheusText.text(sample, container: source.container) + (mountText.map { "\n" + $0 } ?? ""))
             return
         }
         let first = MetricsDay.firstTime(last: days, now: now)

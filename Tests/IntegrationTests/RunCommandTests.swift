@@ -91,6 +91,33 @@ final class RunCommandTests: XCTestCase {
         XCTAssertTrue(json["faults_injected"] is NSNull, "n/a without fault injection")
     }
 
+    func testWritesAnsweredENOSPCAreCounted() throws {
+        // 1 MiB left and nothing purgeable: the 2 MiB write fails, and the mount counted it.
+        let scenario = scratch + "/full.txt"
+        try "at 0s squeeze 1M\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        let script = "while [ ! -e '\(scratch)/go' ]; do sleep 0.01; done; head -c 2097152 /dev/zero > \"$PURGEFS_MOUNT/Documents.bin\""
+        let process = try Subprocess.spawn([binary, "run", "-o", "capacity=16M,low=0,high=0", "--scenario", scenario,
+                                            "--report", report, container, "--", "sh", "-c", script],
+                                           stdoutPath: scratch + "/out", stderrPath: scratch + "/err", environment: environment)
+        // The squeeze runs in run's first round: wait for it through the mount before the command writes.
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning, Date() < deadline,
+              (try? Paths.extendedAttribute("user.purgefs.external", of: container)).map({ String(decoding: $0, as: UTF8.self) }) != String(15 << 20) {
+            usleep(10_000)
+        }
+        FileManager.default.createFile(atPath: scratch + "/go", contents: nil)
+        XCTAssertTrue(Subprocess.wait(process, timeout: 60))
+        let stderr = (try? String(contentsOfFile: scratch + "/err", encoding: .utf8)) ?? ""
+        XCTAssertEqual(process.terminationStatus, 1, "head failed: \(stderr)")
+        XCTAssertTrue(stderr.contains("No space left on device"), stderr)
+        let json = try reportJSON()
+        let enospc = try XCTUnwrap(json["enospc"] as? Int)
+        XCTAssertGreaterThanOrEqual(enospc, 1, stderr)
+        XCTAssertTrue(stderr.contains("answered ENOSPC   \(enospc) request"), stderr)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: container + "/Documents.bin")[.size] as? Int, 1 << 20,
+                       "what fitted, and no more")
+    }
+
     func testTheCommandsExitStatusIsPassedOn() throws {
         let result = try run(["--json", container, "--", "sh", "-c", "echo out; exit 3"])
         XCTAssertEqual(result.status, 3, "\(result)")
