@@ -9,33 +9,23 @@ import XCTest
 /// up there), the command's status passed on, nothing left mounted however
 /// the command ended, and the summary's JSON as the report file has it.
 final class RunCommandTests: XCTestCase {
-    private var scratch = ""
+    private var directory: CommandScratch!
+    private var scratch: String { directory.path }
+    private var environment: [String: String] { directory.environment }
     private var binary = ""
     private var container: String { scratch + "/app" }
     private var report: String { scratch + "/report.json" }
 
     override func setUpWithError() throws {
         binary = try MountFixture.locateBinary()
-        var template = Array("/tmp/purgefs-run-test-XXXXXX".utf8CString)
-        guard mkdtemp(&template) != nil else { throw SubprocessError("mkdtemp failed") }
-        scratch = try Paths.canonical(String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        directory = try CommandScratch(prefix: "purgefs-run-test")
         chmod(scratch, 0o755)
         try FileManager.default.createDirectory(atPath: container + "/Library/Caches", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: container + "/tmp", withIntermediateDirectories: true)
     }
 
     override func tearDownWithError() throws {
-        // A run that failed to clean up: take its mounts down before removing anything.
-        for mount in MountTable.mounts(under: scratch).reversed() {
-            _ = try? Subprocess.run(["fusermount3", "-u", "-z", mount.mountPoint], timeout: 10)
-        }
-        if MountTable.mounts(under: scratch).isEmpty { try? FileManager.default.removeItem(atPath: scratch) }
-    }
-
-    private var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["TMPDIR"] = scratch
-        return environment
+        directory?.remove()
     }
 
     private func run(_ arguments: [String], timeout: TimeInterval = 60) throws -> CommandResult {
