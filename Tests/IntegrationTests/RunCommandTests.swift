@@ -159,6 +159,39 @@ final class RunCommandTests: XCTestCase {
         XCTAssertEqual(json["interrupted_by"] as? String, TerminationRequests.name(of: signal), file: file, line: line)
     }
 
+    func testCtrlCOnATerminalReachesTheCommandAndTheMountGoes() throws {
+        // script(1) gives run a terminal: run hands it to the command (which can read it), so Ctrl-C goes to the command.
+        guard let script = Subprocess.which("script") else { throw XCTSkip("script (util-linux) is not installed") }
+        let started = scratch + "/started"
+        let inner = "read line; echo \"read $line\"; touch '\(started)'; sleep 300"
+        let command = [binary, "run", "--report", report, container, "--", "sh", "-c", inner]
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = ["-qec", command, "/dev/null"]
+        process.environment = environment
+        let input = Pipe()
+        process.standardInput = input
+        FileManager.default.createFile(atPath: scratch + "/out", contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch + "/out"))
+        process.standardError = process.standardOutput
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: Data("typed\n".utf8))
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: started), process.isRunning, Date() < deadline { usleep(10_000) }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: started), "the command read the terminal and went on")
+        try input.fileHandleForWriting.write(contentsOf: Data([0x03]))  // Ctrl-C
+        XCTAssertTrue(Subprocess.wait(process, timeout: 30), "run ended")
+        let output = (try? String(contentsOfFile: scratch + "/out", encoding: .utf8)) ?? ""
+        XCTAssertEqual(process.terminationStatus, 130, output)
+        XCTAssertTrue(output.contains("read typed"), output)
+        let result = CommandResult(arguments: ["script"], status: process.terminationStatus, stdout: output, stderr: "", timedOut: false)
+        assertNothingLeft(result)
+        let json = try reportJSON()
+        XCTAssertEqual(json["signal"] as? String, "SIGINT")
+        XCTAssertTrue(json["interrupted_by"] is NSNull, "the terminal's SIGINT went to the command's group, not to run")
+    }
+
     func testScratchLeavesTheContainerUntouched() throws {
         try write("Library/Caches/keep.bin", bytes: 4096)
         let script = "rm \"$PURGEFS_MOUNT/Library/Caches/keep.bin\" && echo new > \"$PURGEFS_MOUNT/new.txt\" && echo \"$PURGEFS_MOUNT\" > '\(scratch)/where'"
