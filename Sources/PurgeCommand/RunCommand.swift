@@ -20,6 +20,7 @@ struct RunCommand: Subcommand {
             + "again through the mount), and unmounts once the command has ended: when it exits, when it is "
             + "killed, and when run itself gets Ctrl-C (SIGINT), SIGTERM or SIGHUP, which it passes on to the "
             + "command's process group (and SIGKILL \(Self.graceMilliseconds / 1000) s later if the group is still there). "
+            + "What the command leaves running in its process group gets SIGKILL once it has ended. "
             + "Nothing is left mounted. run exits with the command's status (128 + N when signal N killed it, as "
             + "shells do); 1 when the run itself failed (the mount, a scenario step); 64 on a usage error."))
 
