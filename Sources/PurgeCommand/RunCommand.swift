@@ -210,7 +210,7 @@ struct RunCommand: Subcommand {
                 throw .failure("run: cannot write the report \(reportPath): \(error)")
             }
         }
-        if let failure = summary.failure { throw .failure(failure.hasPrefix("run: ") ? String(failure.dropFirst(5)) : failure) }
+        if let failure = summary.failure { throw .failure(failure) }
         guard let status = summary.commandStatus else { throw .failure("run: the command's end could not be told") }
         throw .passOn(status)
     }

@@ -271,6 +271,14 @@ final class RunCommandTests: XCTestCase {
         assertNothingLeft(result)
     }
 
+    func testACommandThatCannotStartFailsTheRunAndUnmounts() throws {
+        let result = try run(["--report", report, container, "--", scratch + "/no-such-program"])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        XCTAssertEqual(result.stderrLines.last, "purgefs: run: cannot start \(scratch)/no-such-program: No such file or directory")
+        assertNothingLeft(result)
+        XCTAssertTrue(try reportJSON()["exit_status"] is NSNull)
+    }
+
     // MARK: Bad input: one line, exit 64, nothing mounted
 
     func testBadInputIsRefusedBeforeMounting() throws {
