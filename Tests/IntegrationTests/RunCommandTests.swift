@@ -257,17 +257,33 @@ final class RunCommandTests: XCTestCase {
         XCTAssertEqual(json["signal"] as? String, "SIGTERM", "the command was stopped")
     }
 
+    func testAStepThatFailsEndsTheRunWithItsLine() throws {
+        let scenario = scratch + "/pin.txt"
+        try "at 0s pin Library/Caches/nothing-here\nat 1s purge all\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        let result = try run(["--scenario", scenario, "--report", report, container, "--", "sleep", "300"])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        XCTAssertEqual(result.stderrLines.last, "purgefs: \(scenario):1: at 0s pin Library/Caches/nothing-here: purgefs pin failed: "
+                       + "\(container)/Library/Caches/nothing-here: No such file or directory")
+        assertNothingLeft(result)
+        let json = try reportJSON()
+        XCTAssertEqual((json["steps"] as? [[String: Any]])?.map { $0["state"] as? String }, ["failed", "not_reached"])
+        XCTAssertEqual(json["signal"] as? String, "SIGTERM", "the command was stopped")
+    }
+
     func testAStepWhoseCommandIsMissingFailsTheRunWithALine() throws {
-        // Until this purgefs has fault injection (purgefs fault), such a step fails when it comes.
-        guard try Subprocess.run([binary, "fault", "--help"]).status != 0 else {
-            throw XCTSkip("this purgefs has purgefs fault; FaultTests cover the step")
+        // Until this purgefs has fault injection (purgefs fault) and power-loss simulation (purgefs crash), such a step
+        // fails when it comes; the first of them missing is tried.
+        let steps = [("fault", "at 0s fault --op fsync --path 'Documents/*' --errno EIO",
+                      "at 0s fault --op fsync --path Documents/* --errno EIO: this purgefs has no fault injection (no purgefs fault command)"),
+                     ("crash", "at 0s crash", "at 0s crash: this purgefs has no crash simulation (no purgefs crash command)")]
+        guard let (_, step, reason) = try steps.first(where: { try Subprocess.run([binary, $0.0, "--help"]).status != 0 }) else {
+            throw XCTSkip("this purgefs has purgefs fault and purgefs crash; their own tests cover the steps")
         }
-        let scenario = scratch + "/fault.txt"
-        try "at 0s fault --op fsync --path 'Documents/*' --errno EIO\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        let scenario = scratch + "/missing.txt"
+        try (step + "\n").write(toFile: scenario, atomically: true, encoding: .utf8)
         let result = try run(["--scenario", scenario, container, "--", "sleep", "300"])
         XCTAssertEqual(result.status, 1, "\(result)")
-        XCTAssertEqual(result.stderrLines.last, "purgefs: \(scenario):1: at 0s fault --op fsync --path Documents/* --errno EIO: "
-                       + "this purgefs has no fault injection (no purgefs fault command)")
+        XCTAssertEqual(result.stderrLines.last, "purgefs: \(scenario):1: " + reason)
         assertNothingLeft(result)
     }
 
