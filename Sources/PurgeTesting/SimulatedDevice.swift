@@ -138,7 +138,7 @@ public final class SimulatedDevice: Sendable {
     public func purged(in subtree: String? = nil) throws -> [PurgeEvent] {
         let output = try binary.run(["log", mountPoint.path, "--json"])
         let events = output.split(whereSeparator: \.isNewline).compactMap { PurgeEvent(line: $0) }
-            .filter { $0.time >= mountedAt.addingTimeInterval(-1) }
+            .filter { $0.time >= mountedAt }
         guard let subtree, !subtree.isEmpty, subtree != "." else { return events }
         let prefix = subtree.hasSuffix("/") ? String(subtree.dropLast()) : subtree
         return events.filter { $0.path == prefix || $0.path.hasPrefix(prefix + "/") }
@@ -167,11 +167,11 @@ public final class SimulatedDevice: Sendable {
     /// file), relative to the container; `""` is the whole container.
     public func usage(of relative: String) throws -> Usage {
         let target = path(relative)
-        let size = try number(.size, of: target), allocated = try number(.allocated, of: target)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else {
             throw PurgeTestingError("\(target): no such file or directory")
         }
+        let size = try number(.size, of: target), allocated = try number(.allocated, of: target)
         if isDirectory.boolValue {
             return Usage(size: ByteCount(bytes: size), files: Int(try number(.files, of: target)),
                          allocated: ByteCount(bytes: allocated), purgeable: ByteCount(bytes: try number(.purgeable, of: target)),
