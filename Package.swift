@@ -42,7 +42,7 @@ let package = Package(
         // The test library: SimulatedDevice runs the purgefs binary and reads its attributes (README, Testing an app).
         .target(name: "PurgeTesting", dependencies: ["PurgeCore", "PurgeSys"]),
         // What several test targets share (the seeded generator).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["PurgeCore"], path: "Tests/TestSupport"),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore", "TestSupport"]),
         .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys", "PurgeCore"]),
         .testTarget(name: "PurgeStoreTests", dependencies: ["PurgeStore", "PurgeCore"]),

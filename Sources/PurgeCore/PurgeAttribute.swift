@@ -17,6 +17,15 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case availableOpportunistic = "available_opportunistic"
     case purgedBytes = "purged_bytes"
     case purgedFiles = "purged_files"
+    /// A shared device's totals (`device=`; a device of its own otherwise):
+    /// its name (text; `ENODATA` without `device=`), its containers, their
+    /// usage and purgeable bytes summed, and this container's cache quota
+    /// on it (0 without `device=`).
+    case deviceName = "device_name"
+    case deviceContainers = "device_containers"
+    case deviceContainersUsed = "device_containers_used"
+    case devicePurgeable = "device_purgeable"
+    case deviceQuota = "device_quota"
     case purge
     /// Not in SPEC's table, for `purgefs run` and PurgeTesting (since the
     /// mount, read-only): requests answered `ENOSPC`, the highest
@@ -24,6 +33,10 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case enospc
     case peakUsed = "peak_used"
     case monitorRounds = "monitor_rounds"
+    /// Not in SPEC's table: the fault rules (`purgefs fault`). Read: one
+    /// line a rule (`FaultBook.listing`); write `add RULE`, `clear` or
+    /// `clear ID` (`FaultCommand`).
+    case faults
     // Files (pinned also on directories; group and tombstone on zone directories).
     case pinned, group, tombstone
     case contentID = "content_id"
@@ -67,7 +80,8 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .files, .cloneSavings, .group, .tombstone:
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
-             .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds:
+             .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .faults, .deviceName, .deviceContainers,
+             .deviceContainersUsed, .devicePurgeable, .deviceQuota:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
@@ -80,7 +94,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// acceptable is checked separately).
     public func isWritable(on target: Target) -> Bool {
         switch self {
-        case .capacity, .external, .purge:
+        case .capacity, .external, .purge, .faults:
             return target == .root
         case .pinned:
             return target != .other
@@ -90,15 +104,16 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target == .file
         case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .containerUsed, .deviceUsed, .availableImportant,
              .availableOpportunistic, .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .contentID, .lastUsed, .shared,
+             .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota,
              .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return false
         }
     }
 
-    /// Only the mount's owner or root may change the device or purge.
+    /// Only the mount's owner or root may change the device, purge, or set fault rules.
     public var isControl: Bool {
         switch self {
-        case .capacity, .external, .purge: return true
+        case .capacity, .external, .purge, .faults: return true
         default: return false
         }
     }

@@ -78,7 +78,7 @@ final class RunCommandTests: XCTestCase {
         XCTAssertEqual(json["mountpoint"] as? String, container)
         XCTAssertEqual(json["peak_used"] as? Int, 102_400, "100,000 bytes in 4 KiB blocks")
         XCTAssertEqual(json["enospc"] as? Int, 0)
-        XCTAssertTrue(json["faults_injected"] is NSNull, "n/a without fault injection")
+        XCTAssertEqual(json["faults_injected"] as? Int, 0, "no rule, no fault")
     }
 
     func testWritesAnsweredENOSPCAreCounted() throws {
@@ -242,6 +242,27 @@ final class RunCommandTests: XCTestCase {
         XCTAssertEqual(manual["files"] as? Int, 1)
         XCTAssertTrue(result.stderr.contains("purged            1 MiB in 1 file (manual 1 MiB in 1 file)"), "\(result)")
         XCTAssertTrue(result.stderr.contains("line 2  when file tmp/ready exists timeout 30s purge 1 MiB"), "\(result)")
+    }
+
+    func testAFaultStepIsInjectedAndCounted() throws {
+        // The rule fires once: the command's fsyncs go on until one fails, then it stops.
+        let scenario = scratch + "/fault.txt"
+        try "at 0s fault --op fsync --path 'Documents/*' --errno EIO --times 1\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: container + "/Documents", withIntermediateDirectories: true)
+        let script = """
+            i=0
+            while dd if=/dev/zero of="$PURGEFS_MOUNT/Documents/db" bs=4096 count=1 conv=fsync 2>/dev/null; do
+                i=$((i+1)); [ $i -lt 3000 ] || exit 9; sleep 0.01
+            done
+            exit 0
+            """
+        let result = try run(["--scenario", scenario, "--report", report, container, "--", "sh", "-c", script])
+        XCTAssertEqual(result.status, 0, "an fsync failed: \(result)")
+        assertNothingLeft(result)
+        let json = try reportJSON()
+        XCTAssertEqual(json["faults_injected"] as? Int, 1)
+        XCTAssertTrue(result.stderr.contains("faults injected   1\n"), "\(result)")
+        XCTAssertEqual((json["steps"] as? [[String: Any]])?.first?["state"] as? String, "done")
     }
 
     func testAConditionThatNeverHoldsTimesOut() throws {

@@ -19,8 +19,9 @@ final class PurgeAttributeTests: XCTestCase {
                     "available_important", "available_opportunistic", "purged_bytes", "purged_files", "purge",
                     "pinned", "group", "tombstone", "content_id", "last_used", "shared", "ubiquitous", "uploaded",
                     "download_status", "evict", "download"]
-        // Beyond the SPEC's table: why `evict` would refuse now (README, Cloud tier).
-        let own = ["evictable"]
+        // Beyond the SPEC's table: why `evict` would refuse now (README, Cloud tier);
+        // the fault rules' control channel (README, Fault rules).
+        let own = ["evictable", "faults"]
         for name in spec + own {
             guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
                 return XCTFail("\(name) does not parse")
@@ -31,7 +32,8 @@ final class PurgeAttributeTests: XCTestCase {
         XCTAssertFalse(PurgeAttribute.evictable.isReadable(on: .directory))
         XCTAssertFalse(PurgeAttribute.evictable.isWritable(on: .file))
         // purgefs's own, beside SPEC's: the figures space and usage show, and those purgefs run and PurgeTesting read.
-        let figures = ["container_used", "device_used", "enospc", "peak_used", "monitor_rounds"]
+        let figures = ["container_used", "device_used", "device_name", "device_containers", "device_containers_used",
+                       "device_purgeable", "device_quota", "enospc", "peak_used", "monitor_rounds"]
         for name in figures {
             guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
                 return XCTFail("\(name) does not parse")

@@ -52,6 +52,10 @@ struct VirtualAttributes {
             case .availableImportant: return String(status.availableImportant)
             default: return String(status.availableOpportunistic)
             }
+        case .faults:
+            return filesystem.faults.listing
+        case .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota:
+            return try deviceValue(of: attribute)
         case .purgedBytes:
             return String(state.purgeCounters.bytes)
         case .purgedFiles:
@@ -72,10 +76,10 @@ struct VirtualAttributes {
             return String(try fileInfo(id).lastUsed / 1_000_000_000)
         case .contentID:
             _ = try fileInfo(id)
-            return String(state.linked.contentID(of: id) ?? state.clones.contentID(of: id))
+            return String(filesystem.clones.contentID(of: id))
         case .shared:
             _ = try fileInfo(id)
-            return String(state.linked.shared(of: id) ?? state.clones.sharedBytes(of: id))
+            return String(filesystem.clones.sharedBytes(of: id))
         case .ubiquitous, .uploaded, .downloadStatus, .evictable:
             guard let cloud = filesystem.cloud else { throw Errno.noData }
             return try cloud.value(of: attribute, on: inode)
@@ -100,7 +104,11 @@ struct VirtualAttributes {
                 } catch {
                     throw OptionError.invalidValue(option: attribute.rawValue, value: text, reason: error)
                 }
-                if attribute == .capacity {
+                if let device = filesystem.device {
+                    // A shared device: checked against every member's usage, written for all.
+                    try device.change(capacity: attribute == .capacity ? bytes : nil,
+                                      external: attribute == .external ? bytes : nil, filesystem.state)
+                } else if attribute == .capacity {
                     try filesystem.state.changeDevice(capacity: bytes)
                 } else {
                     try filesystem.state.changeDevice(external: bytes)
@@ -123,6 +131,8 @@ struct VirtualAttributes {
         case .evict, .download:
             guard let cloud = filesystem.cloud else { throw Errno.invalidArgument }
             try cloud.set(attribute, on: inode, value: text)
+        case .faults:
+            try filesystem.faults.apply(text)
         default:
             throw Errno.invalidArgument
         }
