@@ -18,6 +18,10 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case purgedBytes = "purged_bytes"
     case purgedFiles = "purged_files"
     case purge
+    /// The power-loss simulation: read, what a crash now would undo (one
+    /// line each); write `1`, crash. `last_crash`: what the last one undid.
+    case crash
+    case lastCrash = "last_crash"
     // Files (pinned also on directories; group and tombstone on zone directories).
     case pinned, group, tombstone
     case contentID = "content_id"
@@ -61,7 +65,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .files, .cloneSavings, .group, .tombstone:
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
-             .purgedBytes, .purgedFiles:
+             .purgedBytes, .purgedFiles, .crash, .lastCrash:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
@@ -74,7 +78,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// acceptable is checked separately).
     public func isWritable(on target: Target) -> Bool {
         switch self {
-        case .capacity, .external, .purge:
+        case .capacity, .external, .purge, .crash:
             return target == .root
         case .pinned:
             return target != .other
@@ -84,7 +88,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target == .file
         case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .containerUsed, .deviceUsed, .availableImportant,
              .availableOpportunistic, .purgedBytes, .purgedFiles, .contentID, .lastUsed, .shared,
-             .ubiquitous, .uploaded, .downloadStatus, .evictable:
+             .ubiquitous, .uploaded, .downloadStatus, .evictable, .lastCrash:
             return false
         }
     }
@@ -92,7 +96,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// Only the mount's owner or root may change the device or purge.
     public var isControl: Bool {
         switch self {
-        case .capacity, .external, .purge: return true
+        case .capacity, .external, .purge, .crash: return true
         default: return false
         }
     }

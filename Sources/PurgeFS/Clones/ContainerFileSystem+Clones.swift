@@ -25,6 +25,7 @@ extension ContainerFileSystem {
             else { return nil }
             events.used(source.inode.key)
             events.used(destination.inode.key)
+            events.synced(destination.inode)  // a clone is durable once made (its registry is synced)
             return Int(sourceStatus.st_size)
         }
         do {
@@ -34,6 +35,7 @@ extension ContainerFileSystem {
         }
         events.used(source.inode.key)
         events.used(destination.inode.key)
+        events.synced(destination.inode)
         return Int(sourceStatus.st_size)
     }
 

@@ -61,6 +61,19 @@ protocol FileSystemObserver: Sendable {
     /// none: frees up to `bytes` if it can (the cloud tier evicts uploaded
     /// documents), returning what it freed.
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64
+
+    /// The regular file's data or size is about to change where `change`
+    /// says (inside the inode's modification bracket, after a linked clone
+    /// got data of its own): the crash simulation saves what it overwrites.
+    func beforeModify(_ inode: Inode, _ change: DataChange)
+    /// `fsync`, `fdatasync` or an `O_SYNC`/`O_DSYNC` write succeeded: the
+    /// file's data is durable.
+    func synced(_ inode: Inode)
+    /// `fsyncdir` of the directory succeeded: its names are durable.
+    func directorySynced(_ directory: EntryID)
+    /// `name` in `directory` (open at `descriptor`) is about to be removed
+    /// (unlink, rmdir, replaced by a rename); `status` is what it names.
+    func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID)
 }
 
 /// The two sides of a `RENAME_EXCHANGE`.
@@ -90,4 +103,8 @@ extension FileSystemObserver {
     func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {}
     func exchanged(_ exchange: Exchange) {}
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 { 0 }
+    func beforeModify(_ inode: Inode, _ change: DataChange) {}
+    func synced(_ inode: Inode) {}
+    func directorySynced(_ directory: EntryID) {}
+    func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID) {}
 }

@@ -33,14 +33,14 @@ final class ContainerFileSystem: Sendable {
     /// Who hears what the handlers did: the ledger, then the cloud tier,
     /// then `observers` (docs/DESIGN.md, "Observers").
     let events: Observers
+    /// The power-loss simulation (`purgefs crash`), an observer among `events`.
+    let crashes: CrashRecorder
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, stateDirectory: StateDirectory,
          log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, observers: [any FileSystemObserver] = [],
          timeouts: CacheTimeouts = .init(), whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
         self.cloud = cloud
-        let events = Observers([state] + (cloud.map { [$0] } ?? []) + observers)
-        self.events = events
         self.hidden = hidden
         self.state = state
         self.stateDirectory = stateDirectory
@@ -52,6 +52,10 @@ final class ContainerFileSystem: Sendable {
             // open_by_handle_at refuses an O_PATH descriptor as its mount reference.
             pool: DescriptorPool(filesystem: try root.reopen(flags: O_RDONLY | O_DIRECTORY), openFilesLimit: ResourceLimits.openFiles))
         self.inodes = inodes
+        let crashes = CrashRecorder(stateDirectory: stateDirectory, inodes: inodes)
+        self.crashes = crashes
+        let events = Observers([state] + (cloud.map { [$0] } ?? []) + observers + [crashes])
+        self.events = events
         let purger = Purger(
             state: state, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
             stateDirectory: stateDirectory)
