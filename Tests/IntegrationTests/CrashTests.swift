@@ -12,6 +12,8 @@ final class CrashExt4Tests: Ext4ImageTestCase {
     func testNamesSinceTheDirectorySyncAreUndone() throws { try namesSinceTheDirectorySyncAreUndone() }
     func testOpenFilesAnswerEIOAfterACrash() throws { try openFilesAnswerEIO() }
     func testDryRunListsAndChangesNothing() throws { try dryRunListsAndChangesNothing() }
+    func testSQLiteWithSynchronousFullKeepsEveryCommit() throws { try sqliteKeepsEveryCommit() }
+    func testACarelessWriterLosesItsFile() throws { try carelessWriterLosesItsFile() }
 }
 
 final class CrashXFSTests: ReflinkTestCase {
@@ -20,6 +22,8 @@ final class CrashXFSTests: ReflinkTestCase {
     func testNamesSinceTheDirectorySyncAreUndone() throws { try namesSinceTheDirectorySyncAreUndone() }
     func testOpenFilesAnswerEIOAfterACrash() throws { try openFilesAnswerEIO() }
     func testDryRunListsAndChangesNothing() throws { try dryRunListsAndChangesNothing() }
+    func testSQLiteWithSynchronousFullKeepsEveryCommit() throws { try sqliteKeepsEveryCommit() }
+    func testACarelessWriterLosesItsFile() throws { try carelessWriterLosesItsFile() }
 }
 
 extension LoopImageTestCase {
@@ -215,5 +219,77 @@ extension LoopImageTestCase {
         XCTAssertEqual(crash(dryRun: true), "Nothing would be lost: everything is synced.\n")
         let log = (try? String(contentsOfFile: container + "/.purgefs/daemon.log", encoding: .utf8)) ?? ""
         XCTAssertTrue(log.contains("crash: 1 name changes undone, 1 files back to their last sync"), log)
+    }
+
+    /// The `sqlite3` shell on `database` (relative to the mount); its output.
+    func sqlite(_ database: String, _ sql: String, file: StaticString = #filePath, line: UInt = #line) -> String {
+        let result = try? Subprocess.run(["sqlite3", "-batch", m + "/" + database, sql], timeout: 60)
+        XCTAssertEqual(result?.status, 0, "sqlite3 \(sql): \(String(describing: result))", file: file, line: line)
+        return result?.stdout ?? ""
+    }
+
+    /// A real app: SQLite in WAL mode with `synchronous=FULL` syncs each
+    /// commit (and the directory of a new WAL), so every transaction a
+    /// finished `sqlite3` committed survives the crash, and the database is
+    /// intact. The last one's connection stays open across the crash, in the
+    /// middle of a transaction whose pages spilled into the WAL.
+    func sqliteKeepsEveryCommit() throws {
+        _ = sqlite("d/app.db", "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE t(i INTEGER PRIMARY KEY, v BLOB);")
+        for _ in 0..<20 {
+            _ = sqlite("d/app.db", "PRAGMA synchronous=FULL; INSERT INTO t(v) VALUES (randomblob(3000));")
+        }
+        // One writer still running at the crash: committed rows, then an open transaction.
+        let script = """
+            import sqlite3, sys, time
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("PRAGMA cache_size=2")
+            db.execute("INSERT INTO t(v) VALUES (randomblob(3000))")
+            db.execute("BEGIN")
+            db.execute("INSERT INTO t(v) VALUES (randomblob(1000000))")
+            print("ready", flush=True)
+            time.sleep(600)
+            """
+        let holder = try Subprocess.spawn(["python3", "-c", script, m + "/d/app.db"],
+                                          stdoutPath: fixture.base + "/holder.out", stderrPath: fixture.base + "/holder.err")
+        defer {
+            holder.terminate()
+            holder.waitUntilExit()
+        }
+        XCTAssertTrue(eventually(timeout: 30) { ((try? String(contentsOfFile: fixture.base + "/holder.out", encoding: .utf8)) ?? "").contains("ready") },
+                      "the open transaction is under way: \((try? String(contentsOfFile: fixture.base + "/holder.err", encoding: .utf8)) ?? "")")
+        let report = crash()
+        XCTAssertTrue(report.contains("data d/app.db-wal: written since the last sync"),
+                      "the open transaction's pages, spilled into the WAL unsynced, are undone: \(report)")
+        // The app does not outlive a power loss: its locks go with it, and it is started again.
+        holder.terminate()
+        holder.waitUntilExit()
+        XCTAssertEqual(sqlite("d/app.db", "PRAGMA integrity_check; SELECT count(*) FROM t;"), "ok\n21\n",
+                       "every committed transaction, none of the open one")
+        assertCountsEqualAWalk("after crashing SQLite")
+    }
+
+    /// The classic bug: write a temporary file, rename it over the original
+    /// without syncing the data first. When the rename is committed (here
+    /// by the directory's sync, on a real machine by the journal's next
+    /// commit) and the data is not, a crash leaves an empty file: the old
+    /// content and the new are both gone. The careful writer (fsync before
+    /// the rename) keeps the new content.
+    func carelessWriterLosesItsFile() throws {
+        for (name, careful) in [("fsync", false), ("fdatasync", true)] {
+            let temporary = openThroughMount(name + ".tmp", O_WRONLY | O_CREAT | O_TRUNC)
+            write(temporary, "the new version", at: 0)
+            if careful { XCTAssertEqual(fsync(temporary), 0) }
+            close(temporary)
+            XCTAssertEqual(rename(m + "/" + name + ".tmp", m + "/" + name), 0)
+        }
+        let root = open(m, O_RDONLY | O_DIRECTORY)
+        XCTAssertEqual(fsync(root), 0)
+        close(root)
+        XCTAssertEqual(bytes("fsync").map { String(decoding: $0, as: UTF8.self) }, "the new version", "before the crash, all looks fine")
+        crash()
+        assertBytes("fsync", [], "the careless writer's file is empty after the crash: data lost")
+        assertBytes("fdatasync", Array("the new version".utf8), "the careful writer's file has its new version")
+        assertCountsEqualAWalk("after the careless writer's crash")
     }
 }

@@ -24,7 +24,7 @@ extension ContainerFileSystem {
         var lines: [String] = []
         for change in model.journal.reversed() { lines.append(describe(change)) }
         for (id, file) in model.files.sorted(by: { $0.key < $1.key }) {
-            lines.append(describe(id, file, handle: handles[id], reach: reach, container: container))
+            if let line = describe(id, file, handle: handles[id], reach: reach, container: container) { lines.append(line) }
         }
         return lines
     }
@@ -82,7 +82,8 @@ extension ContainerFileSystem {
         // Data: written back from the undo file, cut to the synced size.
         var notices: [KernelNotifier.Notice] = []
         for (id, record) in taken.files.sorted(by: { $0.key < $1.key }) {
-            var line = describe(id, record, handle: taken.fileHandles[id], reach: reach, container: container)
+            // A file that is gone (its removal was committed) loses nothing anyone can see: not listed.
+            guard var line = describe(id, record, handle: taken.fileHandles[id], reach: reach, container: container) else { continue }
             defer { lines.append(line) }
             if state.linked.sharesData(id) || state.linked.isShared(backing: id) {
                 line += ": left alone (a linked clone shares its data)"
@@ -200,10 +201,14 @@ extension ContainerFileSystem {
         }
     }
 
-    private func describe(_ id: EntryID, _ file: UnsyncedFile, handle: FileHandle?, reach: FileDescriptor?, container: String) -> String {
+    /// The line for a file with data to restore; nil when it is gone (no
+    /// name left, nothing to reach it by).
+    private func describe(_ id: EntryID, _ file: UnsyncedFile, handle: FileHandle?, reach: FileDescriptor?, container: String) -> String? {
         var where_ = "file \(id)"
-        if let handle, let reach, let opened = try? handle.open(on: reach, flags: OpenFlags.path) {
+        if let handle, let reach {
+            guard let opened = try? handle.open(on: reach, flags: OpenFlags.path) else { return nil }
             defer { opened.closeQuietly() }
+            guard let status = try? opened.status(), status.st_nlink > 0 else { return nil }
             if let path = try? opened.currentPath() {
                 where_ = path.hasPrefix(container + "/") ? String(path.dropFirst(container.count + 1)) : path
             }
