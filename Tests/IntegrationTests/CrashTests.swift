@@ -63,8 +63,18 @@ extension LoopImageTestCase {
 
     func exists(_ name: String) -> Bool { access(m + "/" + name, F_OK) == 0 }
 
-    /// Through the mount and in the backing directory alike.
+    /// Whether `name` exists through the mount, once the kernel's cache of
+    /// names agrees with the daemon (polled against a deadline).
+    func settledExists(_ name: String, _ expected: Bool) -> Bool {
+        _ = eventually(timeout: 10) { exists(name) == expected }
+        return exists(name)
+    }
+
+    /// Through the mount and in the backing directory alike. The kernel
+    /// hears of what a crash restored through the notifier's queue, so the
+    /// mount is polled (against a deadline) until it shows it.
     func assertBytes(_ name: String, _ expected: [UInt8]?, _ label: String, file: StaticString = #filePath, line: UInt = #line) {
+        _ = eventually(timeout: 10) { bytes(name) == expected }
         XCTAssertEqual(bytes(name).map { String(decoding: $0, as: UTF8.self) }, expected.map { String(decoding: $0, as: UTF8.self) },
                        "\(label): \(name) through the mount", file: file, line: line)
         XCTAssertEqual(bytes(name, in: container).map { String(decoding: $0, as: UTF8.self) }, expected.map { String(decoding: $0, as: UTF8.self) },
@@ -129,7 +139,7 @@ extension LoopImageTestCase {
         assertBytes("untouched", Self.synced, "not written")
         assertBytes("d/written-never-synced", [], "a durable name whose data was never synced")
         var status = stat()
-        XCTAssertEqual(stat(m + "/grown", &status), 0)
+        XCTAssertTrue(eventually(timeout: 10) { stat(m + "/grown", &status) == 0 && Int(status.st_size) == Self.synced.count })
         XCTAssertEqual(Int(status.st_size), Self.synced.count, "the kernel's attributes show the synced size")
         assertCountsEqualAWalk("after the crash")
 
@@ -167,25 +177,29 @@ extension LoopImageTestCase {
         XCTAssertTrue(exists("d/new") && exists("d/y") && !exists("d/old"))
 
         crash()
-        XCTAssertFalse(exists("d/new"), "a file synced but never linked durably vanishes")
-        XCTAssertFalse(exists("d/sub"), "a directory made since the sync is gone")
+        XCTAssertFalse(settledExists("d/new", false), "a file synced but never linked durably vanishes")
+        XCTAssertFalse(settledExists("d/sub", false), "a directory made since the sync is gone")
         assertBytes("d/old", Self.synced, "an unlink since the sync is undone, data and all")
         assertBytes("d/x", Self.synced, "a rename since the sync is undone")
-        XCTAssertFalse(exists("d/y"))
+        XCTAssertFalse(settledExists("d/y", false))
         assertBytes("s/new", Array("new".utf8), "names synced with their directory stay")
-        XCTAssertFalse(exists("s/old"))
-        XCTAssertFalse(exists("s/x"))
+        XCTAssertFalse(settledExists("s/old", false))
+        XCTAssertFalse(settledExists("s/x", false))
         assertBytes("s/y", Self.synced, "a rename synced with its directory stays")
-        XCTAssertTrue(exists("s/sub"))
+        XCTAssertTrue(settledExists("s/sub", true))
         assertCountsEqualAWalk("after undoing names")
     }
 
     func openFilesAnswerEIO() throws {
         let writer = openThroughMount("fsync", O_RDWR)
         let reader = openThroughMount("untouched", O_RDONLY)
+        var buffer = [UInt8](repeating: 0, count: 16)
+        XCTAssertEqual(pread(reader, &buffer, 16, 0), 16, "read before the crash: in the kernel's cache")
         write(writer, "unsynced", at: 0)
         crash()
-        var buffer = [UInt8](repeating: 0, count: 16)
+        // Its cached pages go through the notifier's queue: polled against a deadline.
+        XCTAssertTrue(eventually(timeout: 10) { pread(reader, &buffer, 16, 0) == -1 && errno == EIO },
+                      "a read through a descriptor opened before the crash, of a file it did not touch")
         XCTAssertEqual(pwrite(writer, "x", 1, 0), -1)
         XCTAssertEqual(errno, EIO, "a write through a descriptor opened before the crash")
         XCTAssertEqual(fsync(writer), -1)

@@ -121,6 +121,14 @@ extension ContainerFileSystem {
             defer { descriptor.closeQuietly() }
             notices += reconcile(directory, at: descriptor, names: names, listing: true).notices
         }
+        // Files open before the crash: their cached pages go, so the next
+        // read through an old descriptor reaches the daemon (and its EIO).
+        let restored = Set(notices.compactMap { notice -> NodeID? in
+            if case .dataChanged(let node) = notice { return node } else { return nil }
+        })
+        for (node, inode) in inodes.all() where inode.isRegularFile && !restored.contains(node) && inode.hasOpenFiles {
+            notices.append(.dataChanged(node))
+        }
         for notice in notices { notifier.send(notice) }
         Diagnostics.note("crash: \(taken.undo.count) name changes undone, \(taken.files.count) files back to their last sync")
         for line in lines { Diagnostics.note("crash: " + line) }

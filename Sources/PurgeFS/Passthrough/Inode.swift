@@ -165,6 +165,12 @@ final class Inode: Sendable {
         return admitted
     }
 
+    /// Whether a file is open on it.
+    var hasOpenFiles: Bool {
+        let open = files.withLock { $0.files.compactMap(\.file) }
+        return !open.isEmpty  // released after the lock: see `admit`
+    }
+
     /// A writer that held a writable descriptor is done with it.
     func dismissWriter() {
         files.withLock { $0.writers -= 1 }
