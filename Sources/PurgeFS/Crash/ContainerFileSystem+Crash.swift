@@ -113,7 +113,9 @@ extension ContainerFileSystem {
 
         // What was kept for this crash goes.
         for id in taken.files.keys { try? keep.unlink(CrashRecorder.undoName(id, era: undoEra)) }
-        for case .removed(_, _, .link(let number)) in taken.undo { try? keep.unlink(CrashRecorder.keptName(number)) }
+        crashes.book.withLock { book in
+            for case .removed(_, _, .link(let number)) in taken.undo { crashes.unlinkKept(number, in: &book) }
+        }
 
         // The ledger and the kernel, directory by directory.
         for (directory, names) in touched {

@@ -29,10 +29,27 @@ final class CrashRecorder: FileSystemObserver, Sendable {
         /// Kept links made by `beforeRemove`, waiting for their `removed`.
         var pendingKept: [Place: NameChange.Kept] = [:]
         var nextKept: UInt64 = 1
+        /// Whose each kept link is, and how many each file has: the mount
+        /// shows a file's link count without them.
+        var keptOwner: [UInt64: EntryID] = [:]
+        var keptCount: [EntryID: UInt32] = [:]
+
+        mutating func kept(_ number: UInt64, of id: EntryID) {
+            keptOwner[number] = id
+            keptCount[id, default: 0] += 1
+        }
+
+        /// Forgets kept link `number`; the caller unlinks it.
+        mutating func dropKept(_ number: UInt64) {
+            guard let id = keptOwner.removeValue(forKey: number), let count = keptCount[id] else { return }
+            keptCount[id] = count > 1 ? count - 1 : nil
+        }
     }
 
     static let directoryName = "crash"
     let book = Mutex(Book())
+    /// Kept links in all: while none, `presented` takes no lock.
+    let keptLinks = Atomic<Int>(0)
     /// Bumped by every crash: open files of an earlier era answer `EIO`.
     let era = Atomic<UInt64>(0)
     /// `crash` in the state directory: undo files and kept links. Emptied at mount.
@@ -84,6 +101,25 @@ final class CrashRecorder: FileSystemObserver, Sendable {
 
     static func bytes(_ name: CName) -> [UInt8] {
         Array(UnsafeRawBufferPointer(start: name, count: strlen(name)))
+    }
+
+    /// `status` as the mount shows it: without the links kept for a crash
+    /// (they live in the state directory, not in the container).
+    func presented(_ status: stat) -> stat {
+        guard keptLinks.load(ordering: .acquiring) > 0, status.st_mode & S_IFMT != S_IFDIR else { return status }
+        let kept = book.withLock { $0.keptCount[EntryID(status)] ?? 0 }
+        guard kept > 0 else { return status }
+        var shown = status
+        shown.st_nlink = status.st_nlink > nlink_t(kept) ? status.st_nlink - nlink_t(kept) : 0
+        return shown
+    }
+
+    /// Unlinks kept link `number` (under the book's lock).
+    func unlinkKept(_ number: UInt64, in book: inout Book) {
+        guard let keep else { return }
+        if book.keptOwner[number] != nil { keptLinks.subtract(1, ordering: .acquiringAndReleasing) }
+        book.dropKept(number)
+        try? keep.unlink(Self.keptName(number))
     }
 
     // MARK: Events
@@ -159,19 +195,19 @@ final class CrashRecorder: FileSystemObserver, Sendable {
 
     func directorySynced(_ directory: EntryID) {
         guard let keep else { return }
-        let committed = book.withLock { book -> [NameChange] in
+        _ = keep
+        book.withLock { book in
             let committed = book.model.directorySynced(directory)
             if book.model.journal.isEmpty { book.directoryHandles = [:] }
-            return committed
+            for case .removed(_, _, .link(let number)) in committed { unlinkKept(number, in: &book) }
         }
-        for case .removed(_, _, .link(let number)) in committed { try? keep.unlink(Self.keptName(number)) }
     }
 
     func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID) {
         guard let keep else { return }
         let place = Place(parent: directory, name: Self.bytes(name))
         book.withLock { book in
-            if case .link(let old) = book.pendingKept[place] { try? keep.unlink(Self.keptName(old)) }
+            if case .link(let old) = book.pendingKept[place] { unlinkKept(old, in: &book) }
             if status.st_mode & S_IFMT == S_IFDIR {
                 book.pendingKept[place] = .directory(mode: UInt32(status.st_mode & 0o7777), user: status.st_uid, group: status.st_gid)
                 return
@@ -181,9 +217,18 @@ final class CrashRecorder: FileSystemObserver, Sendable {
             do throws(Errno) {
                 try descriptor.link(name, as: Self.keptName(number), in: keep)
                 book.pendingKept[place] = .link(number)
+                book.kept(number, of: EntryID(status))
+                keptLinks.add(1, ordering: .acquiringAndReleasing)
             } catch {
                 book.pendingKept[place] = .lost  // another filesystem (EXDEV): it stays removed
             }
+        }
+    }
+
+    func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID) {
+        let place = Place(parent: directory, name: Self.bytes(name))
+        book.withLock { book in
+            if case .link(let number) = book.pendingKept.removeValue(forKey: place) { unlinkKept(number, in: &book) }
         }
     }
 

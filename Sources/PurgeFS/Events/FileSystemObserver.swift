@@ -74,6 +74,8 @@ protocol FileSystemObserver: Sendable {
     /// `name` in `directory` (open at `descriptor`) is about to be removed
     /// (unlink, rmdir, replaced by a rename); `status` is what it names.
     func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID)
+    /// The removal `beforeRemove` announced failed: `name` is still there.
+    func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID)
 }
 
 /// The two sides of a `RENAME_EXCHANGE`.
@@ -107,4 +109,5 @@ extension FileSystemObserver {
     func synced(_ inode: Inode) {}
     func directorySynced(_ directory: EntryID) {}
     func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID) {}
+    func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID) {}
 }

@@ -85,6 +85,10 @@ struct Observers: Sendable {
         for observer in all { observer.beforeRemove(status, name: name, in: descriptor, parent: directory) }
     }
 
+    func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID) {
+        for observer in all { observer.removeAbandoned(status, name: name, parent: directory) }
+    }
+
     /// Asks each observer in turn for what is still missing, until `bytes`
     /// are freed; returns what was freed.
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 {

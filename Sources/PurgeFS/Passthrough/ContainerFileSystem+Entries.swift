@@ -136,7 +136,10 @@ extension ContainerFileSystem {
                 let child = try? descriptor.status(of: name)
                 let id = child.map { state.identity(of: $0, name: name, in: directory.key) }
                 if let child { events.beforeRemove(child, name: name, in: descriptor, parent: directory.key) }
-                try descriptor.unlink(name, directory: isDirectory)
+                do throws(Errno) { try descriptor.unlink(name, directory: isDirectory) } catch {
+                    if let child { events.removeAbandoned(child, name: name, parent: directory.key) }
+                    throw error
+                }
                 if let child, let id {
                     events.removed(child, id: id, name: name, from: directory.key)
                 }
@@ -174,10 +177,12 @@ extension ContainerFileSystem {
                 try destination.withDescriptor { (to) throws(Errno) -> (stat?, stat?) in
                     let moving = try? from.status(of: name)
                     let replaced = try? to.status(of: newName)
-                    if let moving, let replaced, !renameFlags.contains(.exchange), EntryID(replaced) != EntryID(moving) {
-                        events.beforeRemove(replaced, name: newName, in: to, parent: destination.key)
+                    let replacing = moving != nil && replaced != nil && !renameFlags.contains(.exchange) && EntryID(replaced!) != EntryID(moving!)
+                    if replacing { events.beforeRemove(replaced!, name: newName, in: to, parent: destination.key) }
+                    do throws(Errno) { try from.rename(name, to: newName, in: to, flags: renameFlags) } catch {
+                        if replacing { events.removeAbandoned(replaced!, name: newName, parent: destination.key) }
+                        throw error
                     }
-                    try from.rename(name, to: newName, in: to, flags: renameFlags)
                     return (moving, replaced)
                 }
             }

@@ -116,7 +116,7 @@ final class ContainerFileSystem: Sendable {
 
     /// What the mount shows of `inode`, whose backing file has `status`.
     func present(_ status: stat, of inode: Inode) -> stat {
-        state.linked.present(visible(status), as: inode.key)
+        state.linked.present(crashes.presented(visible(status)), as: inode.key)
     }
 
     /// Runs `body` with the descriptor holding `inode`'s mode, owner, times
