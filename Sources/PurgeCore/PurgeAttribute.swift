@@ -18,6 +18,10 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case purgedBytes = "purged_bytes"
     case purgedFiles = "purged_files"
     case purge
+    /// Not in SPEC's table: the fault rules (`purgefs fault`). Read: one
+    /// line a rule (`FaultBook.listing`); write `add RULE`, `clear` or
+    /// `clear ID` (`FaultCommand`).
+    case faults
     /// The power-loss simulation: read, what a crash now would undo (one
     /// line each); write `1`, crash. `last_crash`: what the last one undid.
     case crash
@@ -65,7 +69,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .files, .cloneSavings, .group, .tombstone:
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
-             .purgedBytes, .purgedFiles, .crash, .lastCrash:
+             .purgedBytes, .purgedFiles, .faults, .crash, .lastCrash:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
@@ -78,7 +82,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// acceptable is checked separately).
     public func isWritable(on target: Target) -> Bool {
         switch self {
-        case .capacity, .external, .purge, .crash:
+        case .capacity, .external, .purge, .faults, .crash:
             return target == .root
         case .pinned:
             return target != .other
@@ -93,10 +97,10 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         }
     }
 
-    /// Only the mount's owner or root may change the device or purge.
+    /// Only the mount's owner or root may change the device, purge, or set fault rules.
     public var isControl: Bool {
         switch self {
-        case .capacity, .external, .purge, .crash: return true
+        case .capacity, .external, .purge, .faults, .crash: return true
         default: return false
         }
     }
