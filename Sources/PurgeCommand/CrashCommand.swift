@@ -15,7 +15,8 @@ struct CrashCommand: Subcommand {
             + "file since its last fsync or fdatasync (or O_SYNC write) is lost, the file reading as it did at that "
             + "sync, size included; names created, removed or renamed since the last fsync of their directory are "
             + "undone (a file synced but never linked durably vanishes); files open before the crash answer EIO. "
-            + "Prints one line per thing undone; each is also in the daemon's log. Only the mount's owner or root "
+            + "Prints one line per thing undone; each is also in the daemon's log. The mount must have been made "
+            + "with -o crashable (what is not synced is tracked from the mount on). Only the mount's owner or root "
             + "may crash a mount. The same as setfattr -n user.purgefs.crash -v 1 MOUNTPOINT."))
 
         Flags:
@@ -39,8 +40,9 @@ struct CrashCommand: Subcommand {
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {
+        let pending = try text(.crash)  // refused at once by a mount without crashable
         if dryRun {
-            let lines = try text(.crash)
+            let lines = pending
             print(lines.isEmpty ? "Nothing would be lost: everything is synced." : "A crash now would undo:\n" + lines, terminator: lines.isEmpty ? "\n" : "")
             return
         }
@@ -54,6 +56,9 @@ struct CrashCommand: Subcommand {
         do throws(Errno) {
             return String(decoding: try access.read(attribute.fullName, root), as: UTF8.self)
         } catch {
+            if error == .noData {
+                throw .failure("\(root) was not mounted with -o crashable: nothing unsynced is tracked, so it cannot crash")
+            }
             if error == .notConnected {
                 throw .failure("\(root): the purgefs daemon is not answering (did it die? purgefs unmount the mount)")
             }

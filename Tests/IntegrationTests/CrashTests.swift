@@ -7,6 +7,7 @@ import XCTest
 /// gone, what was synced stays, open files answer EIO, the accounting equals
 /// a walk, the kernel shows the restored data and names.
 final class CrashExt4Tests: Ext4ImageTestCase {
+    override func mountPurgefs(options: [String] = []) throws { try super.mountPurgefs(options: options + ["crashable"]) }
     override func prepareContainer() throws { try prepareCrashContainer() }
     func testDataSinceTheLastSyncIsLostAndSyncedDataStays() throws { try dataSinceTheLastSyncIsLost() }
     func testNamesSinceTheDirectorySyncAreUndone() throws { try namesSinceTheDirectorySyncAreUndone() }
@@ -14,9 +15,27 @@ final class CrashExt4Tests: Ext4ImageTestCase {
     func testDryRunListsAndChangesNothing() throws { try dryRunListsAndChangesNothing() }
     func testSQLiteWithSynchronousFullKeepsEveryCommit() throws { try sqliteKeepsEveryCommit() }
     func testACarelessWriterLosesItsFile() throws { try carelessWriterLosesItsFile() }
+
+    /// Without `crashable` nothing is tracked: `purgefs crash` says so in one line and changes nothing.
+    func testAMountWithoutCrashableRefusesToCrash() throws {
+        XCTAssertEqual(unmountPurgefs(), [])
+        let result = try Subprocess.run([fixture.binary, "mount", container, m], timeout: 30)
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let fd = openThroughMount("fsync", O_RDWR)
+        write(fd, "unsynced", at: 0)
+        close(fd)
+        for arguments in [["crash", m], ["crash", m, "--dry-run"]] {
+            let refused = try Subprocess.run([fixture.binary] + arguments, timeout: 30)
+            XCTAssertEqual(refused.status, 1)
+            XCTAssertEqual(refused.stderr, "purgefs: \(m) was not mounted with -o crashable: nothing unsynced is tracked, so it cannot crash\n")
+        }
+        XCTAssertEqual(bytes("fsync").map { Array($0.prefix(8)) }, Array("unsynced".utf8))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/.purgefs/crash"), "no crash directory without crashable")
+    }
 }
 
 final class CrashXFSTests: ReflinkTestCase {
+    override func mountPurgefs(options: [String] = []) throws { try super.mountPurgefs(options: options + ["crashable"]) }
     override func prepareContainer() throws { try prepareCrashContainer() }
     func testDataSinceTheLastSyncIsLostAndSyncedDataStays() throws { try dataSinceTheLastSyncIsLost() }
     func testNamesSinceTheDirectorySyncAreUndone() throws { try namesSinceTheDirectorySyncAreUndone() }

@@ -23,8 +23,10 @@ final class MountOptionCatalogTests: XCTestCase {
     func testCatalogMatchesSpecTable() {
         XCTAssertEqual(MountOptionCatalog.purgefsOptions.map(\.name), [
             "capacity", "external", "low", "high", "purgeable", "cloud", "ubiquitous", "state", "bundle",
-            "metrics_interval", "optimize_storage", "faults",
-        ])
+            "metrics_interval", "optimize_storage", "crashable", "faults",
+        ], "SPEC's table, and crashable (not in it: the power-loss simulation's switch, README)")
+        XCTAssertTrue(try MountOptions.parse(["crashable"]).crashable)
+        XCTAssertFalse(try MountOptions.parse([]).crashable)
     }
 
     func testEveryPassThroughAndIgnoredWordParses() {

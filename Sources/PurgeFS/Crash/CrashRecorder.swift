@@ -58,10 +58,12 @@ final class CrashRecorder: FileSystemObserver, Sendable {
     /// What the last crash undid, one line each (`user.purgefs.last_crash`).
     let lastReport = Mutex<[String]>([])
 
-    init(stateDirectory: StateDirectory, inodes: InodeTable) {
+    /// `enabled`: the mount's `crashable` option; without it the recorder
+    /// is not among the observers and `keep` is nil.
+    init(stateDirectory: StateDirectory, inodes: InodeTable, enabled: Bool) {
         self.inodes = inodes
-        keep = Self.openEmptied(in: stateDirectory.descriptor)
-        if keep == nil { Diagnostics.note("crash simulation off: cannot make \(Self.directoryName) in the state directory") }
+        keep = enabled ? Self.openEmptied(in: stateDirectory.descriptor) : nil
+        if enabled && keep == nil { Diagnostics.note("crash simulation off: cannot make \(Self.directoryName) in the state directory") }
     }
 
     /// Opens (making it if needed) the keep directory and removes what an

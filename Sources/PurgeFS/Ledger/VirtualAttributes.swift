@@ -75,6 +75,7 @@ struct VirtualAttributes {
             guard let cloud = filesystem.cloud else { throw Errno.noData }
             return try cloud.value(of: attribute, on: inode)
         case .crash:
+            guard filesystem.crashes.keep != nil else { throw Errno.noData }  // not `crashable`
             return Self.fitting(filesystem.pendingCrash())
         case .lastCrash:
             return Self.fitting(filesystem.crashes.lastReport.withLock { $0 })
@@ -117,7 +118,7 @@ struct VirtualAttributes {
                 filesystem.purger.purge(.bytes(size.bytes), reason: .manual)
             }
         case .crash:
-            guard text == "1" else { throw Errno.invalidArgument }
+            guard filesystem.crashes.keep != nil, text == "1" else { throw Errno.invalidArgument }
             let report = filesystem.crash()
             filesystem.crashes.lastReport.withLock { $0 = report }
         case .pinned, .group, .tombstone:

@@ -39,7 +39,7 @@ final class ContainerFileSystem: Sendable {
     let crashes: CrashRecorder
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, stateDirectory: StateDirectory,
-         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, observers: [any FileSystemObserver] = [],
+         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, observers: [any FileSystemObserver] = [], crashable: Bool = false,
          timeouts: CacheTimeouts = .init(), whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
         self.cloud = cloud
@@ -55,9 +55,10 @@ final class ContainerFileSystem: Sendable {
             // open_by_handle_at refuses an O_PATH descriptor as its mount reference.
             pool: DescriptorPool(filesystem: try root.reopen(flags: O_RDONLY | O_DIRECTORY), openFilesLimit: ResourceLimits.openFiles))
         self.inodes = inodes
-        let crashes = CrashRecorder(stateDirectory: stateDirectory, inodes: inodes)
+        let crashes = CrashRecorder(stateDirectory: stateDirectory, inodes: inodes, enabled: crashable)
         self.crashes = crashes
-        let events = Observers([state] + (cloud.map { [$0] } ?? []) + observers + [crashes])
+        // Without `crashable`, the recorder hears nothing: no cost.
+        let events = Observers([state] + (cloud.map { [$0] } ?? []) + observers + (crashable ? [crashes] : []))
         self.events = events
         let purger = Purger(
             state: state, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
