@@ -85,7 +85,7 @@ extension ContainerFileSystem {
             // A file that is gone (its removal was committed) loses nothing anyone can see: not listed.
             guard var line = describe(id, record, handle: taken.fileHandles[id], reach: reach, container: container) else { continue }
             defer { lines.append(line) }
-            if state.linked.sharesData(id) || state.linked.isShared(backing: id) {
+            if clones.kind == .linked && clones.sharesBacking(id) {
                 line += ": left alone (a linked clone shares its data)"
                 continue
             }
@@ -128,7 +128,7 @@ extension ContainerFileSystem {
         let restored = Set(notices.compactMap { notice -> NodeID? in
             if case .dataChanged(let node) = notice { return node } else { return nil }
         })
-        for (node, inode) in inodes.all() where inode.isRegularFile && !restored.contains(node) && inode.hasOpenFiles {
+        for (node, inode) in inodes.all() where inode.isRegularFile && !restored.contains(node) && !inode.sharing.openFiles.isEmpty {
             notices.append(.dataChanged(node))
         }
         for notice in notices { notifier.send(notice) }

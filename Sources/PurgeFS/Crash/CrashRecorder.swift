@@ -7,7 +7,7 @@ import Synchronization
 /// crash now would undo, as the handlers announce it, in a `CrashModel`,
 /// with what it needs to undo it:
 ///
-/// - before a file's data changes (`beforeModify`), the bytes of its synced
+/// - before a file's data changes (`willChangeData`), the bytes of its synced
 ///   version that the change overwrites or cuts, copied once into its undo
 ///   file `crash/u<dev>.<ino>` in the state directory, and the file's handle
 ///   (`name_to_handle_at`) to reach it again; dropped at its sync (`synced`);
@@ -126,7 +126,7 @@ final class CrashRecorder: FileSystemObserver, Sendable {
 
     // MARK: Events
 
-    func beforeModify(_ inode: Inode, _ change: DataChange) {
+    func willChangeData(_ inode: Inode, _ change: DataChange) {
         guard let keep, inode.isRegularFile else { return }
         let id = inode.key
         book.withLock { book in
