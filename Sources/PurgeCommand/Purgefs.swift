@@ -12,7 +12,7 @@ public enum Purgefs {
     static var subcommands: [any Subcommand.Type] {
         [MountCommand.self, UnmountCommand.self, UsageCommand.self, SpaceCommand.self, ManualPurgeCommand.self,
          CloneCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, LogCommand.self,
-         MetricsCommand.self, DemoCommand.self, FaultCommand.self, RunCommand.self]
+         MetricsCommand.self, DemoCommand.self, FaultCommand.self, RunCommand.self, CrashCommand.self]
     }
 
     /// What the command line asks for, decided before anything touches the system.
@@ -105,6 +105,7 @@ public enum Purgefs {
           purgefs metrics MOUNTPOINT|CONTAINER [--json | --prometheus] [--days N]
           purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE]
                       CONTAINER -- COMMAND [ARG...]
+          purgefs crash MOUNTPOINT [--dry-run]
           purgefs help [COMMAND]
 
         Commands:

@@ -92,6 +92,9 @@ extension MountOptions {
         case "optimize_storage":
             try Self.flag(name, value)
             optimizeStorage = true
+        case "crashable":
+            try Self.flag(name, value)
+            crashable = true
         case "subtype":
             let text = try Self.required(name, value)
             guard text == "purgefs" else { throw .unsupportedSubtype(text) }

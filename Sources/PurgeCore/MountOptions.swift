@@ -25,6 +25,9 @@ public struct MountOptions: Equatable, Sendable {
     public var metricsIntervalSeconds: UInt64 = 3600
     /// Under pressure, also evict uploaded ubiquitous files.
     public var optimizeStorage = false
+    /// The power-loss simulation (`purgefs crash`): what is not synced is
+    /// tracked so a crash can undo it.
+    public var crashable = false
     /// A rules file loaded at mount (`FaultRuleFile`); `nil` for none.
     public var faults: String?
     /// The shared device this container joins (`device=NAME`); `nil`: a device of its own.

@@ -37,6 +37,10 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// line a rule (`FaultBook.listing`); write `add RULE`, `clear` or
     /// `clear ID` (`FaultCommand`).
     case faults
+    /// The power-loss simulation: read, what a crash now would undo (one
+    /// line each); write `1`, crash. `last_crash`: what the last one undid.
+    case crash
+    case lastCrash = "last_crash"
     // Files (pinned also on directories; group and tombstone on zone directories).
     case pinned, group, tombstone
     case contentID = "content_id"
@@ -81,7 +85,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
              .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .faults, .deviceName, .deviceContainers,
-             .deviceContainersUsed, .devicePurgeable, .deviceQuota:
+             .deviceContainersUsed, .devicePurgeable, .deviceQuota, .crash, .lastCrash:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
@@ -94,7 +98,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// acceptable is checked separately).
     public func isWritable(on target: Target) -> Bool {
         switch self {
-        case .capacity, .external, .purge, .faults:
+        case .capacity, .external, .purge, .faults, .crash:
             return target == .root
         case .pinned:
             return target != .other
@@ -105,7 +109,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .containerUsed, .deviceUsed, .availableImportant,
              .availableOpportunistic, .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .contentID, .lastUsed, .shared,
              .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota,
-             .ubiquitous, .uploaded, .downloadStatus, .evictable:
+             .ubiquitous, .uploaded, .downloadStatus, .evictable, .lastCrash:
             return false
         }
     }
@@ -113,7 +117,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// Only the mount's owner or root may change the device, purge, or set fault rules.
     public var isControl: Bool {
         switch self {
-        case .capacity, .external, .purge, .faults: return true
+        case .capacity, .external, .purge, .faults, .crash: return true
         default: return false
         }
     }

@@ -50,6 +50,20 @@ extension FileDescriptor {
         _ = try checked(path: procPath) { source in linkat(AT_FDCWD, source, directory.rawValue, newName, clinux_AT_SYMLINK_FOLLOW) }
     }
 
+    /// Makes `newName` in `directory` a hard link to the entry `name` of this
+    /// directory (a symbolic link itself, never its target). Wraps `linkat(2)`.
+    public func link(_ name: CName, as newName: CName, in directory: FileDescriptor) throws(Errno) {
+        _ = try checked { linkat(rawValue, name, directory.rawValue, newName, 0) }
+    }
+
+    /// Where this descriptor's file is now, as the kernel names it (its
+    /// `/proc/self/fd` link; " (deleted)" when it has no name). Wraps `readlink(2)`.
+    public func currentPath() throws(Errno) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = try checked(path: procPath) { path in readlink(path, &buffer, buffer.count - 1) }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Reads the target of the symbolic link this `O_PATH` descriptor refers to.
     /// Wraps `readlinkat(2)` with an empty path.
     public func readSymbolicLink() throws(Errno) -> [CChar] {

@@ -57,6 +57,15 @@ final class SubcommandParsingTests: XCTestCase {
         assertUsage(RunCommand.self, ["-o", "bogus=1", "/app", "--", "true"], "unknown mount option 'bogus'")
     }
 
+    func testCrash() throws {
+        let crash = try CrashCommand(parsing: ["/m"])
+        XCTAssertEqual(crash.pathArgument, "/m")
+        XCTAssertFalse(crash.dryRun)
+        XCTAssertTrue(try CrashCommand(parsing: ["--dry-run", "/m"]).dryRun)
+        assertUsage(CrashCommand.self, [], "crash: MOUNTPOINT is missing (see purgefs crash --help)")
+        assertUsage(CrashCommand.self, ["/m", "--now"], "crash: unknown flag '--now' (see purgefs crash --help)")
+    }
+
     func testPurge() throws {
         XCTAssertEqual(try ManualPurgeCommand(parsing: ["/m", "--all"]).amount, .all)
         XCTAssertEqual(try ManualPurgeCommand(parsing: ["--bytes", "1M", "/m"]).amount, .bytes(ByteSize(bytes: 1 << 20)))

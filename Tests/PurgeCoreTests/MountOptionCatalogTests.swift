@@ -26,8 +26,10 @@ final class MountOptionCatalogTests: XCTestCase {
     func testCatalogMatchesSpecTable() {
         XCTAssertEqual(MountOptionCatalog.purgefsOptions.map(\.name), [
             "capacity", "external", "low", "high", "purgeable", "cloud", "ubiquitous", "state", "bundle",
-            "metrics_interval", "optimize_storage", "faults", "device", "device_policy", "cache_quota",
-        ])
+            "metrics_interval", "optimize_storage", "crashable", "faults", "device", "device_policy", "cache_quota",
+        ], "SPEC's tables, and crashable (not in them: the power-loss simulation's switch, README)")
+        XCTAssertTrue(try MountOptions.parse(["crashable"]).crashable)
+        XCTAssertFalse(try MountOptions.parse([]).crashable)
     }
 
     func testEveryPassThroughAndIgnoredWordParses() {

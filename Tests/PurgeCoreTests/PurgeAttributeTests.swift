@@ -42,7 +42,19 @@ final class PurgeAttributeTests: XCTestCase {
             XCTAssertFalse(attribute.isReadable(on: .directory))
             XCTAssertFalse(attribute.isWritable(on: .root))
         }
-        XCTAssertEqual(spec.count + own.count + figures.count, PurgeAttribute.allCases.count)
+        // The power-loss simulation's control (README, Power-loss simulation), on the root only.
+        let crash = ["crash", "last_crash"]
+        for name in crash {
+            guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
+                return XCTFail("\(name) does not parse")
+            }
+            XCTAssertTrue(attribute.isReadable(on: .root))
+            XCTAssertFalse(attribute.isReadable(on: .directory))
+        }
+        XCTAssertTrue(PurgeAttribute.crash.isWritable(on: .root) && PurgeAttribute.crash.isControl)
+        XCTAssertFalse(PurgeAttribute.crash.isWritable(on: .directory))
+        XCTAssertFalse(PurgeAttribute.lastCrash.isWritable(on: .root))
+        XCTAssertEqual(spec.count + own.count + figures.count + crash.count, PurgeAttribute.allCases.count)
     }
 
     func testWhereAttributesApply() {

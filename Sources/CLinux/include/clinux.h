@@ -27,6 +27,7 @@ extern const int clinux_FALLOC_FL_KEEP_SIZE;
 extern const int clinux_FALLOC_FL_PUNCH_HOLE;
 extern const int clinux_FALLOC_FL_COLLAPSE_RANGE;
 extern const int clinux_FALLOC_FL_INSERT_RANGE;
+extern const int clinux_FALLOC_FL_ZERO_RANGE;
 extern const int clinux_XATTR_CREATE;
 extern const int clinux_XATTR_REPLACE;
 

@@ -22,6 +22,7 @@ extension ContainerFileSystem {
         guard clones.clone(source, into: destination, in: self) else { return nil }
         events.used(source.inode.key)
         events.used(destination.inode.key)
+        events.synced(destination.inode)
         return Int(sourceStatus.st_size)
     }
 

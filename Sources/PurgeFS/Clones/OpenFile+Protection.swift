@@ -18,10 +18,11 @@ final class WriterProtection: Sendable {
 extension OpenFile {
     /// Opens `inode` for I/O with the backing `flags`; a writer of shared
     /// data reads it, read-only (`readOnly`), until its first write.
-    static func open(_ inode: Inode, flags: Int32, readOnly: Int32) throws(Errno) -> OpenFile {
+    /// `era`: the crash era it is opened in (`CrashRecorder.era`).
+    static func open(_ inode: Inode, flags: Int32, readOnly: Int32, era: UInt64 = 0) throws(Errno) -> OpenFile {
         let standIn = writes(flags) && inode.sharing.isShared
         let descriptor = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: standIn ? readOnly : flags) }
-        let file = try OpenFile(descriptor: descriptor, inode: inode, flags: flags)
+        let file = try OpenFile(descriptor: descriptor, inode: inode, flags: flags, era: era)
         if file.isProtected && !standIn, let stand = try? inode.withDescriptor({ (path) throws(Errno) in try path.reopen(flags: readOnly) }) {
             file.repoint(to: stand, protecting: true)  // shared since we looked
         }

@@ -70,6 +70,22 @@ protocol FileSystemObserver: Sendable {
     /// none: frees up to `bytes` if it can (the cloud tier evicts uploaded
     /// documents), returning what it freed.
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64
+
+    /// The regular file's data or size is about to change where `change`
+    /// says, inside the inode's modification bracket (after `beforeModify`:
+    /// a linked clone has data of its own by then): the crash simulation
+    /// saves what the change overwrites. Once per change.
+    func willChangeData(_ inode: Inode, _ change: DataChange)
+    /// `fsync`, `fdatasync` or an `O_SYNC`/`O_DSYNC` write succeeded: the
+    /// file's data is durable.
+    func synced(_ inode: Inode)
+    /// `fsyncdir` of the directory succeeded: its names are durable.
+    func directorySynced(_ directory: EntryID)
+    /// `name` in `directory` (open at `descriptor`) is about to be removed
+    /// (unlink, rmdir, replaced by a rename); `status` is what it names.
+    func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID)
+    /// The removal `beforeRemove` announced failed: `name` is still there.
+    func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID)
 }
 
 /// What is about to change a file's data (`beforeModify`).
@@ -112,4 +128,9 @@ extension FileSystemObserver {
     func exchanged(_ exchange: Exchange) {}
     func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {}
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 { 0 }
+    func willChangeData(_ inode: Inode, _ change: DataChange) {}
+    func synced(_ inode: Inode) {}
+    func directorySynced(_ directory: EntryID) {}
+    func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID) {}
+    func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID) {}
 }

@@ -75,6 +75,26 @@ struct Observers: Sendable {
         for observer in all { try observer.beforeModify(inode, change, in: filesystem) }
     }
 
+    func willChangeData(_ inode: Inode, _ change: DataChange) {
+        for observer in all { observer.willChangeData(inode, change) }
+    }
+
+    func synced(_ inode: Inode) {
+        for observer in all { observer.synced(inode) }
+    }
+
+    func directorySynced(_ directory: EntryID) {
+        for observer in all { observer.directorySynced(directory) }
+    }
+
+    func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID) {
+        for observer in all { observer.beforeRemove(status, name: name, in: descriptor, parent: directory) }
+    }
+
+    func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID) {
+        for observer in all { observer.removeAbandoned(status, name: name, parent: directory) }
+    }
+
     /// Asks each observer in turn for what is still missing, until `bytes`
     /// are freed; returns what was freed.
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 {

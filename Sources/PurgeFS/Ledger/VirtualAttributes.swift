@@ -83,6 +83,11 @@ struct VirtualAttributes {
         case .ubiquitous, .uploaded, .downloadStatus, .evictable:
             guard let cloud = filesystem.cloud else { throw Errno.noData }
             return try cloud.value(of: attribute, on: inode)
+        case .crash:
+            guard filesystem.crashes.keep != nil else { throw Errno.noData }  // not `crashable`
+            return Self.fitting(filesystem.pendingCrash())
+        case .lastCrash:
+            return Self.fitting(filesystem.crashes.lastReport.withLock { $0 })
         case .purge, .evict, .download:
             throw Errno.noData
         }
@@ -125,6 +130,10 @@ struct VirtualAttributes {
                 guard let size = try? ByteSize(parsing: text) else { throw Errno.invalidArgument }
                 filesystem.purger.purge(.bytes(size.bytes), reason: .manual)
             }
+        case .crash:
+            guard filesystem.crashes.keep != nil, text == "1" else { throw Errno.invalidArgument }
+            let report = filesystem.crash()
+            filesystem.crashes.lastReport.withLock { $0 = report }
         case .pinned, .group, .tombstone:
             guard let on = PurgeAttribute.parseFlag(value) else { throw Errno.invalidArgument }
             try filesystem.setFlag(attribute, on, for: inode)
@@ -152,6 +161,19 @@ struct VirtualAttributes {
     private func directoryInfo(_ id: EntryID) throws(Errno) -> DirectoryInfo {
         guard let info = filesystem.state.read({ ledger, _ in try? ledger.directory(id) }) else { throw Errno.noData }
         return info
+    }
+
+    /// Report lines, one per line, within an attribute value's 64 KiB: the
+    /// lines past that are counted in a last line.
+    static func fitting(_ lines: [String]) -> String {
+        var text = ""
+        for (index, line) in lines.enumerated() {
+            if text.utf8.count + line.utf8.count + 1 > 60_000 {
+                return text + "... and \(lines.count - index) more\n"
+            }
+            text += line + "\n"
+        }
+        return text
     }
 
     private func flag(_ on: Bool) -> String { on ? "1" : "0" }

@@ -45,7 +45,7 @@ public enum FileSystemServer {
         do {
             filesystem = try ContainerFileSystem(
                 root: prepared.root, hidden: prepared.hidden, state: opened.state, clones: opened.clones, stateDirectory: opened.directory,
-                log: opened.purgeLog, recency: opened.recency, cloud: cloud, device: device
+                log: opened.purgeLog, recency: opened.recency, cloud: cloud, device: device, crashable: request.options.crashable
             ) { whenReady(log) }
         } catch {
             throw MountError("cannot read container \(request.container): \(error)")

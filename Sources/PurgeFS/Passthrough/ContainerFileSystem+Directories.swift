@@ -60,5 +60,6 @@ extension ContainerFileSystem {
 
     func syncDirectory(_ handle: DirectoryHandle, dataOnly: Bool) throws(Errno) {
         try handle.withStream { (stream) throws(Errno) in try stream.descriptor.sync(dataOnly: dataOnly) }
+        events.directorySynced(handle.directory.key)
     }
 }

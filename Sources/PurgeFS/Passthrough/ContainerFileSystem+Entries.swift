@@ -18,6 +18,7 @@ extension ContainerFileSystem {
         of id: NodeID, to new: stat, changing fields: Int32, handle: OpenFile?
     ) throws(Errno) -> stat {
         let inode = inodes.inode(id)
+        if let handle { try checkEra(handle) }
         // New data or times on an evicted file: its data comes back first.
         let touchesContent = fields & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME
             | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW) != 0
@@ -62,10 +63,12 @@ extension ContainerFileSystem {
     /// first (none copied when cut to nothing).
     private func truncate(_ inode: Inode, to size: off_t, through handle: OpenFile?) throws(Errno) {
         if let handle {
-            try growing(handle, allocating: .none) { () throws(Errno) in try handle.descriptor.truncate(to: Int64(size)) }
+            try growing(handle, allocating: .none, change: .resize(to: UInt64(max(size, 0)))) { () throws(Errno) in
+                try handle.descriptor.truncate(to: Int64(size))
+            }
             return
         }
-        try modifying(inode, keepingData: size > 0) { () throws(Errno) in
+        try modifying(inode, keepingData: size > 0, change: .resize(to: UInt64(max(size, 0)))) { () throws(Errno) in
             // The descriptor as it is after a break: the inode's own data.
             try inode.withDescriptor { (file) throws(Errno) in
                 try file.truncateThroughPath(to: Int64(size))
@@ -129,7 +132,11 @@ extension ContainerFileSystem {
             try directory.withDescriptor { (descriptor) throws(Errno) in
                 let child = try? descriptor.status(of: name)
                 let id = child.map { identity(of: $0, name: name, in: directory.key) }
-                try descriptor.unlink(name, directory: isDirectory)
+                if let child { events.beforeRemove(child, name: name, in: descriptor, parent: directory.key) }
+                do throws(Errno) { try descriptor.unlink(name, directory: isDirectory) } catch {
+                    if let child { events.removeAbandoned(child, name: name, parent: directory.key) }
+                    throw error
+                }
                 if let child, let id {
                     events.removed(child, id: id, name: name, from: directory.key)
                 }
@@ -167,7 +174,12 @@ extension ContainerFileSystem {
                 try destination.withDescriptor { (to) throws(Errno) -> (stat?, stat?) in
                     let moving = try? from.status(of: name)
                     let replaced = try? to.status(of: newName)
-                    try from.rename(name, to: newName, in: to, flags: renameFlags)
+                    let replacing = moving != nil && replaced != nil && !renameFlags.contains(.exchange) && EntryID(replaced!) != EntryID(moving!)
+                    if replacing { events.beforeRemove(replaced!, name: newName, in: to, parent: destination.key) }
+                    do throws(Errno) { try from.rename(name, to: newName, in: to, flags: renameFlags) } catch {
+                        if replacing { events.removeAbandoned(replaced!, name: newName, parent: destination.key) }
+                        throw error
+                    }
                     return (moving, replaced)
                 }
             }

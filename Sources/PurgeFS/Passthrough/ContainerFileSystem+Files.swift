@@ -15,8 +15,10 @@ extension ContainerFileSystem {
         defer { events.endOpen(inode) }
         // Truncating a clone: it gets a file of its own first, with nothing copied.
         if flags & O_TRUNC != 0 { try events.beforeModify(inode, .openTruncating, in: self) }
+        // What O_TRUNC cuts is saved first (the crash simulation).
+        if flags & O_TRUNC != 0 && inode.isRegularFile { events.willChangeData(inode, .resize(to: 0)) }
         // A writer of shared data reads it, read-only, until its first write.
-        let file = try OpenFile.open(inode, flags: Self.backingFlags(flags), readOnly: Self.readOnly(flags))
+        let file = try OpenFile.open(inode, flags: Self.backingFlags(flags), readOnly: Self.readOnly(flags), era: crashes.currentEra)
         if inode.isRegularFile {
             events.opened(inode.key)
             if flags & O_TRUNC != 0 { noteFigures(of: file) }
@@ -57,7 +59,7 @@ extension ContainerFileSystem {
         let inode = inodes.inode(NodeID(entry.ino))
         let open: OpenFile
         let made = LinkedCloneRegistry.Name(parent: directory.key, name: CNames.bytes(name))
-        do { open = try OpenFile(descriptor: file, inode: inode, flags: Self.backingFlags(flags), createdAs: made) } catch {
+        do { open = try OpenFile(descriptor: file, inode: inode, flags: Self.backingFlags(flags), createdAs: made, era: crashes.currentEra) } catch {
             file.closeQuietly()
             events.openAbandoned(inode.key)
             throw error
@@ -100,12 +102,14 @@ extension ContainerFileSystem {
         try handle.duplicate().close()
     }
 
-    func sync(_ handle: FileDescriptor, dataOnly: Bool) throws(Errno) {
-        try handle.sync(dataOnly: dataOnly)
+    func sync(_ file: OpenFile, dataOnly: Bool) throws(Errno) {
+        try file.descriptor.sync(dataOnly: dataOnly)
+        events.synced(file.inode)
     }
 
     func allocate(_ file: OpenFile, mode: Int32, offset: Int64, length: Int64) throws(Errno) {
-        try growing(file, allocating: Self.allocation(ofFallocate: mode, offset: offset, length: length)) { () throws(Errno) in
+        try growing(file, allocating: Self.allocation(ofFallocate: mode, offset: offset, length: length),
+                    change: Self.change(ofFallocate: mode, offset: offset, length: length)) { () throws(Errno) in
             try file.descriptor.allocate(mode: mode, offset: offset, length: length)
         }
     }
@@ -119,6 +123,18 @@ extension ContainerFileSystem {
         return .data(offset: UInt64(offset), length: UInt64(length))
     }
 
+    /// What `fallocate` changes of the data: punching or zeroing a range
+    /// overwrites it, collapsing or inserting one moves everything after it,
+    /// reserving changes no byte (the size may grow).
+    static func change(ofFallocate mode: Int32, offset: Int64, length: Int64) -> DataChange {
+        let start = UInt64(max(offset, 0))
+        if mode & (clinux_FALLOC_FL_COLLAPSE_RANGE | clinux_FALLOC_FL_INSERT_RANGE) != 0 { return .shift(from: start) }
+        if mode & (clinux_FALLOC_FL_PUNCH_HOLE | clinux_FALLOC_FL_ZERO_RANGE) != 0 {
+            return .overwrite(offset: start, length: UInt64(max(length, 0)))
+        }
+        return .allocate
+    }
+
     func seek(_ handle: FileDescriptor, offset: Int64, whence: Int32) throws(Errno) -> Int64 {
         try handle.seek(to: offset, whence: whence)
     }
@@ -130,7 +146,9 @@ extension ContainerFileSystem {
         if let cloned = cloneWhole(from: source, at: sourceOffset, to: destination, at: offset, length: length, flags: flags) {
             return cloned
         }
-        let copied = try growing(destination, allocating: .data(offset: UInt64(max(offset, 0)), length: UInt64(max(length, 0)))) { () throws(Errno) -> Int in
+        let range = (offset: UInt64(max(offset, 0)), length: UInt64(max(length, 0)))
+        let copied = try growing(destination, allocating: .data(offset: range.offset, length: range.length),
+                                 change: .overwrite(offset: range.offset, length: range.length)) { () throws(Errno) -> Int in
             try destination.descriptor.copyRange(
                 from: source.descriptor, sourceOffset: sourceOffset, offset: offset, length: length, flags: flags)
         }
@@ -151,23 +169,25 @@ extension ContainerFileSystem {
     /// a modification (`Inode.beginModifying`), announced first
     /// (`beforeModify`: a file that shares its data, a linked clone, gets
     /// data of its own and its writable descriptor back); no clone is made
-    /// of it while `body` runs.
-    func modifying<T>(_ file: OpenFile, _ body: () throws(Errno) -> T) throws(Errno) -> T {
+    /// of it while `body` runs. Then `willChangeData` with `change`.
+    func modifying<T>(_ file: OpenFile, change: DataChange, _ body: () throws(Errno) -> T) throws(Errno) -> T {
         while true {
             try events.beforeModify(file.inode, .data(file), in: self)
             if file.inode.sharing.beginModifying(through: file) { break }
         }
         defer { file.inode.sharing.endModifying() }
+        events.willChangeData(file.inode, change)
         return try body()
     }
 
     /// `modifying` for a change through the inode itself (no open file).
-    func modifying<T>(_ inode: Inode, keepingData: Bool, _ body: () throws(Errno) -> T) throws(Errno) -> T {
+    func modifying<T>(_ inode: Inode, keepingData: Bool, change: DataChange, _ body: () throws(Errno) -> T) throws(Errno) -> T {
         while true {
             try events.beforeModify(inode, .truncate(keepingData: keepingData), in: self)
             if inode.sharing.beginModifying() { break }
         }
         defer { inode.sharing.endModifying() }
+        if inode.isRegularFile { events.willChangeData(inode, change) }
         return try body()
     }
 }

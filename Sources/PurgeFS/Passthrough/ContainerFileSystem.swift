@@ -43,15 +43,15 @@ final class ContainerFileSystem: Sendable {
     let noSpaceReplies = Atomic<UInt64>(0)
     /// The shared device this container is on (`device=`), if any.
     let device: SharedDevice?
+    /// The power-loss simulation (`purgefs crash`), an observer among `events` with `crashable`.
+    let crashes: CrashRecorder
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, clones: any CloneBackend, stateDirectory: StateDirectory,
-         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, device: SharedDevice? = nil, observers: [any FileSystemObserver] = [],
+         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, device: SharedDevice? = nil, observers: [any FileSystemObserver] = [], crashable: Bool = false,
          timeouts: CacheTimeouts = .init(), whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
         self.cloud = cloud
-        let events = Observers([state, clones] + (cloud.map { [$0] } ?? []) + (device.map { [$0] } ?? []) + observers)
         self.device = device
-        self.events = events
         self.hidden = hidden
         self.state = state
         self.clones = clones
@@ -65,6 +65,12 @@ final class ContainerFileSystem: Sendable {
             // open_by_handle_at refuses an O_PATH descriptor as its mount reference.
             pool: DescriptorPool(filesystem: try root.reopen(flags: O_RDONLY | O_DIRECTORY), openFilesLimit: ResourceLimits.openFiles))
         self.inodes = inodes
+        let crashes = CrashRecorder(stateDirectory: stateDirectory, inodes: inodes, enabled: crashable)
+        self.crashes = crashes
+        // Without `crashable`, the recorder hears nothing: no cost.
+        let events = Observers([state, clones] + (cloud.map { [$0] } ?? []) + (device.map { [$0] } ?? []) + observers
+                               + (crashable ? [crashes] : []))
+        self.events = events
         let purger = Purger(
             state: state, clones: clones, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
             stateDirectory: stateDirectory)
@@ -119,7 +125,7 @@ final class ContainerFileSystem: Sendable {
 
     /// What the mount shows of `inode`, whose backing file has `status`.
     func present(_ status: stat, of inode: Inode) -> stat {
-        clones.present(visible(status), as: inode.key)
+        clones.present(crashes.presented(visible(status)), as: inode.key)
     }
 
     /// The identity of `name` in `directory`, whose backing file has

@@ -30,12 +30,14 @@ enum FileOperations {
             }
             // Spliced from the backing file to the kernel where possible: no copy through userspace.
             let file = OpenFile.from(info!)
+            if fs.isStale(file) { fuse_reply_err(request, EIO); return }  // opened before a crash
             fs.read(file)
             var data = cfuse_bufvec_fd(file.descriptor.rawValue, size, offset)
             fuse_reply_data(request, &data, FUSE_BUF_SPLICE_MOVE)
         }
         ops.write_buf = { request, _, data, offset, info in
             Operations.replying(request, "write_buf") { fs throws(Errno) in
+                try fs.checkEra(OpenFile.from(info!))
                 let written: Int
                 switch Operations.admit(fs, request, .init(.write), .file(info!)) {
                 case .proceed: written = try fs.write(OpenFile.from(info!), data!, at: offset)
@@ -48,6 +50,7 @@ enum FileOperations {
         }
         ops.flush = { request, _, info in
             Operations.replying(request, "flush", .init(.flush), .file(info!)) { fs throws(Errno) in
+                try fs.checkEra(OpenFile.from(info!))
                 try fs.flush(FileOperations.handle(info!))
                 fuse_reply_err(request, 0)
             }
@@ -59,24 +62,29 @@ enum FileOperations {
         }
         ops.fsync = { request, _, dataOnly, info in
             Operations.replying(request, "fsync", dataOnly != 0 ? .init(.fdatasync, also: .fsync) : .init(.fsync), .file(info!)) { fs throws(Errno) in
-                try fs.sync(FileOperations.handle(info!), dataOnly: dataOnly != 0)
+                try fs.checkEra(OpenFile.from(info!))
+                try fs.sync(OpenFile.from(info!), dataOnly: dataOnly != 0)
                 fuse_reply_err(request, 0)
             }
         }
         ops.fallocate = { request, _, mode, offset, length, info in
             Operations.replying(request, "fallocate", .init(.fallocate), .file(info!)) { fs throws(Errno) in
+                try fs.checkEra(OpenFile.from(info!))
                 try fs.allocate(OpenFile.from(info!), mode: mode, offset: Int64(offset), length: Int64(length))
                 fuse_reply_err(request, 0)
             }
         }
         ops.lseek = { request, _, offset, whence, info in
             Operations.replying(request, "lseek", .init(.lseek), .file(info!)) { fs throws(Errno) in
+                try fs.checkEra(OpenFile.from(info!))
                 let position = try fs.seek(FileOperations.handle(info!), offset: Int64(offset), whence: whence)
                 fuse_reply_lseek(request, off_t(position))
             }
         }
         ops.copy_file_range = { request, _, sourceOffset, sourceInfo, _, offset, info, length, flags in
             Operations.replying(request, "copy_file_range", .init(.copyFileRange), .file(info!)) { fs throws(Errno) in
+                try fs.checkEra(OpenFile.from(sourceInfo!))
+                try fs.checkEra(OpenFile.from(info!))
                 let copied = try fs.copyRange(
                     from: OpenFile.from(sourceInfo!), at: Int64(sourceOffset), to: OpenFile.from(info!),
                     at: Int64(offset), length: length, flags: UInt32(flags))
@@ -93,6 +101,16 @@ extension FileOperations {
 }
 
 extension ContainerFileSystem {
+    /// Whether `file` was opened before a crash (`purgefs crash`).
+    func isStale(_ file: OpenFile) -> Bool {
+        file.era != crashes.currentEra
+    }
+
+    /// `EIO` for a file opened before a crash, as a descriptor after a reboot.
+    func checkEra(_ file: OpenFile) throws(Errno) {
+        if isStale(file) { throw Errno.ioError }
+    }
+
     /// Fills the reply's file info: the handle, and how the kernel may cache.
     func describe(_ file: OpenFile, opened flags: Int32, in info: UnsafeMutablePointer<fuse_file_info>) {
         file.attach(to: info)

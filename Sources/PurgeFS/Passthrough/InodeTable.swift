@@ -99,6 +99,11 @@ final class InodeTable: Sendable {
         storage.withLock { $0.byKey[id] }
     }
 
+    /// Every node the kernel knows, with its inode (a snapshot).
+    func all() -> [(node: NodeID, inode: Inode)] {
+        storage.withLock { table in table.byID.map { ($0.key, $0.value.inode) } }
+    }
+
     /// The inode of file `id`, if the kernel knows it.
     func existing(_ id: EntryID) -> Inode? {
         storage.withLock { table in table.byKey[id].flatMap { table.byID[$0]?.inode } }

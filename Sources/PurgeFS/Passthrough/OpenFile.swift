@@ -22,6 +22,9 @@ final class OpenFile: Sendable {
     let flags: Int32
     /// Where the file was made, when it was made by this open (`create`).
     let createdAs: LinkedCloneRegistry.Name?
+    /// The crash era it was opened in (`CrashRecorder.era`): after a crash
+    /// it answers `EIO`, as a descriptor would after a reboot.
+    let era: UInt64
     private let current: Atomic<Int32>
     private let retired = Mutex<[Int32]>([])
     /// Whether it holds a read-only stand-in, and whether it counts as a writer.
@@ -30,8 +33,9 @@ final class OpenFile: Sendable {
     /// Takes over `descriptor`, opened with `flags` (or read-only instead,
     /// when the inode's data is shared: `admitted` false), and keeps the
     /// inode's own descriptor from eviction while the file is open.
-    init(descriptor: FileDescriptor, inode: Inode, flags: Int32, createdAs: LinkedCloneRegistry.Name? = nil) throws(Errno) {
+    init(descriptor: FileDescriptor, inode: Inode, flags: Int32, createdAs: LinkedCloneRegistry.Name? = nil, era: UInt64 = 0) throws(Errno) {
         try inode.pin()
+        self.era = era
         self.inode = inode
         self.flags = flags
         self.createdAs = createdAs

@@ -58,7 +58,7 @@ extension ContainerFileSystem {
     /// may still be full: on `ENOSPC` the call is retried once after
     /// purging, when `retryable`.
     func growing<T>(
-        _ file: OpenFile, allocating allocation: Allocation, retryable: Bool = true, _ body: () throws(Errno) -> T
+        _ file: OpenFile, allocating allocation: Allocation, change: DataChange, retryable: Bool = true, _ body: () throws(Errno) -> T
     ) throws(Errno) -> T {
         let reserved: UInt64
         switch allocation {
@@ -72,11 +72,11 @@ extension ContainerFileSystem {
         }
         let result: T
         do {
-            result = try modifying(file, body)
+            result = try modifying(file, change: change, body)
         } catch where error == .noSpace && retryable {
             // What it reserved, or a little when it looked as if nothing would grow (holes).
             guard purger.purge(.bytes(max(reserved, 1 << 20)), reason: .write) > 0 else { throw error }
-            result = try modifying(file, body)
+            result = try modifying(file, change: change, body)
         }
         return result
     }
@@ -93,12 +93,15 @@ extension ContainerFileSystem {
         let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
         let breaking = try makeRoomForBreak(file, length: length)
         defer { state.release(breaking) }
-        let written = try growing(file, allocating: .data(offset: UInt64(offset), length: UInt64(length)), retryable: inMemory) { () throws(Errno) -> Int in
+        let written = try growing(file, allocating: .data(offset: UInt64(offset), length: UInt64(length)),
+                                  change: .overwrite(offset: UInt64(offset), length: UInt64(length)), retryable: inMemory) { () throws(Errno) -> Int in
             let count = cfuse_write_bufvec_to_fd(data, file.descriptor.rawValue, offset, 1)
             if count < 0 { throw Errno(Int32(-count)) }
             return count
         }
         events.used(file.inode.key)
+        // O_SYNC, O_DSYNC: this write is durable when it returns.
+        if file.flags & O_DSYNC != 0 { events.synced(file.inode) }
         return written
     }
 }
