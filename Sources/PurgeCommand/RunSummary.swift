@@ -22,7 +22,7 @@ struct RunSummary: Equatable {
     var enospc: UInt64?
     /// `nil`: n/a (`faultsNote` says why).
     var faultsInjected: UInt64?
-    var faultsNote = "this purgefs has no fault injection"
+    var faultsNote = "purgefs fault list was not read"
     var cloneSavings: UInt64?
     var steps: [Step] = []
 

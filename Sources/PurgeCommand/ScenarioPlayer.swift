@@ -115,22 +115,17 @@ final class ScenarioPlayer {
         case .unpin(let path):
             return try purgefs(["unpin", mountpoint + "/" + path])
         case .fault(let arguments):
-            return try purgefs(["fault", "add", mountpoint] + arguments, missing: "fault injection")
+            return try purgefs(["fault", "add", mountpoint] + arguments)
         case .crash:
-            return try purgefs(["crash", mountpoint], missing: "crash simulation")
+            return try purgefs(["crash", mountpoint])
         }
     }
 
-    /// Runs `purgefs ARGUMENTS`; a failure is its reason. `missing`: what
-    /// to call the feature when this binary does not have the command.
-    private func purgefs(_ arguments: [String], missing: String? = nil) throws(CommandExit) -> String {
+    /// Runs `purgefs ARGUMENTS`; a failure is its reason.
+    private func purgefs(_ arguments: [String]) throws(CommandExit) -> String {
         let (status, output) = try session.purgefs(arguments)
         guard status.exitCode == 0 else {
-            let reason = OwnMount.reason(output, status)
-            if let missing, reason.hasPrefix("unknown command '\(arguments[0])'") {
-                throw .failure("this purgefs has no \(missing) (no purgefs \(arguments[0]) command)")
-            }
-            throw .failure("purgefs \(arguments[0]) failed: \(reason)")
+            throw .failure("purgefs \(arguments[0]) failed: \(OwnMount.reason(output, status))")
         }
         let lines = output.split(whereSeparator: \.isNewline)
         return lines.first.map(String.init) ?? ""

@@ -16,6 +16,11 @@
 public struct Scenario: Equatable, Sendable {
     public var steps: [ScenarioStep]
 
+    /// A `crash` step needs a mount that records what was not synced (`crashable`).
+    public var crashes: Bool {
+        steps.contains { if case .crash = $0.action { true } else { false } }
+    }
+
     public init(steps: [ScenarioStep]) { self.steps = steps }
 
     /// Parses `text`; `file` names it in errors (`FILE:LINE: reason`).

@@ -291,21 +291,31 @@ final class RunCommandTests: XCTestCase {
         XCTAssertEqual(json["signal"] as? String, "SIGTERM", "the command was stopped")
     }
 
-    func testAStepWhoseCommandIsMissingFailsTheRunWithALine() throws {
-        // Until this purgefs has fault injection (purgefs fault) and power-loss simulation (purgefs crash), such a step
-        // fails when it comes; the first of them missing is tried.
-        let steps = [("fault", "at 0s fault --op fsync --path 'Documents/*' --errno EIO",
-                      "at 0s fault --op fsync --path Documents/* --errno EIO: this purgefs has no fault injection (no purgefs fault command)"),
-                     ("crash", "at 0s crash", "at 0s crash: this purgefs has no crash simulation (no purgefs crash command)")]
-        guard let (_, step, reason) = try steps.first(where: { try Subprocess.run([binary, $0.0, "--help"]).status != 0 }) else {
-            throw XCTSkip("this purgefs has purgefs fault and purgefs crash; their own tests cover the steps")
-        }
-        let scenario = scratch + "/missing.txt"
-        try (step + "\n").write(toFile: scenario, atomically: true, encoding: .utf8)
-        let result = try run(["--scenario", scenario, container, "--", "sleep", "300"])
-        XCTAssertEqual(result.status, 1, "\(result)")
-        XCTAssertEqual(result.stderrLines.last, "purgefs: \(scenario):1: " + reason)
+    func testACrashStepLosesWhatWasNotSyncedAndTheCommandCarriesOn() throws {
+        // The scenario needs no -o crashable: run adds it for a crash step.
+        let scenario = scratch + "/crash.txt"
+        try "when file Documents/unsynced exists timeout 30s crash\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: container + "/Documents", withIntermediateDirectories: true)
+        // Exit 0 only when the synced file (data and name) survived and the unsynced one is gone; 7 if it never goes.
+        let script = """
+            import os, sys, time
+            docs = os.environ["PURGEFS_MOUNT"] + "/Documents"
+            fd = os.open(docs + "/kept", os.O_WRONLY | os.O_CREAT, 0o644)
+            os.write(fd, b"synced"); os.fsync(fd); os.close(fd)
+            d = os.open(docs, os.O_RDONLY | os.O_DIRECTORY); os.fsync(d); os.close(d)
+            with open(docs + "/unsynced", "wb") as f: f.write(b"lost")
+            deadline = time.time() + 30
+            while os.path.exists(docs + "/unsynced"):
+                if time.time() > deadline: sys.exit(7)
+                time.sleep(0.05)
+            sys.exit(0 if open(docs + "/kept", "rb").read() == b"synced" else 8)
+            """
+        let result = try run(["--scenario", scenario, "--report", report, container, "--", "python3", "-c", script])
+        XCTAssertEqual(result.status, 0, "\(result)")
         assertNothingLeft(result)
+        XCTAssertEqual((try reportJSON()["steps"] as? [[String: Any]])?.first?["state"] as? String, "done")
+        XCTAssertEqual(try String(contentsOfFile: container + "/Documents/kept", encoding: .utf8), "synced")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/Documents/unsynced"), "the crash undid its name")
     }
 
     func testACommandThatCannotStartFailsTheRunAndUnmounts() throws {
