@@ -115,12 +115,4 @@ extension PurgeAttribute {
         case .download: return "write 1: start downloading an evicted file"
         }
     }
-
-    /// Whether SPEC's attribute tables name it (the others are purgefs's own additions).
-    public var isInSpec: Bool {
-        switch self {
-        case .containerUsed, .deviceUsed, .evictable: return false
-        default: return true
-        }
-    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PurgeCore
+import PurgeSys
 import XCTest
 
 /// `scripts/install` into a temporary prefix: what it installs works (the
@@ -117,6 +118,50 @@ final class InstallTests: MountedTestCase {
         let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(daemon[0])/exe")
         XCTAssertEqual(exe, prefix + "/bin/purgefs", "the daemon is the installed binary")
         XCTAssertTrue(fixture.unmount().isEmpty)
+    }
+
+    /// What systemd does with the installed unit, done by hand where systemd
+    /// does not run: the unit's ExecStart (instance and PURGEFS_ARGS filled
+    /// in) with NOTIFY_SOCKET, ready when READY=1 comes, and SIGTERM (what
+    /// `systemctl stop` sends) unmounts and ends it with status 0.
+    func testTheUnitsCommandLineAsSystemdRunsIt() throws {
+        XCTAssertEqual(try install().status, 0)
+        defer { _ = try? install(["--uninstall"]) }
+        let unit = try String(contentsOfFile: prefix + "/lib/systemd/system/purgefs@.service", encoding: .utf8)
+        let execStart = try XCTUnwrap(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") }).dropFirst("ExecStart=".count)
+        XCTAssertTrue(unit.contains("Type=notify"))
+        // %I is the unescaped instance (the container without its leading /); $PURGEFS_ARGS splits at spaces.
+        let arguments = execStart.split(separator: " ").flatMap { word -> [String] in
+            switch word {
+            case "/%I": return [fixture.container]
+            case "$PURGEFS_ARGS": return ["-o", "capacity=8M"]
+            default: return [String(word)]
+            }
+        }
+        XCTAssertEqual(arguments.first, prefix + "/bin/purgefs")
+        let address = "@purgefs-unit-test-\(getpid())-\(UUID().uuidString)"
+        let socket = try DatagramSocket.bound(to: address)
+        defer { socket.close() }
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = address
+        let process = try Subprocess.spawn(arguments, stdoutPath: fixture.base + "/unit.stdout",
+                                           stderrPath: fixture.base + "/unit.stderr", environment: environment)
+        let deadline = Date().addingTimeInterval(MountFixture.mountDeadline)
+        var ready = false
+        while !ready {
+            guard process.isRunning, Date() < deadline else {
+                XCTFail("no READY=1: \((try? String(contentsOfFile: fixture.base + "/unit.stderr", encoding: .utf8)) ?? "")")
+                return
+            }
+            if let message = try socket.receive(waitingAtMost: 100) { ready = message.split(separator: "\n").contains("READY=1") }
+        }
+        XCTAssertEqual(MountTable.mounts(at: fixture.container).last?.fileSystemType, "fuse.purgefs", "mounted in place")
+        XCTAssertEqual(getAttr(fixture.container, pf("capacity")), .value(String(8 << 20)))
+        kill(process.processIdentifier, SIGTERM)
+        XCTAssertTrue(Subprocess.wait(process, timeout: 20), "SIGTERM ends the daemon")
+        XCTAssertEqual(process.terminationReason, .exit)
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertTrue(MountTable.mounts(at: fixture.container).isEmpty, "SIGTERM unmounts")
     }
 
     /// The unit started by systemd: only where systemd runs the machine.
