@@ -29,13 +29,14 @@ public struct DatagramSocket: Sendable {
         return socket
     }
 
-    /// Sends `message` as one datagram to `address`. Wraps `sendto(2)`.
+    /// Sends `message` as one datagram to `address`, never waiting: a
+    /// receiver whose queue is full gets `EAGAIN` instead. Wraps `sendto(2)`.
     public func send(_ message: String, to address: String) throws(Errno) {
         let bytes = Array(message.utf8)
         try Self.withAddress(address) { (pointer, length) throws(Errno) in
             let sent = try retryingInterrupts {
                 bytes.withUnsafeBytes { buffer in
-                    sendto(descriptor.rawValue, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), pointer, length)
+                    sendto(descriptor.rawValue, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), pointer, length)
                 }
             }
             if sent != bytes.count { throw Errno.messageTooLong }

@@ -36,6 +36,9 @@ final class ReferenceDocumentTests: XCTestCase {
             let row = reference.split(separator: "\n").first { $0.hasPrefix("| `\(attribute.fullName)` |") }
             let cells = try XCTUnwrap(row, attribute.fullName).split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             XCTAssertEqual(cells[1], attribute.access.rawValue, "\(attribute.fullName): the reference's access is the code's")
+            XCTAssertEqual(cells[2].replacingOccurrences(of: "`", with: ""), attribute.placesText,
+                           "\(attribute.fullName): the reference's paths are the code's")
+            XCTAssertEqual(cells[3].isEmpty, attribute.setterText == nil, "\(attribute.fullName): who may set it")
         }
         let names = PrometheusText.metrics.map(\.name)
         XCTAssertGreaterThan(names.count, 10)
