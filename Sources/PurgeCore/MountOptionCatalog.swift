@@ -47,6 +47,9 @@ public enum MountOptionCatalog {
         Entry(name: "optimize_storage", valueName: nil,
               summary: "under pressure, also evict uploaded ubiquitous files",
               defaultText: "off"),
+        Entry(name: "faults", valueName: "FILE",
+              summary: "fault rules loaded at mount, one a line as the arguments of purgefs fault add (absolute path)",
+              defaultText: "none"),
     ]
 
     /// FUSE and kernel mount flags that libfuse 3.14 accepts, passed through as given.
