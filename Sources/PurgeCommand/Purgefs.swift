@@ -101,7 +101,8 @@ public enum Purgefs {
           purgefs clone SOURCE DEST
           purgefs pin PATH | purgefs unpin PATH
           purgefs evict PATH | purgefs download PATH
-          purgefs log MOUNTPOINT|CONTAINER [--json]
+          purgefs log MOUNTPOINT|CONTAINER [--json | --daemon | --faults]
+          purgefs fault add|list|clear MOUNTPOINT ...
           purgefs demo [--keep]
           purgefs metrics MOUNTPOINT|CONTAINER [--json | --prometheus] [--days N]
           purgefs help [COMMAND]

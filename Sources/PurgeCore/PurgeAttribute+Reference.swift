@@ -68,6 +68,8 @@ extension PurgeAttribute {
             return "count"
         case .purge:
             return "SIZE or all"
+        case .faults:
+            return "lines; write a command"
         case .pinned, .group, .tombstone, .ubiquitous, .uploaded:
             return "0/1"
         case .contentID:
@@ -101,6 +103,7 @@ extension PurgeAttribute {
         case .purgedBytes: return "bytes purged since the container was created"
         case .purgedFiles: return "files purged since the container was created"
         case .purge: return "write a SIZE or all: purge that much now, least recently used first"
+        case .faults: return "the fault rules, one line a rule; write add RULE, clear or clear ID (purgefs fault)"
         case .pinned: return "1 keeps the file, or everything below the directory, from purging"
         case .group: return "1 purges the directory's files together, aged by the most recently used"
         case .tombstone: return "1 truncates purged files to 0 bytes instead of deleting them"

@@ -88,6 +88,7 @@ final class InstallTests: MountedTestCase {
         let help = try Subprocess.run([fixture.binary, "--help"])
         let commands = help.stdout.split(separator: "\n", omittingEmptySubsequences: false)
             .drop { $0 != "Commands:" }.dropFirst().prefix { !$0.isEmpty }
+            .filter { !$0.hasPrefix("   ") }  // a wrapped description goes on, indented
             .map { String($0.split(separator: " ")[0]) }
         XCTAssertGreaterThan(commands.count, 10, help.stdout)
         for command in commands {
