@@ -10,7 +10,7 @@ extension CloudTier {
     /// How often the remote is listed: `PURGEFS_REMOTE_POLL` seconds in the
     /// daemon's environment, 10 by default.
     static let remotePollSeconds: Int = {
-        guard let text = getenv("PURGEFS_REMOTE_POLL").map({ String(cString: $0) }),
+        guard let text = CurrentProcess.environmentValue("PURGEFS_REMOTE_POLL"),
               let seconds = Int(text), seconds > 0 else { return 10 }
         return seconds
     }()
@@ -91,10 +91,10 @@ extension ContainerFileSystem {
         }
     }
 
-    /// Counts an entry purgefs made itself, and drops any name the kernel
-    /// cached as absent.
+    /// Announces an entry purgefs made itself (`created`, as a handler
+    /// would), and drops any name the kernel cached as absent.
     private func noteMadeBehindTheKernel(_ status: stat, name: [CChar], in parent: EntryID) {
-        state.noteCreated(status, id: EntryID(status), name: name, in: parent)
+        name.withUnsafeBufferPointer { events.created(status, id: EntryID(status), name: $0.baseAddress!, in: parent) }
         if let node = inodes.node(for: parent) { notifier.send(.deleted(parent: node, child: nil, name: name)) }
     }
 }

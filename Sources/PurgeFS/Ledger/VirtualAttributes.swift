@@ -67,10 +67,10 @@ struct VirtualAttributes {
             return String(try fileInfo(id).lastUsed / 1_000_000_000)
         case .contentID:
             _ = try fileInfo(id)
-            return String(state.linked.contentID(of: id) ?? state.clones.contentID(of: id))
+            return String(filesystem.clones.contentID(of: id))
         case .shared:
             _ = try fileInfo(id)
-            return String(state.linked.shared(of: id) ?? state.clones.sharedBytes(of: id))
+            return String(filesystem.clones.sharedBytes(of: id))
         case .ubiquitous, .uploaded, .downloadStatus, .evictable:
             guard let cloud = filesystem.cloud else { throw Errno.noData }
             return try cloud.value(of: attribute, on: inode)

@@ -41,7 +41,7 @@ public enum FileSystemServer {
         let filesystem: ContainerFileSystem
         do {
             filesystem = try ContainerFileSystem(
-                root: prepared.root, hidden: prepared.hidden, state: opened.state, stateDirectory: opened.directory,
+                root: prepared.root, hidden: prepared.hidden, state: opened.state, clones: opened.clones, stateDirectory: opened.directory,
                 log: opened.purgeLog, recency: opened.recency, cloud: cloud
             ) { whenReady(log) }
         } catch {
