@@ -50,6 +50,15 @@ public enum MountOptionCatalog {
         Entry(name: "faults", valueName: "FILE",
               summary: "fault rules loaded at mount, one a line as the arguments of purgefs fault add (absolute path)",
               defaultText: "none"),
+        Entry(name: "device", valueName: "NAME",
+              summary: "share one simulated device with the other containers mounted with the same NAME",
+              defaultText: "own device"),
+        Entry(name: "device_policy", valueName: "quota|lru",
+              summary: "how a shared device chooses whose caches to purge",
+              defaultText: "quota"),
+        Entry(name: "cache_quota", valueName: "SIZE",
+              summary: "this container's cache quota on a shared device",
+              defaultText: "from its recent use"),
     ]
 
     /// FUSE and kernel mount flags that libfuse 3.14 accepts, passed through as given.

@@ -38,13 +38,16 @@ final class ContainerFileSystem: Sendable {
     /// Who hears what the handlers did: the ledger, then the clone backend,
     /// then the cloud tier, then `observers` (docs/DESIGN.md, "Observers").
     let events: Observers
+    /// The shared device this container is on (`device=`), if any.
+    let device: SharedDevice?
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, clones: any CloneBackend, stateDirectory: StateDirectory,
-         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, observers: [any FileSystemObserver] = [],
+         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, device: SharedDevice? = nil, observers: [any FileSystemObserver] = [],
          timeouts: CacheTimeouts = .init(), whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
         self.cloud = cloud
-        let events = Observers([state, clones] + (cloud.map { [$0] } ?? []) + observers)
+        let events = Observers([state, clones] + (cloud.map { [$0] } ?? []) + (device.map { [$0] } ?? []) + observers)
+        self.device = device
         self.events = events
         self.hidden = hidden
         self.state = state
@@ -63,7 +66,7 @@ final class ContainerFileSystem: Sendable {
             state: state, clones: clones, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
             stateDirectory: stateDirectory)
         self.purger = purger
-        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency) { (bytes: UInt64) -> UInt64 in
+        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency, device: device) { (bytes: UInt64) -> UInt64 in
             events.needsRoom(bytes, reason: "monitor")
         }
     }
