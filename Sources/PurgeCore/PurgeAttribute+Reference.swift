@@ -44,6 +44,7 @@ extension PurgeAttribute {
         switch self {
         case .group, .tombstone: text += " in a purgeable zone"
         case .ubiquitous, .uploaded, .downloadStatus, .evictable, .evict, .download: text += " (with cloud=)"
+        case .deviceName: text += " (with device=)"
         default: break
         }
         return text
@@ -64,8 +65,12 @@ extension PurgeAttribute {
             return "bytes"
         case .purgeable:
             return "bytes; 0/1 on files"
-        case .files, .purgedFiles:
+        case .files, .purgedFiles, .deviceContainers:
             return "count"
+        case .deviceContainersUsed, .devicePurgeable, .deviceQuota:
+            return "bytes"
+        case .deviceName:
+            return "text"
         case .purge:
             return "SIZE or all"
         case .faults:
@@ -103,6 +108,11 @@ extension PurgeAttribute {
         case .purgedBytes: return "bytes purged since the container was created"
         case .purgedFiles: return "files purged since the container was created"
         case .purge: return "write a SIZE or all: purge that much now, least recently used first"
+        case .deviceName: return "the shared device's name (device=)"
+        case .deviceContainers: return "containers on this container's device (1 without device=)"
+        case .deviceContainersUsed: return "their bytes on disk, summed"
+        case .devicePurgeable: return "what purging could free in them, summed"
+        case .deviceQuota: return "this container's cache quota on a shared device (0 without device=)"
         case .faults: return "the fault rules, one line a rule; write add RULE, clear or clear ID (purgefs fault)"
         case .pinned: return "1 keeps the file, or everything below the directory, from purging"
         case .group: return "1 purges the directory's files together, aged by the most recently used"
