@@ -156,11 +156,28 @@ struct MountCommand: Subcommand {
         let request = MountRequest(container: container, mountpoint: mountpoint, options: options)
         do throws(MountError) {
             try FileSystemServer.serve(request, whenReady: { (log: FileDescriptor) in
-                if let readySignal, readySignal.sendReady() { StandardStreams.detach(stderrTo: log) }
+                if let readySignal {
+                    if readySignal.sendReady() { StandardStreams.detach(stderrTo: log) }
+                } else {
+                    try? FileDescriptor.standardOutput.writeAll(readyLine + "\n")
+                }
+                ServiceManager.notify("READY=1\nSTATUS=\(statusText)\nMAINPID=\(CurrentProcess.id.rawValue)")
             })
         } catch {
             throw .failure(Self.withoutProgramPrefix(error.description))
         }
+        ServiceManager.notify("STOPPING=1\nSTATUS=unmounted \(mountpoint)")
+    }
+
+    /// The one line `mount -f` prints on stdout once the mount is usable.
+    var readyLine: String {
+        "purgefs: mounted \(container) at \(mountpoint), serving in the foreground (pid \(CurrentProcess.id.rawValue)); "
+            + "purgefs unmount \(mountpoint) to stop"
+    }
+
+    /// The service manager's status line (`systemctl status`).
+    var statusText: String {
+        container == mountpoint ? "serving \(container) in place" : "serving \(container) at \(mountpoint)"
     }
 
     /// `MountError` lines are shown after our own `purgefs: `; drop a repeated one.

@@ -68,6 +68,9 @@ public enum Purgefs {
             return .version
         case "help":
             guard let topic = rest.first else { throw .help(help) }
+            if rest.count > 1 { throw .usage("help: give one command or topic, not '\(rest.joined(separator: " "))'") }
+            if topic == AttributesHelp.topic { throw .help(AttributesHelp.text) }
+            if topic == "-h" || topic == "--help" { throw .help(help) }
             throw .help(try subcommand(named: topic).help)
         default:
             if let command = subcommands.first(where: { $0.name == first }) {
@@ -83,7 +86,7 @@ public enum Purgefs {
 
     private static func subcommand(named name: String) throws(CommandExit) -> any Subcommand.Type {
         if let command = subcommands.first(where: { $0.name == name }) { return command }
-        throw .usage("unknown command '\(name)' (see purgefs --help)")
+        throw .usage("unknown command or topic '\(name)' (see purgefs --help)")
     }
 
     static var help: String {
@@ -100,28 +103,35 @@ public enum Purgefs {
           purgefs clone SOURCE DEST
           purgefs pin PATH | purgefs unpin PATH
           purgefs evict PATH | purgefs download PATH
-          purgefs log MOUNTPOINT|CONTAINER [--json]
+          purgefs log MOUNTPOINT|CONTAINER [--json | --daemon | --faults]
+          purgefs fault add|list|clear MOUNTPOINT ...
           purgefs demo [--keep]
           purgefs metrics MOUNTPOINT|CONTAINER [--json | --prometheus] [--days N]
           purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE]
                       CONTAINER -- COMMAND [ARG...]
           purgefs crash MOUNTPOINT [--dry-run]
           purgefs help [COMMAND]
+          purgefs help attributes
 
         Commands:
         \(subcommands.map { TextLayout.row($0.name, $0.abstract, column: 14) }.joined(separator: "\n"))
         \(TextLayout.row("help", "Show this help, or a command's help", column: 14))
 
+        Topics (purgefs help TOPIC):
+        \(TextLayout.row(AttributesHelp.topic, AttributesHelp.abstract, column: 14))
+
         Options:
         \(TextLayout.row("-h, --help", "Show help; every command has --help too", column: 14))
         \(TextLayout.row("--version", "Print the version", column: 14))
 
+        Sizes are bytes, or a number with K, M, G or T: powers of 1024.
         Exit status: 0 success, 1 failure, 64 usage error.
+        The reference: man purgefs (docs/REFERENCE.md in the source tree).
         """
     }
 
-    /// One line on stderr, prefixed `purgefs: `.
+    /// One line on stderr, prefixed `purgefs: ` (`<3>` when stderr is the journal).
     static func printError(_ line: String) {
-        try? FileDescriptor.standardError.writeAll("purgefs: " + line + "\n")
+        try? FileDescriptor.standardError.writeAll(Diagnostics.prefix(priority: .error) + line + "\n")
     }
 }

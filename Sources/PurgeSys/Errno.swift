@@ -60,4 +60,6 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let readOnlyFileSystem = Errno(EROFS)
     /// `ENOTCONN`: what a FUSE mount whose daemon died answers.
     public static let notConnected = Errno(ENOTCONN)
+    /// `EMSGSIZE`: a datagram that was not sent whole.
+    public static let messageTooLong = Errno(EMSGSIZE)
 }

@@ -44,7 +44,7 @@ final class RouteTests: XCTestCase {
         assertExit(["help", "metrics"]) { XCTAssertEqual($0, .help(MetricsCommand.help)) }
         assertExit(["help", "usage"]) { XCTAssertEqual($0, .help(UsageCommand.help)) }
         assertExit(["log", "--help"]) { XCTAssertEqual($0, .help(LogCommand.help)) }
-        assertExit(["help", "nope"]) { XCTAssertEqual($0, .usage("unknown command 'nope' (see purgefs --help)")) }
+        assertExit(["help", "nope"]) { XCTAssertEqual($0, .usage("unknown command or topic 'nope' (see purgefs --help)")) }
     }
 
     func testVersion() throws {
