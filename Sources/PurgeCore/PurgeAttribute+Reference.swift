@@ -65,8 +65,14 @@ extension PurgeAttribute {
             return "bytes"
         case .purgeable:
             return "bytes; 0/1 on files"
-        case .files, .purgedFiles, .deviceContainers:
+        case .files, .purgedFiles, .deviceContainers, .enospc, .monitorRounds:
             return "count"
+        case .peakUsed:
+            return "bytes"
+        case .crash:
+            return "lines; write 1"
+        case .lastCrash:
+            return "lines"
         case .deviceContainersUsed, .devicePurgeable, .deviceQuota:
             return "bytes"
         case .deviceName:
@@ -113,6 +119,11 @@ extension PurgeAttribute {
         case .deviceContainersUsed: return "their bytes on disk, summed"
         case .devicePurgeable: return "what purging could free in them, summed"
         case .deviceQuota: return "this container's cache quota on a shared device (0 without device=)"
+        case .enospc: return "requests answered ENOSPC since the mount"
+        case .peakUsed: return "the highest container_used since the mount"
+        case .monitorRounds: return "rounds the space monitor has finished since the mount (purgefs run, PurgeTesting's waitForMonitor)"
+        case .crash: return "with -o crashable: what a crash now would undo, one line each; write 1: crash now (purgefs crash)"
+        case .lastCrash: return "what the last crash undid, one line each"
         case .faults: return "the fault rules, one line a rule; write add RULE, clear or clear ID (purgefs fault)"
         case .pinned: return "1 keeps the file, or everything below the directory, from purging"
         case .group: return "1 purges the directory's files together, aged by the most recently used"

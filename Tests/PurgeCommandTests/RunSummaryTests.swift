@@ -41,7 +41,7 @@ final class RunSummaryTests: XCTestCase {
         XCTAssertNil(RunCommand.faultsInjected(#"[{"id":1}]"#), "no count: n/a rather than a guess")
         XCTAssertNil(RunCommand.faultsInjected("not json"))
         var run = summary()
-        XCTAssertTrue(run.text.contains("faults injected   n/a (this purgefs has no fault injection)"), run.text)
+        XCTAssertTrue(run.text.contains("faults injected   n/a (purgefs fault list was not read)"), run.text)
         run.faultsInjected = 2
         XCTAssertTrue(run.text.contains("faults injected   2"), run.text)
     }
