@@ -45,6 +45,7 @@ extension PurgeAttribute {
         case .group, .tombstone: text += " in a purgeable zone"
         case .ubiquitous, .uploaded, .downloadStatus, .evictable, .evict, .download: text += " (with cloud=)"
         case .deviceName: text += " (with device=)"
+        case .crash: text += " (with crashable)"
         default: break
         }
         return text

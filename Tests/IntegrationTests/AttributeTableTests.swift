@@ -7,8 +7,8 @@ import XCTest
 /// name the daemon answers on the paths below is in the table.
 final class AttributeTableTests: MountedTestCase {
     var remote: String { fixture.base + "/remote" }
-    /// With cloud= and device=, so that every name applies somewhere.
-    override var mountOptions: [String] { ["capacity=64M", "cloud=" + remote, "device=attribute-table-\(getpid())"] }
+    /// With cloud=, device= and crashable, so that every name applies somewhere.
+    override var mountOptions: [String] { ["capacity=64M", "cloud=" + remote, "device=attribute-table-\(getpid())", "crashable"] }
 
     override func prepareContainer() throws {
         try FileManager.default.createDirectory(atPath: remote, withIntermediateDirectories: true)

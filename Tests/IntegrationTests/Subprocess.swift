@@ -48,12 +48,18 @@ enum Subprocess {
         guard let executable = which(arguments[0]) else {
             throw SubprocessError("cannot find executable \(arguments[0])")
         }
-        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        guard let out = FileHandle(forWritingAtPath: stdoutPath),
-              let err = FileHandle(forWritingAtPath: stderrPath) else {
+        // open(2), not FileManager.createFile: that writes a new file and
+        // renames it over the path, which (as root) replaced /dev/null with
+        // a regular file when a test sent output there.
+        let outDescriptor = open(stdoutPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let errDescriptor = open(stderrPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard outDescriptor >= 0, errDescriptor >= 0 else {
+            if outDescriptor >= 0 { close(outDescriptor) }
+            if errDescriptor >= 0 { close(errDescriptor) }
             throw SubprocessError("cannot open output files \(stdoutPath), \(stderrPath)")
         }
+        let out = FileHandle(fileDescriptor: outDescriptor, closeOnDealloc: true)
+        let err = FileHandle(fileDescriptor: errDescriptor, closeOnDealloc: true)
         defer {
             try? out.close()
             try? err.close()
