@@ -32,6 +32,7 @@ struct Session {
         }
         cfuse_capture_log(0)
         defer { fuse_session_unmount(session) }
+        try KernelWire.attach(to: session)
         // Stopped before unmounting: no notice is queued on a connection nobody serves.
         do throws(Errno) {
             filesystem.notifier.attach(try FileDescriptor(rawValue: fuse_session_fd(session)).duplicate())

@@ -27,6 +27,7 @@ extension ContainerFileSystem {
             events.opened(inode.key)
             if flags & O_TRUNC != 0 { noteFigures(of: file) }
         }
+        if flags & O_TRUNC != 0 { try clearSetIDIfAsked(inode, notifying: true) }
         return file
     }
 
