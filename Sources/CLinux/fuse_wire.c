@@ -6,6 +6,7 @@
 #include <linux/fuse.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -26,7 +27,23 @@
 #define FATTR_KILL_SUIDGID (1 << 11)
 #endif
 
+// Kernel passthrough (7.40, Linux 6.9): flags2 bit, open flag, ioctls.
+#define WIRE_PASSTHROUGH_FLAGS2 (1u << (37 - 32))
+#define WIRE_FOPEN_PASSTHROUGH (1u << 7)
+struct wire_backing_map {
+    int32_t fd;
+    uint32_t flags;
+    uint64_t padding;
+};
+#define WIRE_DEV_IOC_BACKING_OPEN _IOW(229, 1, struct wire_backing_map)
+#define WIRE_DEV_IOC_BACKING_CLOSE _IOW(229, 2, uint32_t)
+
+const uint32_t clinux_FOPEN_PASSTHROUGH = WIRE_FOPEN_PASSTHROUGH;
+
 static int want_killpriv_v2;
+static int want_passthrough;
+static _Atomic uint32_t offered_flags2;
+static _Atomic int negotiated_passthrough;
 /// The INIT request's unique and the flags the kernel offered in it.
 static _Atomic uint64_t init_unique;
 static _Atomic uint32_t offered_flags;
@@ -34,9 +51,25 @@ static _Atomic int negotiated_killpriv_v2;
 /// Set by `read` for the request this thread serves next.
 static _Thread_local int kill_suidgid;
 
-void clinux_fuse_wire_configure(int want) { want_killpriv_v2 = want; }
+void clinux_fuse_wire_configure(int killpriv_v2, int passthrough) {
+    want_killpriv_v2 = killpriv_v2;
+    want_passthrough = passthrough;
+}
 
 int clinux_fuse_wire_killpriv_v2(void) { return atomic_load(&negotiated_killpriv_v2); }
+
+int clinux_fuse_wire_passthrough(void) { return atomic_load(&negotiated_passthrough); }
+
+int clinux_fuse_backing_open(int device, int fd) {
+    struct wire_backing_map map = {.fd = fd, .flags = 0, .padding = 0};
+    int id = ioctl(device, WIRE_DEV_IOC_BACKING_OPEN, &map);
+    return id < 0 ? -errno : id;
+}
+
+int clinux_fuse_backing_close(int device, int backing_id) {
+    uint32_t id = (uint32_t)backing_id;
+    return ioctl(device, WIRE_DEV_IOC_BACKING_CLOSE, &id) < 0 ? -errno : 0;
+}
 
 int clinux_fuse_wire_kill_suidgid(void) { return kill_suidgid; }
 
@@ -71,10 +104,13 @@ static void note(const void *message, size_t length) {
         break;
     }
     case FUSE_INIT: {
-        // major, minor, max_readahead, flags: the first four words since 7.6.
+        // major, minor, max_readahead, flags: the first four words since 7.6;
+        // flags2 the fifth since 7.36 (with FUSE_INIT_EXT).
         if (length < sizeof(struct fuse_in_header) + 4 * sizeof(uint32_t)) break;
         const uint32_t *in = (const uint32_t *)((const char *)message + sizeof(struct fuse_in_header));
         atomic_store(&offered_flags, in[3]);
+        if ((in[3] & FUSE_INIT_EXT) && length >= sizeof(struct fuse_in_header) + 5 * sizeof(uint32_t))
+            atomic_store(&offered_flags2, in[4]);
         atomic_store(&init_unique, header->unique);
         break;
     }
@@ -109,6 +145,17 @@ static void amend_init(struct iovec *iov, int count) {
     if (want_killpriv_v2 && (offered & FUSE_HANDLE_KILLPRIV_V2)) {
         out[3] |= FUSE_HANDLE_KILLPRIV_V2;
         atomic_store(&negotiated_killpriv_v2, 1);
+    }
+    // fuse_init_out words: 3 flags, 8 flags2, 9 max_stack_depth (7.40). The
+    // kernel refuses passthrough with the writeback cache (purgefs never
+    // asks for it) and ignores it without a stack depth of 1 or 2; 1 lets
+    // the backing files live on any non-stacked filesystem.
+    if (want_passthrough && (offered & FUSE_INIT_EXT) && (atomic_load(&offered_flags2) & WIRE_PASSTHROUGH_FLAGS2) &&
+        iov[1].iov_len >= 10 * sizeof(uint32_t) && !(out[3] & FUSE_WRITEBACK_CACHE)) {
+        out[3] |= FUSE_INIT_EXT;
+        out[8] |= WIRE_PASSTHROUGH_FLAGS2;
+        out[9] = 1;
+        atomic_store(&negotiated_passthrough, 1);
     }
 }
 

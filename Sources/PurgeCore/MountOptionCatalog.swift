@@ -47,6 +47,9 @@ public enum MountOptionCatalog {
         Entry(name: "optimize_storage", valueName: nil,
               summary: "under pressure, also evict uploaded ubiquitous files",
               defaultText: "off"),
+        Entry(name: "passthrough", valueName: "on|off",
+              summary: "kernel passthrough (Linux 6.9+) for files opened read-only; a writer's open of such a file while it is open fails (EIO)",
+              defaultText: "off"),
     ]
 
     /// FUSE and kernel mount flags that libfuse 3.14 accepts, passed through as given.

@@ -71,6 +71,13 @@ extension MountOptions {
         case "optimize_storage":
             try Self.flag(name, value)
             optimizeStorage = true
+        case "passthrough":
+            let text = try Self.required(name, value)
+            switch text {
+            case "on": passthrough = true
+            case "off": passthrough = false
+            default: throw .invalidValue(option: name, value: text, reason: .notOnOrOff)
+            }
         case "subtype":
             let text = try Self.required(name, value)
             guard text == "purgefs" else { throw .unsupportedSubtype(text) }

@@ -14,12 +14,29 @@
 
 #include <sys/uio.h>
 
-/// Asks for killpriv v2 in the INIT reply (when the kernel offers it). Set
-/// before the session starts; one session per process.
-void clinux_fuse_wire_configure(int want_killpriv_v2);
+/// Asks for killpriv v2 and for kernel passthrough (FUSE_PASSTHROUGH, with
+/// a stack depth of 1) in the INIT reply, each when the kernel offers it.
+/// Set before the session starts; one session per process.
+void clinux_fuse_wire_configure(int want_killpriv_v2, int want_passthrough);
 
 /// Whether the INIT reply sent turned killpriv v2 on (0 before INIT).
 int clinux_fuse_wire_killpriv_v2(void);
+/// Whether the INIT reply sent turned kernel passthrough on (0 before INIT).
+int clinux_fuse_wire_passthrough(void);
+
+/// The open reply (fuse_open_out, 7.40): `backing_id` with FOPEN_PASSTHROUGH.
+struct clinux_fuse_open_out {
+    uint64_t fh;
+    uint32_t open_flags;
+    int32_t backing_id;
+};
+extern const uint32_t clinux_FOPEN_PASSTHROUGH;
+
+/// FUSE_DEV_IOC_BACKING_OPEN on a descriptor of the connection: registers
+/// `fd` as a backing file. Returns its id (> 0), or -errno.
+int clinux_fuse_backing_open(int device, int fd);
+/// FUSE_DEV_IOC_BACKING_CLOSE: drops a backing id. Returns 0 or -errno.
+int clinux_fuse_backing_close(int device, int backing_id);
 
 /// The custom I/O `read`: read(2) of one message, noted on the way.
 ssize_t clinux_fuse_wire_read(int fd, void *buf, size_t buf_len, void *userdata);

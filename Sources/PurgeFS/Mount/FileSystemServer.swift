@@ -41,7 +41,7 @@ public enum FileSystemServer {
         do {
             filesystem = try ContainerFileSystem(
                 root: prepared.root, hidden: prepared.hidden, state: opened.state, stateDirectory: opened.directory,
-                log: opened.purgeLog, recency: opened.recency, cloud: cloud
+                log: opened.purgeLog, recency: opened.recency, cloud: cloud, passthrough: request.options.passthrough
             ) { whenReady(log) }
         } catch {
             throw MountError("cannot read container \(request.container): \(error)")

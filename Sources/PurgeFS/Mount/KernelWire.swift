@@ -9,7 +9,8 @@ import CLinux
 ///   asking for `security.capability` (a GETXATTR round trip) before every
 ///   write, and instead tells the daemon when a write, an `O_TRUNC` open or a
 ///   truncation or chown must clear suid/sgid (`killsSetID`), which the daemon
-///   then does itself (`ContainerFileSystem.clearSetID`).
+///   then does itself (`ContainerFileSystem.clearSetIDIfAsked`).
+/// - `FUSE_PASSTHROUGH` (with `passthrough=on`), for `KernelPassthrough`.
 ///
 /// Messages are still read with read(2) (no splice on receive, as before:
 /// libfuse's receive buffer never fitted the default pipe); replies of file
@@ -17,8 +18,8 @@ import CLinux
 enum KernelWire {
     /// Routes the session's connection through the hook. Call after
     /// mounting and before the loop.
-    static func attach(to session: OpaquePointer) throws(MountError) {
-        clinux_fuse_wire_configure(1)
+    static func attach(to session: OpaquePointer, passthrough: Bool) throws(MountError) {
+        clinux_fuse_wire_configure(1, passthrough ? 1 : 0)
         var io = fuse_custom_io()
         io.read = { fd, buffer, length, userdata in clinux_fuse_wire_read(fd, buffer, length, userdata) }
         io.writev = { fd, vector, count, userdata in clinux_fuse_wire_writev(fd, vector, count, userdata) }
@@ -33,6 +34,9 @@ enum KernelWire {
 
     /// Whether the kernel agreed to killpriv v2 (known once INIT is answered).
     static var handlesKillPrivilegeV2: Bool { clinux_fuse_wire_killpriv_v2() != 0 }
+
+    /// Whether the kernel agreed to passthrough (`KernelPassthrough`).
+    static var passesThrough: Bool { clinux_fuse_wire_passthrough() != 0 }
 
     /// Whether the request this thread serves asks the daemon to clear
     /// suid/sgid (`FUSE_WRITE_KILL_SUIDGID`, `FUSE_OPEN_KILL_SUIDGID`,

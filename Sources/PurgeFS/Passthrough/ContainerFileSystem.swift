@@ -25,6 +25,8 @@ final class ContainerFileSystem: Sendable {
     let locks = NamespaceLocks()
     let notifier = KernelNotifier()
     let watchdog = RequestWatchdog()
+    /// Kernel passthrough for readers (`passthrough=on`).
+    let kernelPassthrough: KernelPassthrough
     let purger: Purger
     let monitor: SpaceMonitor
     let recency: RecencyStore
@@ -36,8 +38,10 @@ final class ContainerFileSystem: Sendable {
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, stateDirectory: StateDirectory,
          log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, observers: [any FileSystemObserver] = [],
-         timeouts: CacheTimeouts = .init(), whenReady: @escaping @Sendable () -> Void) throws(Errno) {
+         timeouts: CacheTimeouts = .init(), passthrough: Bool = false,
+         whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
+        self.kernelPassthrough = KernelPassthrough(wanted: passthrough)
         self.cloud = cloud
         let events = Observers([state] + (cloud.map { [$0] } ?? []) + observers)
         self.events = events

@@ -9,7 +9,10 @@ enum FileOperations {
             Operations.replying(request, "open") { fs throws(Errno) in
                 let file = try fs.open(NodeID(id), flags: info!.pointee.flags)
                 fs.describe(file, opened: info!.pointee.flags, in: info!)
-                if fuse_reply_open(request, info) != 0 { OpenFile.detach(from: info!) }  // the caller was interrupted
+                if fs.replyOpen(request, file, flags: info!.pointee.flags, info: info!) != 0 {
+                    fs.kernelPassthrough.release(file)
+                    OpenFile.detach(from: info!)  // the caller was interrupted
+                }
             }
         }
         ops.create = { request, parent, name, mode, info in
@@ -18,7 +21,11 @@ enum FileOperations {
                     parent: NodeID(parent), name: name!, mode: mode, flags: info!.pointee.flags,
                     caller: CallerIdentity(request!))
                 fs.describe(file, opened: info!.pointee.flags, in: info!)
-                if fuse_reply_create(request, &entry, info) != 0 { OpenFile.detach(from: info!) }
+                _ = fs.kernelPassthrough.admit(file, flags: info!.pointee.flags, eligible: false)
+                if fuse_reply_create(request, &entry, info) != 0 {
+                    fs.kernelPassthrough.release(file)
+                    OpenFile.detach(from: info!)
+                }
             }
         }
         ops.read = { request, _, size, offset, info in
@@ -41,6 +48,7 @@ enum FileOperations {
             }
         }
         ops.release = { request, _, info in
+            Operations.filesystem(request).kernelPassthrough.release(OpenFile.from(info!))
             Operations.filesystem(request).release(OpenFile.from(info!))
             OpenFile.detach(from: info!)
             fuse_reply_err(request, 0)
