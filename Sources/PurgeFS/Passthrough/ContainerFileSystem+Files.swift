@@ -27,7 +27,6 @@ extension ContainerFileSystem {
             events.opened(inode.key)
             if flags & O_TRUNC != 0 { noteFigures(of: file) }
         }
-        if flags & O_TRUNC != 0 { try clearSetIDIfAsked(inode, notifying: true) }
         return file
     }
 

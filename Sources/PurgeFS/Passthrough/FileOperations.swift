@@ -8,6 +8,7 @@ enum FileOperations {
         ops.open = { request, id, info in
             Operations.replying(request, "open") { fs throws(Errno) in
                 let file = try fs.open(NodeID(id), flags: info!.pointee.flags)
+                try fs.clearSetIDAfterTruncating(file, flags: info!.pointee.flags, caller: CallerIdentity(request!))
                 fs.describe(file, opened: info!.pointee.flags, in: info!)
                 if fs.replyOpen(request, file, flags: info!.pointee.flags, info: info!) != 0 {
                     fs.kernelPassthrough.release(file)
@@ -20,6 +21,7 @@ enum FileOperations {
                 var (entry, file) = try fs.create(
                     parent: NodeID(parent), name: name!, mode: mode, flags: info!.pointee.flags,
                     caller: CallerIdentity(request!))
+                try fs.clearSetIDAfterTruncating(file, flags: info!.pointee.flags, caller: CallerIdentity(request!))
                 fs.describe(file, opened: info!.pointee.flags, in: info!)
                 _ = fs.kernelPassthrough.admit(file, flags: info!.pointee.flags, eligible: false)
                 if fuse_reply_create(request, &entry, info) != 0 {
@@ -37,7 +39,10 @@ enum FileOperations {
         }
         ops.write_buf = { request, _, data, offset, info in
             Operations.replying(request, "write_buf") { fs throws(Errno) in
-                let written = try fs.write(OpenFile.from(info!), data!, at: offset)
+                let file = OpenFile.from(info!)
+                // Before the data, as the kernel's own write does.
+                try fs.clearSetIDIfAsked(file.inode, caller: CallerIdentity(request!), notifying: true)
+                let written = try fs.write(file, data!, at: offset)
                 fuse_reply_write(request, written)
             }
         }

@@ -95,7 +95,6 @@ extension ContainerFileSystem {
         let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
         let breaking = try makeRoomForBreak(file, length: length)
         defer { state.release(breaking) }
-        try clearSetIDIfAsked(file.inode, notifying: true)  // before the data, as the kernel's own write does
         let written = try growing(file, allocating: .data(offset: UInt64(offset), length: UInt64(length)), retryable: inMemory) { () throws(Errno) -> Int in
             let count = cfuse_write_bufvec_to_fd(data, file.descriptor.rawValue, offset, 1)
             if count < 0 { throw Errno(Int32(-count)) }
