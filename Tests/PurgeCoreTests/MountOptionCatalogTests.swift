@@ -23,7 +23,7 @@ final class MountOptionCatalogTests: XCTestCase {
     func testCatalogMatchesSpecTable() {
         XCTAssertEqual(MountOptionCatalog.purgefsOptions.map(\.name), [
             "capacity", "external", "low", "high", "purgeable", "cloud", "ubiquitous", "state", "bundle",
-            "metrics_interval", "optimize_storage",
+            "metrics_interval", "optimize_storage", "passthrough",
         ])
     }
 
