@@ -48,7 +48,7 @@ public enum MountOptionCatalog {
               summary: "under pressure, also evict uploaded ubiquitous files",
               defaultText: "off"),
         Entry(name: "passthrough", valueName: "on|off",
-              summary: "kernel passthrough (Linux 6.9+) for files opened read-only; a writer's open of such a file while it is open fails (EIO)",
+              summary: "kernel passthrough (Linux 6.9+) for files opened read-only; while one is open, opening it for writing fails (EIO)",
               defaultText: "off"),
     ]
 

@@ -5,6 +5,7 @@ import PurgeCore
 final class MountOptionCatalogTests: XCTestCase {
     private let sampleValues = [
         "SIZE": "1G", "SIZE|N%": "15%", "P1:P2": "zone", "DIR": "/srv/elsewhere", "P": "App", "DURATION": "30s",
+        "on|off": "on",
     ]
 
     func testEveryPurgefsOptionInTheCatalogParses() throws {
