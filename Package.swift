@@ -38,7 +38,7 @@ let package = Package(
         // A tiny main that hands over to PurgeCommand.
         .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"]),
         // What several test targets share (the seeded generator).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["PurgeCore"], path: "Tests/TestSupport"),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore", "TestSupport"]),
         .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys", "PurgeCore"]),
         .testTarget(name: "PurgeStoreTests", dependencies: ["PurgeStore", "PurgeCore"]),

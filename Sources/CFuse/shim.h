@@ -40,6 +40,13 @@ static inline struct fuse_bufvec cfuse_bufvec_fd(int fd, size_t size, off_t offs
     return v;
 }
 
+/// A buffer vector over `size` bytes of memory at `mem`.
+static inline struct fuse_bufvec cfuse_bufvec_mem(void *mem, size_t size) {
+    struct fuse_bufvec v = FUSE_BUFVEC_INIT(size);
+    v.buf[0].mem = mem;
+    return v;
+}
+
 /// Copies an incoming write buffer vector into `fd` at `offset`; returns bytes or -errno.
 static inline ssize_t cfuse_write_bufvec_to_fd(struct fuse_bufvec *in, int fd, off_t offset, int splice) {
     struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));

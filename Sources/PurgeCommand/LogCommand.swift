@@ -2,14 +2,14 @@ import Glibc
 import PurgeCore
 import PurgeSys
 
-/// `purgefs log MOUNTPOINT|CONTAINER [--json | --daemon] [--state DIR]`:
-/// what was purged, when and why; or the daemon's own log.
+/// `purgefs log MOUNTPOINT|CONTAINER [--json | --daemon | --faults [--json]] [--state DIR]`:
+/// what was purged, when and why; or the daemon's own log; or what fault rules did.
 struct LogCommand: Subcommand {
     static let name = "log"
     static let abstract = "Show what was purged, when and why (or the daemon's own log)"
     static let help = """
-        Usage: purgefs log MOUNTPOINT [--json | --daemon]
-               purgefs log CONTAINER [--json | --daemon] [--state DIR]
+        Usage: purgefs log MOUNTPOINT [--json | --daemon | --faults [--json]]
+               purgefs log CONTAINER [--json | --daemon | --faults [--json]] [--state DIR]
 
         \(TextLayout.paragraph(
             "Prints the purge log of a container: every file purged, oldest first, with the time, the reason "
@@ -27,6 +27,7 @@ struct LogCommand: Subcommand {
 
         Flags:
         \(TextLayout.row("--json", "print the log's lines as stored: one JSON object per line with time, path, bytes, size, last_used, reason, action (times in seconds since the epoch, sizes in bytes)"))
+        \(TextLayout.row("--faults", "print what fault rules did instead (faults.log in the state directory): every injection with its time, rule ID, operation, caller's pid, result (the errno, delayed ..., wrote N of M bytes) and path; with --json the lines as stored: time, rule, op, path, pid, action, result"))
         \(TextLayout.row("--daemon", "print the daemon's own log instead (daemon.log in the state directory: what it noted while serving, its errors)"))
         \(TextLayout.row("--state DIR", "read the state in DIR: for a container mounted with state=DIR"))
         \(TextLayout.row("-h, --help", "show this help"))
@@ -35,55 +36,72 @@ struct LogCommand: Subcommand {
     var pathArgument: String
     var json = false
     var daemon = false
+    var faults = false
     var stateArgument: String?
     /// Set by `validate()`: the log file to read.
     private(set) var logPath = ""
 
     init(parsing arguments: [String]) throws(CommandExit) {
         let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
-                                         valueFlags: [StateLocator.flag: "DIR"], switchFlags: ["--json", "--daemon"])
+                                         valueFlags: [StateLocator.flag: "DIR"], switchFlags: ["--json", "--daemon", "--faults"])
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
         json = parsed.switches.contains("--json")
         daemon = parsed.switches.contains("--daemon")
+        faults = parsed.switches.contains("--faults")
         if json && daemon { throw .usage("\(Self.name): give --json or --daemon, not both (the daemon's log is text)") }
+        if faults && daemon { throw .usage("\(Self.name): give --faults or --daemon, not both") }
         stateArgument = parsed.values[StateLocator.flag]
     }
 
     mutating func validate() throws(CommandExit) {
         let state = try StateLocator.locate(pathArgument, state: stateArgument)
-        logPath = state.directory + "/" + (daemon ? Self.daemonFileName : Self.fileName)
+        logPath = state.directory + "/" + (daemon ? Self.daemonFileName : faults ? Self.faultsFileName : Self.fileName)
     }
 
     static let fileName = "purge.log"
+    /// The fault rules' record (`FaultLog.fileName`).
+    static let faultsFileName = "faults.log"
     /// The daemon's stderr once detached (`MountPreparation.logName`).
     static let daemonFileName = "daemon.log"
 
     func run(_ context: CommandContext) throws(CommandExit) {
         if daemon { return try printDaemonLog() }
+        if faults {
+            var table = FaultLogTable()
+            return try printRecords(named: "fault log", empty: FaultLogTable.emptyText, { table.add($0) }, footer: { table.footer })
+        }
+        var table = LogTable(now: WallClock.seconds())
+        try printRecords(named: "purge log", empty: Self.emptyText, { table.add($0) }, footer: { table.footer })
+    }
+
+    /// A log of JSON lines: as a table (`row` gives what to print for each
+    /// line, then `footer`), or with `--json` its lines as stored.
+    private func printRecords(
+        named name: String, empty: String, _ row: (String) -> String?, footer: () -> String
+    ) throws(CommandExit) {
         let file: FileDescriptor
         do throws(Errno) {
             file = try FileDescriptor.open(path: logPath, flags: O_RDONLY)
         } catch {
             if error == .noEntry {
-                if !json { print(Self.emptyText) }
+                if !json { print(empty) }
                 return
             }
-            throw .failure("cannot open the purge log \(logPath): \(error)")
+            throw .failure("cannot open the \(name) \(logPath): \(error)")
         }
         defer { file.closeQuietly() }
-        var table = LogTable(now: WallClock.seconds())
         do throws(Errno) {
             try file.forEachLine { line in
                 if json {
                     if !line.isEmpty { print(String(decoding: line, as: UTF8.self)) }
-                } else if let text = table.add(String(decoding: line, as: UTF8.self)) {
+                } else if let text = row(String(decoding: line, as: UTF8.self)) {
                     print(text)
                 }
             }
         } catch {
-            throw .failure("cannot read the purge log \(logPath): \(error)")
+            throw .failure("cannot read the \(name) \(logPath): \(error)")
         }
-        if !json { print(table.footer) }
+        if !json { print(footer()) }
     }
 
     static let emptyText = "Nothing has been purged yet."

@@ -30,7 +30,7 @@ struct MetricsCommand: Subcommand {
 
         Flags:
         \(TextLayout.row("--json", "the reports as JSON, in the shape of MetricKit's daily reports (fields below)"))
-        \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes, else the latest sample"))
+        \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes, with each fault rule's matched and fired counters, else the latest sample"))
         \(TextLayout.row("--days N", "the last N UTC days, today included (default 7)"))
         \(TextLayout.row("--state DIR", "read the history in DIR: for a container mounted with state=DIR"))
         \(TextLayout.row("-h, --help", "show this help"))
@@ -111,6 +111,12 @@ struct MetricsCommand: Subcommand {
                 sample = latest
             }
             print(PrometheusText.text(sample, container: source.container))
+            if let mountpoint = source.mountpoint {
+                // A daemon without fault rules support answers ENODATA: no counters then.
+                let rules = (try? FaultCommand.listings(of: mountpoint, access)) ?? []
+                let faults = PrometheusText.faultText(rules, container: source.container)
+                if !faults.isEmpty { print(faults) }
+            }
             return
         }
         let first = MetricsDay.firstTime(last: days, now: now)

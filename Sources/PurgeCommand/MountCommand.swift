@@ -89,6 +89,10 @@ struct MountCommand: Subcommand {
         } catch {
             throw .usage(error.description)
         }
+        // The daemon loads it again at mount; a bad file is refused here, before anything is mounted.
+        if let faults = options.faults {
+            do throws(MountError) { _ = try FaultRulesFile.load(faults) } catch { throw .failure(error.description) }
+        }
         if let inside = AbsolutePath.relative(mountpoint, to: container), !inside.isEmpty {
             throw .failure("mountpoint \(mountpoint) is inside the container \(container): the mount would contain itself")
         }

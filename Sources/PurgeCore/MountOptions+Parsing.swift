@@ -52,6 +52,8 @@ extension MountOptions {
             ubiquitousZones = try Self.zones(name, try Self.required(name, value))
         case "cloud":
             cloud = try Self.absolute(name, try Self.required(name, value))
+        case "faults":
+            faults = try Self.absolute(name, try Self.required(name, value))
         case "state":
             stateDirectory = try Self.absolute(name, try Self.required(name, value))
         case "bundle":

@@ -25,6 +25,8 @@ public struct MountOptions: Equatable, Sendable {
     public var metricsIntervalSeconds: UInt64 = 3600
     /// Under pressure, also evict uploaded ubiquitous files.
     public var optimizeStorage = false
+    /// A rules file loaded at mount (`FaultRuleFile`); `nil` for none.
+    public var faults: String?
     /// Kernel passthrough for files opened read-only, where the kernel offers it.
     public var passthrough = false
     /// Standard FUSE and mount options (`allow_other`, `ro`, ...), passed to libfuse as given.

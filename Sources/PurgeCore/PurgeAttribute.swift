@@ -18,6 +18,10 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case purgedBytes = "purged_bytes"
     case purgedFiles = "purged_files"
     case purge
+    /// Not in SPEC's table: the fault rules (`purgefs fault`). Read: one
+    /// line a rule (`FaultBook.listing`); write `add RULE`, `clear` or
+    /// `clear ID` (`FaultCommand`).
+    case faults
     // Files (pinned also on directories; group and tombstone on zone directories).
     case pinned, group, tombstone
     case contentID = "content_id"
@@ -61,7 +65,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .files, .cloneSavings, .group, .tombstone:
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
-             .purgedBytes, .purgedFiles:
+             .purgedBytes, .purgedFiles, .faults:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
@@ -74,7 +78,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// acceptable is checked separately).
     public func isWritable(on target: Target) -> Bool {
         switch self {
-        case .capacity, .external, .purge:
+        case .capacity, .external, .purge, .faults:
             return target == .root
         case .pinned:
             return target != .other
@@ -89,10 +93,10 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         }
     }
 
-    /// Only the mount's owner or root may change the device or purge.
+    /// Only the mount's owner or root may change the device, purge, or set fault rules.
     public var isControl: Bool {
         switch self {
-        case .capacity, .external, .purge: return true
+        case .capacity, .external, .purge, .faults: return true
         default: return false
         }
     }

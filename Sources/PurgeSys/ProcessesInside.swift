@@ -37,7 +37,8 @@ public enum ProcessesInside {
         return holders.sorted { $0.pid < $1.pid }
     }
 
-    private static func command(of pid: Int32) -> String {
+    /// The command name of `pid` (`/proc/PID/comm`), or `?` when it cannot be read.
+    public static func command(of pid: Int32) -> String {
         let fd = open("/proc/\(pid)/comm", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return "?" }
         defer { close(fd) }
@@ -48,7 +49,7 @@ public enum ProcessesInside {
     }
 
     /// Wraps `readlink(2)`.
-    private static func readLink(_ path: String) -> String? {
+    static func readLink(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: 4097)
         let count = readlink(path, &buffer, 4096)
         guard count > 0 else { return nil }

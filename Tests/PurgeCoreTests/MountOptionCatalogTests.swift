@@ -4,7 +4,7 @@ import PurgeCore
 /// The catalog drives `purgefs mount --help`: everything it lists must parse.
 final class MountOptionCatalogTests: XCTestCase {
     private let sampleValues = [
-        "SIZE": "1G", "SIZE|N%": "15%", "P1:P2": "zone", "DIR": "/srv/elsewhere", "P": "App", "DURATION": "30s",
+        "SIZE": "1G", "SIZE|N%": "15%", "P1:P2": "zone", "DIR": "/srv/elsewhere", "P": "App", "DURATION": "30s", "FILE": "/etc/app.rules",
         "on|off": "on",
     ]
 
@@ -24,7 +24,7 @@ final class MountOptionCatalogTests: XCTestCase {
     func testCatalogMatchesSpecTable() {
         XCTAssertEqual(MountOptionCatalog.purgefsOptions.map(\.name), [
             "capacity", "external", "low", "high", "purgeable", "cloud", "ubiquitous", "state", "bundle",
-            "metrics_interval", "optimize_storage", "passthrough",
+            "metrics_interval", "optimize_storage", "faults", "passthrough",
         ])
     }
 

@@ -19,8 +19,9 @@ final class PurgeAttributeTests: XCTestCase {
                     "available_important", "available_opportunistic", "purged_bytes", "purged_files", "purge",
                     "pinned", "group", "tombstone", "content_id", "last_used", "shared", "ubiquitous", "uploaded",
                     "download_status", "evict", "download"]
-        // Beyond the SPEC's table: why `evict` would refuse now (README, Cloud tier).
-        let own = ["evictable"]
+        // Beyond the SPEC's table: why `evict` would refuse now (README, Cloud tier);
+        // the fault rules' control channel (README, Fault rules).
+        let own = ["evictable", "faults"]
         for name in spec + own {
             guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
                 return XCTFail("\(name) does not parse")

@@ -51,6 +51,8 @@ struct VirtualAttributes {
             case .availableImportant: return String(status.availableImportant)
             default: return String(status.availableOpportunistic)
             }
+        case .faults:
+            return filesystem.faults.listing
         case .purgedBytes:
             return String(state.purgeCounters.bytes)
         case .purgedFiles:
@@ -116,6 +118,8 @@ struct VirtualAttributes {
         case .evict, .download:
             guard let cloud = filesystem.cloud else { throw Errno.invalidArgument }
             try cloud.set(attribute, on: inode, value: text)
+        case .faults:
+            try filesystem.faults.apply(text)
         default:
             throw Errno.invalidArgument
         }

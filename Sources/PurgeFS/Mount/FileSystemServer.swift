@@ -23,6 +23,7 @@ public enum FileSystemServer {
         _ request: MountRequest, whenReady: @escaping @Sendable (_ log: FileDescriptor) -> Void
     ) throws(MountError) {
         let prepared = try MountPreparation(request)
+        let faultRules = try request.options.faults.map(FaultRulesFile.load) ?? []
         // Every inode the kernel holds is an open O_PATH descriptor here.
         ResourceLimits.raiseOpenFiles()
         // The kernel has applied the caller's umask already.
@@ -46,6 +47,7 @@ public enum FileSystemServer {
         } catch {
             throw MountError("cannot read container \(request.container): \(error)")
         }
+        for rule in faultRules { filesystem.faults.add(rule) }
         let metrics = MetricsSampler(
             state: opened.state, root: prepared.root, directory: opened.directory, options: request.options, log: log)
         metrics.start()

@@ -23,6 +23,7 @@ struct Session {
             throw MountError("libfuse refused the options \(arguments[2])\(Self.capturedLog())")
         }
         defer { fuse_session_destroy(session) }
+        filesystem.faults.attach(session: session)
         guard fuse_set_signal_handlers(session) == 0 else {
             throw MountError("cannot install signal handlers")
         }

@@ -1,26 +1,27 @@
 import CFuse
 import Glibc
+import PurgeCore
 import PurgeSys
 
 /// The entries of the operations table for extended attributes, statfs and access.
 enum AttributeOperations {
     static func install(into ops: inout fuse_lowlevel_ops) {
         ops.getxattr = { request, id, name, size in
-            Operations.replying(request, "getxattr") { fs throws(Errno) in
+            Operations.replying(request, "getxattr", .init(.getxattr), .attribute(id, name!)) { fs throws(Errno) in
                 try AttributeOperations.replyWithBuffer(request, size: size) { (buffer) throws(Errno) in
                     try fs.extendedAttribute(of: NodeID(id), name: name!, into: buffer)
                 }
             }
         }
         ops.listxattr = { request, id, size in
-            Operations.replying(request, "listxattr") { fs throws(Errno) in
+            Operations.replying(request, "listxattr", .init(.listxattr), .node(id)) { fs throws(Errno) in
                 try AttributeOperations.replyWithBuffer(request, size: size) { (buffer) throws(Errno) in
                     try fs.listExtendedAttributes(of: NodeID(id), into: buffer)
                 }
             }
         }
         ops.setxattr = { request, id, name, value, size, flags in
-            Operations.replying(request, "setxattr") { fs throws(Errno) in
+            Operations.replying(request, "setxattr", .init(.setxattr), .attribute(id, name!)) { fs throws(Errno) in
                 try fs.setExtendedAttribute(
                     of: NodeID(id), name: name!, value: UnsafeRawBufferPointer(start: value, count: size), flags: flags,
                     caller: fuse_req_ctx(request)!.pointee.uid)
@@ -28,19 +29,19 @@ enum AttributeOperations {
             }
         }
         ops.removexattr = { request, id, name in
-            Operations.replying(request, "removexattr") { fs throws(Errno) in
+            Operations.replying(request, "removexattr", .init(.removexattr), .attribute(id, name!)) { fs throws(Errno) in
                 try fs.removeExtendedAttribute(of: NodeID(id), name: name!)
                 fuse_reply_err(request, 0)
             }
         }
-        ops.statfs = { request, _ in
-            Operations.replying(request, "statfs") { fs throws(Errno) in
+        ops.statfs = { request, id in
+            Operations.replying(request, "statfs", .init(.statfs), .node(id)) { fs throws(Errno) in
                 var status = try fs.fileSystemStatus()
                 fuse_reply_statfs(request, &status)
             }
         }
         ops.access = { request, id, mask in
-            Operations.replying(request, "access") { fs throws(Errno) in
+            Operations.replying(request, "access", .init(.access), .node(id)) { fs throws(Errno) in
                 try fs.checkAccess(NodeID(id), mask: mask, caller: CallerIdentity(request!))
                 fuse_reply_err(request, 0)
             }

@@ -32,6 +32,8 @@ final class ContainerFileSystem: Sendable {
     let recency: RecencyStore
     /// The cloud tier, with `cloud=`.
     let cloud: CloudTier?
+    /// The fault rules, checked at the start of every request (`Operations.admit`).
+    let faults: FaultInjector
     /// Who hears what the handlers did: the ledger, then the cloud tier,
     /// then `observers` (docs/DESIGN.md, "Observers").
     let events: Observers
@@ -49,6 +51,7 @@ final class ContainerFileSystem: Sendable {
         self.state = state
         self.stateDirectory = stateDirectory
         self.recency = recency
+        self.faults = FaultInjector(root: root, log: FaultLog(file: try? stateDirectory.openForAppending(FaultLog.fileName)))
         self.timeouts = timeouts
         self.whenReady = whenReady
         let inodes = InodeTable(

@@ -1,5 +1,6 @@
 import CFuse
 import Glibc
+import PurgeCore
 import PurgeSys
 
 /// The entries of the operations table for directories. A directory handle
@@ -8,25 +9,25 @@ import PurgeSys
 enum DirectoryOperations {
     static func install(into ops: inout fuse_lowlevel_ops) {
         ops.opendir = { request, id, info in
-            Operations.replying(request, "opendir") { fs throws(Errno) in
+            Operations.replying(request, "opendir", .init(.opendir), .node(id)) { fs throws(Errno) in
                 let directory = try fs.openDirectory(NodeID(id))
                 let pointer = Unmanaged.passRetained(directory).toOpaque()
                 info!.pointee.fh = UInt64(UInt(bitPattern: pointer))
                 if fuse_reply_open(request, info) != 0 { Unmanaged<DirectoryHandle>.fromOpaque(pointer).release() }
             }
         }
-        ops.readdir = { request, _, size, offset, info in
-            DirectoryOperations.read(request, size: size, offset: offset, info: info!, plus: false)
+        ops.readdir = { request, id, size, offset, info in
+            DirectoryOperations.read(request, id, size: size, offset: offset, info: info!, plus: false)
         }
-        ops.readdirplus = { request, _, size, offset, info in
-            DirectoryOperations.read(request, size: size, offset: offset, info: info!, plus: true)
+        ops.readdirplus = { request, id, size, offset, info in
+            DirectoryOperations.read(request, id, size: size, offset: offset, info: info!, plus: true)
         }
         ops.releasedir = { request, _, info in
             Unmanaged<DirectoryHandle>.fromOpaque(DirectoryOperations.pointer(info!)).release()
             fuse_reply_err(request, 0)
         }
-        ops.fsyncdir = { request, _, dataOnly, info in
-            Operations.replying(request, "fsyncdir") { fs throws(Errno) in
+        ops.fsyncdir = { request, id, dataOnly, info in
+            Operations.replying(request, "fsyncdir", .init(.fsyncdir), .node(id)) { fs throws(Errno) in
                 try fs.syncDirectory(DirectoryOperations.handle(info!), dataOnly: dataOnly != 0)
                 fuse_reply_err(request, 0)
             }
@@ -34,9 +35,9 @@ enum DirectoryOperations {
     }
 
     private static func read(
-        _ request: fuse_req_t?, size: Int, offset: off_t, info: UnsafeMutablePointer<fuse_file_info>, plus: Bool
+        _ request: fuse_req_t?, _ id: fuse_ino_t, size: Int, offset: off_t, info: UnsafeMutablePointer<fuse_file_info>, plus: Bool
     ) {
-        Operations.replying(request, "fsyncdir") { fs throws(Errno) in
+        Operations.replying(request, plus ? "readdirplus" : "readdir", .init(.readdir), .node(id)) { fs throws(Errno) in
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
             defer { buffer.deallocate() }
             let used = try fs.readDirectory(DirectoryOperations.handle(info), request: request!, offset: Int64(offset), plus: plus, into: buffer)

@@ -1,12 +1,13 @@
 import CFuse
 import Glibc
+import PurgeCore
 import PurgeSys
 
 /// The entries of the operations table for open files.
 enum FileOperations {
     static func install(into ops: inout fuse_lowlevel_ops) {
         ops.open = { request, id, info in
-            Operations.replying(request, "open") { fs throws(Errno) in
+            Operations.replying(request, "open", .init(.open), .node(id)) { fs throws(Errno) in
                 let file = try fs.open(NodeID(id), flags: info!.pointee.flags)
                 try fs.clearSetIDAfterTruncating(file, flags: info!.pointee.flags, caller: CallerIdentity(request!))
                 fs.describe(file, opened: info!.pointee.flags, in: info!)
@@ -17,7 +18,7 @@ enum FileOperations {
             }
         }
         ops.create = { request, parent, name, mode, info in
-            Operations.replying(request, "create") { fs throws(Errno) in
+            Operations.replying(request, "create", .init(.create), .entry(parent, name!)) { fs throws(Errno) in
                 var (entry, file) = try fs.create(
                     parent: NodeID(parent), name: name!, mode: mode, flags: info!.pointee.flags,
                     caller: CallerIdentity(request!))
@@ -31,23 +32,35 @@ enum FileOperations {
             }
         }
         ops.read = { request, _, size, offset, info in
+            let fs = Operations.filesystem(request)
+            if case .fail(let errno) = Operations.admit(fs, request, .init(.read), .file(info!)) {
+                fuse_reply_err(request, errno.rawValue)
+                return
+            }
             // Spliced from the backing file to the kernel where possible: no copy through userspace.
             let file = OpenFile.from(info!)
-            Operations.filesystem(request).read(file)
+            fs.read(file)
             var data = cfuse_bufvec_fd(file.descriptor.rawValue, size, offset)
             fuse_reply_data(request, &data, FUSE_BUF_SPLICE_MOVE)
         }
         ops.write_buf = { request, _, data, offset, info in
             Operations.replying(request, "write_buf") { fs throws(Errno) in
                 let file = OpenFile.from(info!)
+                let admission = Operations.admit(fs, request, .init(.write), .file(info!))
+                if case .fail(let errno) = admission { throw errno }
                 // Before the data, as the kernel's own write does.
                 try fs.clearSetIDIfAsked(file.inode, caller: CallerIdentity(request!), notifying: true)
-                let written = try fs.write(file, data!, at: offset)
+                let written: Int
+                switch admission {
+                case .proceed: written = try fs.write(file, data!, at: offset)
+                case .fail(let errno): throw errno
+                case .shortWrite(let firing, let call): written = try fs.writeShortened(file, data!, at: offset, firing, call)
+                }
                 fuse_reply_write(request, written)
             }
         }
         ops.flush = { request, _, info in
-            Operations.replying(request, "flush") { fs throws(Errno) in
+            Operations.replying(request, "flush", .init(.flush), .file(info!)) { fs throws(Errno) in
                 try fs.flush(FileOperations.handle(info!))
                 fuse_reply_err(request, 0)
             }
@@ -59,25 +72,25 @@ enum FileOperations {
             fuse_reply_err(request, 0)
         }
         ops.fsync = { request, _, dataOnly, info in
-            Operations.replying(request, "fsync") { fs throws(Errno) in
+            Operations.replying(request, "fsync", dataOnly != 0 ? .init(.fdatasync, also: .fsync) : .init(.fsync), .file(info!)) { fs throws(Errno) in
                 try fs.sync(FileOperations.handle(info!), dataOnly: dataOnly != 0)
                 fuse_reply_err(request, 0)
             }
         }
         ops.fallocate = { request, _, mode, offset, length, info in
-            Operations.replying(request, "fallocate") { fs throws(Errno) in
+            Operations.replying(request, "fallocate", .init(.fallocate), .file(info!)) { fs throws(Errno) in
                 try fs.allocate(OpenFile.from(info!), mode: mode, offset: Int64(offset), length: Int64(length))
                 fuse_reply_err(request, 0)
             }
         }
         ops.lseek = { request, _, offset, whence, info in
-            Operations.replying(request, "lseek") { fs throws(Errno) in
+            Operations.replying(request, "lseek", .init(.lseek), .file(info!)) { fs throws(Errno) in
                 let position = try fs.seek(FileOperations.handle(info!), offset: Int64(offset), whence: whence)
                 fuse_reply_lseek(request, off_t(position))
             }
         }
         ops.copy_file_range = { request, _, sourceOffset, sourceInfo, _, offset, info, length, flags in
-            Operations.replying(request, "copy_file_range") { fs throws(Errno) in
+            Operations.replying(request, "copy_file_range", .init(.copyFileRange), .file(info!)) { fs throws(Errno) in
                 let copied = try fs.copyRange(
                     from: OpenFile.from(sourceInfo!), at: Int64(sourceOffset), to: OpenFile.from(info!),
                     at: Int64(offset), length: length, flags: UInt32(flags))
@@ -99,7 +112,8 @@ extension ContainerFileSystem {
         file.attach(to: info)
         let direct = flags & OpenFlags.direct != 0
         cfuse_fi_set_direct_io(info, direct ? 1 : 0)
-        // Only the mount changes the data, so the page cache survives reopening.
-        cfuse_fi_set_keep_cache(info, direct ? 0 : 1)
+        // Only the mount changes the data, so the page cache survives reopening;
+        // but a file whose reads a fault rule could fail must reach us (and its cache is dropped now).
+        cfuse_fi_set_keep_cache(info, direct || faults.mayFailReads(of: file.inode) ? 0 : 1)
     }
 }

@@ -121,12 +121,16 @@ final class KernelPassthrough: Sendable {
 
 extension ContainerFileSystem {
     /// Whether the kernel may read `inode` from its backing file without
-    /// asking the daemon: the one place that decides it (fault rules and
-    /// crash simulation add their conditions here: a file a rule could
-    /// match, or whose unsynced writes a crash must drop, is served by the
-    /// daemon). Recency is stamped at open instead of at each read.
+    /// asking the daemon: the one place that decides it (SPEC: a file that a
+    /// fault rule could match, or whose unsynced writes a crash simulation
+    /// must drop, is served by the daemon; crash simulation adds its
+    /// condition here). Recency is stamped at open instead of at each read.
+    /// Decided at open: a rule added later does not reach a reader already
+    /// passed through, as it does not reach pages the kernel cached before.
     func mayPassThrough(_ inode: Inode) -> Bool {
         guard inode.isRegularFile else { return false }
+        // A read rule could match it: its reads must reach the injector.
+        if faults.mayFailReads(of: inode) { return false }
         // Data shared with a linked clone moves to another backing file when a clone breaks away.
         if inode.isShared || state.linked.isMember(inode.key) { return false }
         // A document of the cloud tier may be evicted or downloaded while open.

@@ -1,5 +1,6 @@
 import CFuse
 import Glibc
+import PurgeCore
 import PurgeSys
 
 /// The libfuse low-level operations table. Each entry is a non-capturing
@@ -13,7 +14,7 @@ enum Operations {
             Operations.filesystem(userdata).initialize(connection!)
         }
         ops.lookup = { request, parent, name in
-            Operations.replying(request, "lookup") { fs throws(Errno) in
+            Operations.replying(request, "lookup", .init(.lookup), .entry(parent, name!)) { fs throws(Errno) in
                 var entry = try fs.lookup(parent: NodeID(parent), name: name!)
                 fuse_reply_entry(request, &entry)
             }
@@ -30,13 +31,13 @@ enum Operations {
             fuse_reply_none(request)
         }
         ops.getattr = { request, id, _ in
-            Operations.replying(request, "getattr") { fs throws(Errno) in
+            Operations.replying(request, "getattr", .init(.getattr), .node(id)) { fs throws(Errno) in
                 var status = try fs.attributes(of: NodeID(id))
                 fuse_reply_attr(request, &status, fs.timeouts.attributes)
             }
         }
         ops.setattr = { request, id, attributes, fields, info in
-            Operations.replying(request, "setattr") { fs throws(Errno) in
+            Operations.replying(request, "setattr", .setattr(fields), .node(id)) { fs throws(Errno) in
                 var status = try fs.setAttributes(
                     of: NodeID(id), to: attributes!.pointee, changing: fields, handle: info.map(OpenFile.from),
                     caller: CallerIdentity(request!))
@@ -44,51 +45,51 @@ enum Operations {
             }
         }
         ops.readlink = { request, id in
-            Operations.replying(request, "readlink") { fs throws(Errno) in
+            Operations.replying(request, "readlink", .init(.readlink), .node(id)) { fs throws(Errno) in
                 let target = try fs.readSymbolicLink(NodeID(id))
                 fuse_reply_readlink(request, target)
             }
         }
         ops.mknod = { request, parent, name, mode, device in
-            Operations.replying(request, "mknod") { fs throws(Errno) in
+            Operations.replying(request, "mknod", .init(.mknod), .entry(parent, name!)) { fs throws(Errno) in
                 var entry = try fs.makeNode(
                     parent: NodeID(parent), name: name!, mode: mode, device: device, caller: CallerIdentity(request!))
                 fuse_reply_entry(request, &entry)
             }
         }
         ops.mkdir = { request, parent, name, mode in
-            Operations.replying(request, "mkdir") { fs throws(Errno) in
+            Operations.replying(request, "mkdir", .init(.mkdir), .entry(parent, name!)) { fs throws(Errno) in
                 var entry = try fs.makeDirectory(parent: NodeID(parent), name: name!, mode: mode, caller: CallerIdentity(request!))
                 fuse_reply_entry(request, &entry)
             }
         }
         ops.symlink = { request, target, parent, name in
-            Operations.replying(request, "symlink") { fs throws(Errno) in
+            Operations.replying(request, "symlink", .init(.symlink), .entry(parent, name!)) { fs throws(Errno) in
                 var entry = try fs.makeSymbolicLink(
                     parent: NodeID(parent), name: name!, target: target!, caller: CallerIdentity(request!))
                 fuse_reply_entry(request, &entry)
             }
         }
         ops.link = { request, id, parent, name in
-            Operations.replying(request, "link") { fs throws(Errno) in
+            Operations.replying(request, "link", .init(.link), .entry(parent, name!)) { fs throws(Errno) in
                 var entry = try fs.makeHardLink(to: NodeID(id), parent: NodeID(parent), name: name!)
                 fuse_reply_entry(request, &entry)
             }
         }
         ops.unlink = { request, parent, name in
-            Operations.replying(request, "unlink") { fs throws(Errno) in
+            Operations.replying(request, "unlink", .init(.unlink), .entry(parent, name!)) { fs throws(Errno) in
                 try fs.unlink(parent: NodeID(parent), name: name!, directory: false)
                 fuse_reply_err(request, 0)
             }
         }
         ops.rmdir = { request, parent, name in
-            Operations.replying(request, "rmdir") { fs throws(Errno) in
+            Operations.replying(request, "rmdir", .init(.rmdir), .entry(parent, name!)) { fs throws(Errno) in
                 try fs.unlink(parent: NodeID(parent), name: name!, directory: true)
                 fuse_reply_err(request, 0)
             }
         }
         ops.rename = { request, parent, name, newParent, newName, flags in
-            Operations.replying(request, "rename") { fs throws(Errno) in
+            Operations.replying(request, "rename", .init(.rename), .entry(parent, name!)) { fs throws(Errno) in
                 try fs.rename(parent: NodeID(parent), name: name!, newParent: NodeID(newParent), newName: newName!, flags: flags)
                 fuse_reply_err(request, 0)
             }
@@ -121,6 +122,30 @@ enum Operations {
         } catch {
             fuse_reply_err(request, error.rawValue)
         }
+    }
+
+    /// `replying`, after the fault rules have seen the request (`admit`):
+    /// `call` is the operation as rules name it, `target` the node or name
+    /// it is about.
+    @inline(__always)
+    static func replying(
+        _ request: fuse_req_t?, _ operation: StaticString, _ call: FaultCallOperations, _ target: FaultTarget,
+        _ body: (ContainerFileSystem) throws(Errno) -> Void
+    ) {
+        replying(request, operation) { fs throws(Errno) in
+            if case .fail(let errno) = admit(fs, request, call, target) { throw errno }
+            try body(fs)
+        }
+    }
+
+    /// The one place requests meet the fault rules, at their start, before
+    /// any lock: without rules one atomic load (`FaultInjector.isArmed`).
+    @inline(__always)
+    static func admit(
+        _ fs: ContainerFileSystem, _ request: fuse_req_t?, _ call: FaultCallOperations, _ target: FaultTarget
+    ) -> FaultInjector.Admission {
+        guard fs.faults.isArmed else { return .proceed }
+        return fs.admitFault(request, call, target)
     }
 
 }

@@ -69,8 +69,8 @@ final class PurgeLog: Sendable {
             + "\"action\":\"\(action)\"}\n"
     }
 
-    /// Seconds with millisecond precision, as JSON numbers.
-    private static func seconds(_ value: Double) -> String {
+    /// Seconds with millisecond precision, as JSON numbers (the fault log's too).
+    static func seconds(_ value: Double) -> String {
         let milliseconds = UInt64((value * 1000).rounded())
         let fraction = milliseconds % 1000
         return "\(milliseconds / 1000).\(fraction < 10 ? "00" : fraction < 100 ? "0" : "")\(fraction)"

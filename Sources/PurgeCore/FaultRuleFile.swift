@@ -1,0 +1,82 @@
+/// A rules file (`faults=FILE`): one rule a line, written as the arguments
+/// of `purgefs fault add` without the mount point; words are separated by
+/// blanks and may be quoted as in a shell ('...' as is, "..." with `\"`
+/// and `\\`, `\` outside quotes takes the next character); `#` at the start
+/// of a word comments out the rest of the line; blank lines are skipped.
+public enum FaultRuleFile {
+    /// The rules of `text`, in order; the first error names its line.
+    public static func parse(_ text: String) throws(FaultRuleError) -> [FaultRule] {
+        var rules: [FaultRule] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            do throws(FaultRuleError) {
+                let words = try self.words(of: line)
+                if words.isEmpty { continue }
+                rules.append(try FaultRule(arguments: words))
+            } catch {
+                throw error.on(line: index + 1)
+            }
+        }
+        return rules
+    }
+
+    /// Splits one line into words, as a shell would (see the type's doc).
+    public static func words(of line: Substring) throws(FaultRuleError) -> [String] {
+        var words: [String] = []
+        var word = ""
+        var inWord = false
+        var iterator = line.makeIterator()
+        while let character = iterator.next() {
+            switch character {
+            case " ", "\t", "\r":
+                if inWord { words.append(word); word = ""; inWord = false }
+            case "#" where !inWord:
+                return words
+            case "'":
+                inWord = true
+                var closed = false
+                while let next = iterator.next() {
+                    if next == "'" { closed = true; break }
+                    word.append(next)
+                }
+                if !closed { throw FaultRuleError("a ' without its closing '") }
+            case "\"":
+                inWord = true
+                var closed = false
+                while let next = iterator.next() {
+                    if next == "\"" { closed = true; break }
+                    if next == "\\" {
+                        guard let escaped = iterator.next() else { break }
+                        if escaped != "\"" && escaped != "\\" { word.append("\\") }
+                        word.append(escaped)
+                    } else {
+                        word.append(next)
+                    }
+                }
+                if !closed { throw FaultRuleError("a \" without its closing \"") }
+            case "\\":
+                guard let escaped = iterator.next() else { throw FaultRuleError("'\\' at the end of the line") }
+                inWord = true
+                word.append(escaped)
+            default:
+                inWord = true
+                word.append(character)
+            }
+        }
+        if inWord { words.append(word) }
+        return words
+    }
+
+    /// `word` as `words(of:)` reads it back: bare when it is plain, else in single quotes.
+    public static func quoted(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { scalar in
+            (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-_./=:,+@%".unicodeScalars.contains(scalar))
+                && scalar.isASCII
+        }
+        if plain { return word }
+        var text = "'"
+        for character in word {
+            text += character == "'" ? "'\\''" : String(character)
+        }
+        return text + "'"
+    }
+}
