@@ -106,6 +106,28 @@ final class PassthroughTests: PassthroughTestCase {
         XCTAssertEqual(readBytes(fixture.container + "/data"), data, "the source keeps its data")
     }
 
+    func testFileAReadRuleCouldMatchIsServedByTheDaemon() throws {
+        let m = fixture.mountpoint
+        let add = try Subprocess.run(
+            [try MountFixture.locateBinary(), "fault", "add", m, "--op", "read", "--path", "data", "--errno", "EIO"], timeout: 30)
+        XCTAssertEqual(add.status, 0, "\(add)")
+        let reader = open(m + "/data", O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        defer { close(reader) }
+        var byte: UInt8 = 0
+        XCTAssertEqual(pread(reader, &byte, 1, 0), -1, "the rule reaches the read")
+        XCTAssertEqual(errno, EIO)
+        // Not passed through: a writer opens it while the reader is open.
+        let writer = openForWriting(m + "/data")
+        XCTAssertGreaterThanOrEqual(writer, 0, "open for writing: \(Errno.name(-writer))")
+        if writer >= 0 { close(writer) }
+        // Another file, which no rule matches, is passed through.
+        let other = open(m + "/Library/Caches/cached", O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(other, 0)
+        defer { close(other) }
+        XCTAssertEqual(openForWriting(m + "/Library/Caches/cached"), -EIO)
+    }
+
     func testPurgeWaitsForThePassedThroughReader() throws {
         let m = fixture.mountpoint
         let reader = open(m + "/Library/Caches/cached", O_RDONLY | O_CLOEXEC)
