@@ -30,7 +30,7 @@ struct MetricsCommand: Subcommand {
 
         Flags:
         \(TextLayout.row("--json", "the reports as JSON, in the shape of MetricKit's daily reports (fields below)"))
-        \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes, with each fault rule's matched and fired counters, else the latest sample"))
+        \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes, with each fault rule's matched and fired counters, else the latest sample; on a shared device (device=) also the device's figures, labelled device"))
         \(TextLayout.row("--days N", "the last N UTC days, today included (default 7)"))
         \(TextLayout.row("--state DIR", "read the history in DIR: for a container mounted with state=DIR"))
         \(TextLayout.row("-h, --help", "show this help"))
@@ -116,6 +116,10 @@ struct MetricsCommand: Subcommand {
                 let rules = (try? FaultCommand.listings(of: mountpoint, access)) ?? []
                 let faults = PrometheusText.faultText(rules, container: source.container)
                 if !faults.isEmpty { print(faults) }
+            }
+            if let mountpoint = source.mountpoint,
+               let device = try PrometheusText.deviceFigures(mountpoint: mountpoint, access) {
+                print(PrometheusText.deviceText(device, container: source.container))
             }
             return
         }

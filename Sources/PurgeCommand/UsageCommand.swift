@@ -8,6 +8,7 @@ struct UsageCommand: Subcommand {
     static let abstract = "Show a container's storage, Settings > Storage style"
     static let help = """
         Usage: purgefs usage PATH [--json]
+               purgefs usage --device NAME [--json]
 
         \(TextLayout.paragraph(
             "Shows what the purgefs mount at PATH, or the directory PATH inside one, holds, the way iOS shows an "
@@ -18,7 +19,13 @@ struct UsageCommand: Subcommand {
             + "the mount's. Every figure comes from the user.purgefs.* attributes, exact at the moment of the "
             + "read, however large the tree. Without bundle= the app shows as not set."))
 
+        \(TextLayout.paragraph(
+            "With --device NAME: the shared device NAME (-o device=NAME) as a whole: its capacity, used and "
+            + "available space and purgeable bytes, its policy, then every container mounted on it, biggest first, "
+            + "with its size on disk, its purgeable bytes and its cache quota (* when derived from its recent use)."))
+
         Flags:
+        \(TextLayout.row("--device NAME", "show the shared device NAME instead of one mount"))
         \(TextLayout.row("--json", "print every figure in bytes, as one JSON object (fields below)"))
         \(TextLayout.row("-h, --help", "show this help"))
 
@@ -39,20 +46,34 @@ struct UsageCommand: Subcommand {
             + "on the device, external included: df's Used), available, available_important (available + purgeable), "
             + "available_opportunistic (available - low mark), purgeable (the whole container's), purged_bytes, "
             + "purged_files: the same figures as purgefs space --json"]))
+        \(TextLayout.row("with --device", paragraphs: [
+            "device, policy, simulated, capacity, external, used, available, purgeable, and containers: each "
+            + "with container, mountpoint, pid, size (bytes on disk), logical_size, purgeable, quota, quota_given, "
+            + "last_use (nanoseconds since the epoch, 0 if never)"]))
         """
 
     var pathArgument: String
+    /// `--device NAME`: the shared device instead of a path.
+    var device: String?
     var json = false
     var access = AttributeAccess.live
     private(set) var location: MountLocation?
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help, switchFlags: ["--json"])
-        pathArgument = try parsed.onePath("PATH", command: Self.name)
+        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help, valueFlags: ["--device": "NAME"],
+                                         switchFlags: ["--json"])
         json = parsed.switches.contains("--json")
+        device = parsed.values["--device"]
+        if device != nil {
+            guard parsed.paths.isEmpty else { throw .usage("usage: give a PATH or --device NAME, not both") }
+            pathArgument = ""
+            return
+        }
+        pathArgument = try parsed.onePath("PATH", command: Self.name)
     }
 
     mutating func validate() throws(CommandExit) {
+        if device != nil { return }
         let location = try MountLocation.find(pathArgument)
         guard location.mount != nil else {
             throw .failure("\(location.path) is not on a purgefs mount (usage reads the figures a mount answers)")
@@ -61,6 +82,11 @@ struct UsageCommand: Subcommand {
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {
+        if let device {
+            let report = try DeviceUsageReport.read(device)
+            print(json ? report.json.pretty : report.text)
+            return
+        }
         guard let location, let mount = location.mount, let relative = location.relative else {
             preconditionFailure("run() before validate()")
         }

@@ -15,6 +15,11 @@ public struct CapacityModel: Equatable, Sendable {
     public var low: SpaceThreshold
     /// Purge until available space is at least this.
     public var high: SpaceThreshold
+    /// On a shared simulated device: what the other containers use, and
+    /// what of it purging could free (their records' `used`, `purgeable`).
+    /// Always 0 on a device of one's own.
+    public var neighbours: UInt64 = 0
+    public var neighbourPurgeable: UInt64 = 0
 
     public init(capacity: UInt64? = nil, external: UInt64 = 0,
                 low: SpaceThreshold = .percent(10), high: SpaceThreshold = .percent(20)) {
@@ -43,7 +48,7 @@ public struct CapacityModel: Equatable, Sendable {
         let free: UInt64
         if let capacity {
             size = capacity
-            available = capacity.subtractingClamped(external).subtractingClamped(usage)
+            available = capacity.subtractingClamped(external).subtractingClamped(neighbours).subtractingClamped(usage)
             free = available
         } else {
             guard let backing else {
@@ -59,7 +64,7 @@ public struct CapacityModel: Equatable, Sendable {
             containerUsed: usage,
             available: available,
             free: free,
-            purgeable: purgeable,
+            purgeable: purgeable.addingClamped(neighbourPurgeable),
             lowMark: low.bytes(ofCapacity: size),
             highMark: high.bytes(ofCapacity: size))
     }
@@ -81,5 +86,5 @@ public struct BackingSpace: Equatable, Sendable {
 }
 
 extension UInt64 {
-    func subtractingClamped(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
+    public func subtractingClamped(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
 }

@@ -83,6 +83,17 @@ public struct LinkedCloneRegistry: JournaledRecords {
     public func group(backedBy backing: EntryID) -> UInt64? { byBacking[backing] }
     public func member(named name: Name) -> EntryID? { byName[name] }
 
+    /// The identity of the name `name` of backing file `backing`: the
+    /// member's (its anchor's) when the name is a registered clone of a
+    /// group's backing, else the backing file's own. The one rule every
+    /// path that turns a name into an identity follows (the walk at mount,
+    /// lookup, readdir, create, rename, unlink, the purger). `regularFile`
+    /// false (known from a stat to be no regular file): always its own.
+    public func identity(of backing: EntryID, regularFile: Bool = true, named name: Name) -> EntryID {
+        guard regularFile, !isEmpty, byBacking[backing] != nil else { return backing }
+        return byName[name] ?? backing
+    }
+
     /// Anchored members of `group`, in charging order.
     public func members(of group: UInt64) -> [EntryID] {
         (byGroup[group] ?? []).sorted { members[$0]!.order < members[$1]!.order }

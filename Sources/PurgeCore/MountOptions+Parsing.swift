@@ -27,6 +27,7 @@ extension MountOptions {
             value = nil
         }
 
+        if MountOptionCatalog.purgefsOptions.contains(where: { $0.name == name }) { given.insert(name) }
         switch name {
         case "capacity":
             let text = try Self.required(name, value)
@@ -67,6 +68,24 @@ extension MountOptions {
             let text = try Self.required(name, value)
             do throws(ValueError) {
                 metricsIntervalSeconds = try DurationSeconds(parsing: text).seconds
+            } catch {
+                throw .invalidValue(option: name, value: text, reason: error)
+            }
+        case "device":
+            let text = try Self.required(name, value)
+            do throws(DeviceNameProblem) {
+                device = try DeviceName.validate(text)
+            } catch {
+                throw .invalidDeviceName(text, reason: error)
+            }
+        case "device_policy":
+            let text = try Self.required(name, value)
+            guard let policy = DevicePolicy(rawValue: text) else { throw .invalidPolicy(text) }
+            devicePolicy = policy
+        case "cache_quota":
+            let text = try Self.required(name, value)
+            do throws(ValueError) {
+                cacheQuota = try ByteSize(parsing: text).bytes
             } catch {
                 throw .invalidValue(option: name, value: text, reason: error)
             }

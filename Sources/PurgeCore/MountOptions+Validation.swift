@@ -18,6 +18,10 @@ extension MountOptions {
                 }
             }
         }
+        if device == nil {
+            if devicePolicy != nil { throw .needsDevice(option: "device_policy") }
+            if cacheQuota != nil { throw .needsDevice(option: "cache_quota") }
+        }
         if fuseOptions.contains("allow_other") && fuseOptions.contains("allow_root") {
             throw .conflictingOptions("allow_other", "allow_root")
         }

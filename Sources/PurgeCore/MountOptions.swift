@@ -27,6 +27,15 @@ public struct MountOptions: Equatable, Sendable {
     public var optimizeStorage = false
     /// A rules file loaded at mount (`FaultRuleFile`); `nil` for none.
     public var faults: String?
+    /// The shared device this container joins (`device=NAME`); `nil`: a device of its own.
+    public var device: String?
+    /// How the shared device chooses victims; `nil`: the device's (`quota` for a new one).
+    public var devicePolicy: DevicePolicy?
+    /// This container's cache quota on a shared device; `nil`: derived from its recent use.
+    public var cacheQuota: UInt64?
+    /// The purgefs options given explicitly (by name), so that a later member
+    /// of a shared device is checked only against what it said.
+    public var given: Set<String> = []
     /// Kernel passthrough for files opened read-only, where the kernel offers it.
     public var passthrough = false
     /// Standard FUSE and mount options (`allow_other`, `ro`, ...), passed to libfuse as given.

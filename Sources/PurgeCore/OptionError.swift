@@ -30,8 +30,31 @@ public enum OptionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `subtype=` with another name: `purgefs unmount` finds mounts by their type `fuse.purgefs`.
     case unsupportedSubtype(String)
 
+    /// `device=` is not a plain name.
+    case invalidDeviceName(String, reason: DeviceNameProblem)
+    /// `device_policy=` is neither `quota` nor `lru`.
+    case invalidPolicy(String)
+    /// `device_policy` or `cache_quota` without `device`.
+    case needsDevice(option: String)
+    /// A shared device's lock stayed held, so its settings could not be changed.
+    case deviceBusy(String)
+    /// A shared device's capacity would not hold its external use and what
+    /// its containers hold outside their caches.
+    case noSpaceLeft(capacity: String, external: String, used: String)
+
     public var description: String {
         switch self {
+        case .invalidDeviceName(let name, let reason):
+            return "device=\(name): \(reason)"
+        case .invalidPolicy(let text):
+            return "device_policy=\(text): must be quota or lru"
+        case .deviceBusy(let name):
+            return "device \(name) is busy (its lock stayed held): its settings were not changed; try again"
+        case .noSpaceLeft(let capacity, let external, let used):
+            return "capacity=\(capacity) leaves no space on the shared device: external=\(external) and "
+                + "\(used) its containers hold outside their caches fill it"
+        case .needsDevice(let option):
+            return "mount option '\(option)' applies to a shared device only: add device=NAME"
         case .unknownOption(let name):
             return "unknown mount option '\(name)'"
         case .missingValue(let option):

@@ -17,6 +17,15 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case availableOpportunistic = "available_opportunistic"
     case purgedBytes = "purged_bytes"
     case purgedFiles = "purged_files"
+    /// A shared device's totals (`device=`; a device of its own otherwise):
+    /// its name (text; `ENODATA` without `device=`), its containers, their
+    /// usage and purgeable bytes summed, and this container's cache quota
+    /// on it (0 without `device=`).
+    case deviceName = "device_name"
+    case deviceContainers = "device_containers"
+    case deviceContainersUsed = "device_containers_used"
+    case devicePurgeable = "device_purgeable"
+    case deviceQuota = "device_quota"
     case purge
     /// Not in SPEC's table: the fault rules (`purgefs fault`). Read: one
     /// line a rule (`FaultBook.listing`); write `add RULE`, `clear` or
@@ -65,7 +74,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .files, .cloneSavings, .group, .tombstone:
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
-             .purgedBytes, .purgedFiles, .faults:
+             .purgedBytes, .purgedFiles, .faults, .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
@@ -88,6 +97,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target == .file
         case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .containerUsed, .deviceUsed, .availableImportant,
              .availableOpportunistic, .purgedBytes, .purgedFiles, .contentID, .lastUsed, .shared,
+             .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota,
              .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return false
         }

@@ -78,18 +78,3 @@ public enum ChildProcess {
         return result == 0 ? nil : WaitStatus(raw: status)
     }
 }
-
-/// A NULL-terminated array of C strings for `argv`/`envp`, freed on deinit.
-private final class CStringArray {
-    private var pointers: [UnsafeMutablePointer<CChar>?]
-
-    init(_ strings: [String]) {
-        pointers = strings.map { strdup($0) } + [nil]
-    }
-
-    deinit { pointers.forEach { free($0) } }
-
-    func withPointer<Result>(_ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Result) -> Result {
-        pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
-    }
-}

@@ -132,6 +132,14 @@ final class MountFixture: @unchecked Sendable {
                 guard top.fileSystemType == MountFixture.fstype else {
                     throw SubprocessError("\(target) got mounted with fstype \(top.fileSystemType), expected \(MountFixture.fstype)")
                 }
+                // In the table is not yet usable: the daemon answers INIT
+                // (and has published its runtime record) only once its loop
+                // runs. A statfs waits for that; from a subprocess, with a
+                // deadline, so a daemon that never answers fails the test.
+                let answered = try Subprocess.run(["stat", "-f", "-c", "%T", target], timeout: MountFixture.mountDeadline)
+                guard answered.status == 0, !answered.timedOut else {
+                    throw SubprocessError("\(target) is mounted but does not answer statfs: \(answered)\nstderr: \(daemonStderrText())")
+                }
                 return
             }
             if !process.isRunning {

@@ -75,6 +75,22 @@ final class LinkedCloneRegistryTests: XCTestCase {
         XCTAssertNil(registry.member(named: name("")))
     }
 
+    func testIdentityIsTheMembersForItsNameOfTheBackingOnly() {
+        let registry = populated()
+        // A member's name of its group's backing: the member.
+        XCTAssertEqual(registry.identity(of: backingA, named: name("one")), anchor1)
+        XCTAssertEqual(registry.identity(of: backingA, named: name("two", in: other)), anchor2)
+        // Another name of the backing (the primary): the backing's own.
+        XCTAssertEqual(registry.identity(of: backingA, named: name("original")), backingA)
+        // A member's name on a file that is no group's backing (broken, replaced): its own.
+        let plain = EntryID(device: 1, inode: 555)
+        XCTAssertEqual(registry.identity(of: plain, named: name("one")), plain)
+        // No regular file: its own, whatever the name.
+        XCTAssertEqual(registry.identity(of: backingA, regularFile: false, named: name("one")), backingA)
+        // An empty registry: always its own.
+        XCTAssertEqual(Registry().identity(of: backingA, named: name("one")), backingA)
+    }
+
     func testMoveReindexes() {
         var registry = populated()
         let before = registry.members[anchor1]!

@@ -5,6 +5,7 @@ import PurgeCore
 final class MountOptionCatalogTests: XCTestCase {
     private let sampleValues = [
         "SIZE": "1G", "SIZE|N%": "15%", "P1:P2": "zone", "DIR": "/srv/elsewhere", "P": "App", "DURATION": "30s", "FILE": "/etc/app.rules",
+        "NAME": "phone", "quota|lru": "lru",
         "on|off": "on",
     ]
 
@@ -17,14 +18,16 @@ final class MountOptionCatalogTests: XCTestCase {
             } else {
                 item = entry.name
             }
-            XCTAssertNoThrow(try MountOptions.parse([item]), item)
+            // The shared device's own options need the device.
+            let device = entry.name.hasPrefix("device_") || entry.name == "cache_quota" ? ["device=phone"] : []
+            XCTAssertNoThrow(try MountOptions.parse(device + [item]), item)
         }
     }
 
     func testCatalogMatchesSpecTable() {
         XCTAssertEqual(MountOptionCatalog.purgefsOptions.map(\.name), [
             "capacity", "external", "low", "high", "purgeable", "cloud", "ubiquitous", "state", "bundle",
-            "metrics_interval", "optimize_storage", "faults", "passthrough",
+            "metrics_interval", "optimize_storage", "faults", "device", "device_policy", "cache_quota", "passthrough",
         ])
     }
 

@@ -32,7 +32,8 @@ final class PurgeAttributeTests: XCTestCase {
         XCTAssertFalse(PurgeAttribute.evictable.isReadable(on: .directory))
         XCTAssertFalse(PurgeAttribute.evictable.isWritable(on: .file))
         // purgefs's own, beside SPEC's: the figures space and usage show.
-        let figures = ["container_used", "device_used"]
+        let figures = ["container_used", "device_used", "device_name", "device_containers", "device_containers_used",
+                       "device_purgeable", "device_quota"]
         for name in figures {
             guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
                 return XCTFail("\(name) does not parse")

@@ -84,7 +84,7 @@ final class BehindMountVerifier: Sendable {
         var names: Set<[CChar]> = []
         for file in files {
             guard let known = figures[file.id] else { continue }
-            let charged = filesystem.state.clones.contains(file.id) || filesystem.state.linked.isMember(file.id)
+            let charged = filesystem.clones.charges(file.id)
             if known.size != UInt64(max(file.status.st_size, 0))
                 || (!charged && known.allocated != ContainerState.allocated(file.status)) {
                 names.insert(file.name)
@@ -121,8 +121,8 @@ final class BehindMountVerifier: Sendable {
             let kind = status.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFDIR, UInt64(status.st_dev) == id.device else { continue }
             entries.append(Listed(
-                name: ContainerFileSystem.copy(entry.name),
-                id: filesystem.state.identity(of: status, name: entry.name, in: id), status: status))
+                name: CNames.copy(entry.name),
+                id: filesystem.identity(of: status, name: entry.name, in: id), status: status))
         }
         return entries
     }

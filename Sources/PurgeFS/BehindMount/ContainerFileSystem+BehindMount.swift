@@ -78,8 +78,8 @@ extension ContainerFileSystem {
         func classify(_ name: CName, status: stat) {
             let kind = status.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFDIR, UInt64(status.st_dev) == id.device else { return }
-            let entry = state.identity(of: status, name: name, in: id)
-            let seen = Seen(name: Self.copy(name), status: status, id: entry)
+            let entry = identity(of: status, name: name, in: id)
+            let seen = Seen(name: CNames.copy(name), status: status, id: entry)
             if kind == S_IFREG {
                 if recordedFiles[entry] != nil {
                     seenFiles[entry, default: 0] += 1
@@ -104,7 +104,7 @@ extension ContainerFileSystem {
             while let entry = try? stream.next() {
                 if entry.isDotOrDotDot || skipped(entry.name) { continue }
                 let guess = EntryID(device: id.device, inode: entry.inode)
-                let hinted = names.contains(Self.copy(entry.name))
+                let hinted = names.contains(CNames.copy(entry.name))
                 if !hinted, entry.type == DT_REG, recordedFiles[guess] != nil {
                     seenFiles[guess, default: 0] += 1
                     continue
@@ -182,7 +182,7 @@ extension ContainerFileSystem {
             if CloneLeftovers.matches(visit.name) { return false }
             let kind = visit.status.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFDIR, UInt64(visit.status.st_dev) == parent.device else { return false }
-            let child = state.identity(of: visit.status, name: visit.name, in: holder)
+            let child = identity(of: visit.status, name: visit.name, in: holder)
             let known = state.read { ledger, _ -> (Ledger.Kind?, [EntryID], EntryID?) in
                 (ledger.kind(of: child), (try? ledger.linkDirectories(of: child)) ?? [], ledger.parent(ofDirectory: child))
             }
@@ -214,9 +214,9 @@ extension ContainerFileSystem {
         for _ in 0..<4 {
             guard let known = state.read({ ledger, _ in try? ledger.file(entry.id) }) else { return }
             let allocated = ContainerState.allocated(status)
-            let charged = state.clones.contains(entry.id) || state.linked.isMember(entry.id)
+            let charged = clones.charges(entry.id)
             guard known.size != UInt64(max(status.st_size, 0)) || (!charged && known.allocated != allocated) else { return }
-            state.noteResized(status, id: entry.id)
+            events.resized(status, id: entry.id)
             if changes.repairs.last != "file \(place)/\(Self.text(entry.name)): \(known.size) -> \(status.st_size) bytes" {
                 changes.repairs.append("file \(place)/\(Self.text(entry.name)): \(known.size) -> \(status.st_size) bytes")
             }
@@ -244,10 +244,6 @@ extension ContainerFileSystem {
         status.st_dev = dev_t(id.device)
         status.st_ino = ino_t(id.inode)
         return status
-    }
-
-    static func copy(_ name: CName) -> [CChar] {
-        Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
     }
 
     static func text(_ name: [CChar]) -> String {

@@ -8,12 +8,15 @@ import Synchronization
 /// `FIEMAP`), and the charges that count each group's data once in the ledger.
 ///
 /// Lock order: namespace stripes, then this lock, then `ContainerState`'s.
-final class CloneBook: @unchecked Sendable {
-    private let lock = ThreadLock()
-    // Guarded by `lock`.
-    private var registry: CloneRegistry
-    private var extents: [EntryID: [FileExtent]] = [:]
-    private var shared: [EntryID: UInt64] = [:]
+final class CloneBook: Sendable {
+    private let guarded: Mutex<Book>
+
+    /// Everything behind the book's lock.
+    private struct Book {
+        var registry: CloneRegistry
+        var extents: [EntryID: [FileExtent]] = [:]
+        var shared: [EntryID: UInt64] = [:]
+    }
     /// Any clone exists: what every write, close and unlink reads first.
     private let active = Atomic<Bool>(false)
 
@@ -21,21 +24,23 @@ final class CloneBook: @unchecked Sendable {
     private let store: RegistryStore<CloneRegistry>
     /// The container's root, to reopen members by handle.
     private let root: FileDescriptor
-    /// The backing filesystem makes clones with `FICLONE`.
-    let reflinks: Bool
+    /// The ledger it charges.
+    let state: ContainerState
 
-    init(directory: StateDirectory, root: FileDescriptor) {
+    /// For a mount whose probe found reflinks (`CloneBackends.choose`).
+    init(state: ContainerState, directory: StateDirectory, root: FileDescriptor) {
+        self.state = state
         self.directory = directory
         // open_by_handle_at(2) wants a descriptor opened for real, not O_PATH.
         self.root = (try? root.reopen(flags: O_RDONLY | O_DIRECTORY)) ?? root
         store = RegistryStore(directory: directory, named: CloneRegistry.fileName)
-        registry = store.load()
+        let registry = store.load()
+        guarded = Mutex(Book(registry: registry))
         active.store(!registry.members.isEmpty, ordering: .relaxed)
-        reflinks = Self.probe(directory)
     }
 
     /// Whether the state directory's filesystem clones: one scratch file cloned.
-    private static func probe(_ directory: StateDirectory) -> Bool {
+    static func probe(_ directory: StateDirectory) -> Bool {
         let source = "clone-probe.source", destination = "clone-probe.destination"
         defer {
             try? directory.descriptor.unlink(source)
@@ -58,9 +63,9 @@ final class CloneBook: @unchecked Sendable {
     // MARK: Reads
 
     private var isActive: Bool { active.load(ordering: .relaxed) }
-    func contains(_ id: EntryID) -> Bool { isActive && lock.withLock { registry.contains(id) } }
-    func contentID(of id: EntryID) -> UInt64 { isActive ? lock.withLock { registry.contentID(of: id) } : id.inode }
-    func sharedBytes(of id: EntryID) -> UInt64 { isActive ? lock.withLock { shared[id] ?? 0 } : 0 }
+    func contains(_ id: EntryID) -> Bool { isActive && guarded.withLock { book in book.registry.contains(id) } }
+    func contentID(of id: EntryID) -> UInt64 { isActive ? guarded.withLock { book in book.registry.contentID(of: id) } : id.inode }
+    func sharedBytes(of id: EntryID) -> UInt64 { isActive ? guarded.withLock { book in book.shared[id] ?? 0 } : 0 }
 
     // MARK: Changes
 
@@ -70,74 +75,74 @@ final class CloneBook: @unchecked Sendable {
     /// much as the disk: a member that turns out to share nothing is dropped
     /// at the next mount. Throws what `FICLONE` said; nothing is registered then.
     func clone(_ source: FileDescriptor, _ sourceID: EntryID, into destination: FileDescriptor, _ destinationID: EntryID,
-               state: ContainerState) throws(Errno) {
+               ) throws(Errno) {
         let sourceHandle = try FileHandle(of: source), destinationHandle = try FileHandle(of: destination)
-        try lock.withLock { () throws(Errno) in
-            let before = registry
-            registry.addClone(source: sourceID, sourceHandle: sourceHandle.stored,
+        try guarded.withLock { (book) throws(Errno) in
+            let before = book.registry
+            book.registry.addClone(source: sourceID, sourceHandle: sourceHandle.stored,
                               destination: destinationID, destinationHandle: destinationHandle.stored)
-            save()
+            save(&book)
             do throws(Errno) {
                 try destination.clone(from: source)
             } catch {
                 // Rare: the whole registry is written again, as it was.
-                registry = before
-                active.store(!registry.members.isEmpty, ordering: .relaxed)
-                do { try store.fold(registry) } catch { Diagnostics.note("cannot save the clone registry: \(error)") }
+                book.registry = before
+                active.store(!book.registry.members.isEmpty, ordering: .relaxed)
+                do { try store.fold(book.registry) } catch { Diagnostics.note("cannot save the clone registry: \(error)") }
                 throw error
             }
-            extents[sourceID] = nil
-            extents[destinationID] = nil
-            settle(group: registry.group(of: sourceID), state: state)
+            book.extents[sourceID] = nil
+            book.extents[destinationID] = nil
+            settle(group: book.registry.group(of: sourceID), in: &book)
         }
     }
 
     /// A member's size or data changed (write, truncate, allocation).
     /// Returns false when `id` is no member (the caller records it as usual).
-    func changed(_ id: EntryID, state: ContainerState) -> Bool {
+    func changed(_ id: EntryID) -> Bool {
         guard isActive else { return false }
-        return lock.withLock {
-            guard registry.contains(id) else { return false }
-            extents[id] = nil
-            if registry.modified(id) { save() }
-            settle(group: registry.group(of: id), state: state)
+        return guarded.withLock { book in
+            guard book.registry.contains(id) else { return false }
+            book.extents[id] = nil
+            if book.registry.modified(id) { save(&book) }
+            settle(group: book.registry.group(of: id), in: &book)
             return true
         }
     }
 
     /// A file may be gone (unlinked and closed): forgets it, and charges the
     /// rest of its group anew.
-    func forgetIfGone(_ id: EntryID, state: ContainerState) {
+    func forgetIfGone(_ id: EntryID) {
         guard isActive else { return }
-        lock.withLock {
-            guard registry.contains(id), !state.read({ ledger, _ in ledger.contains(id) }) else { return }
-            let group = registry.group(of: id)
-            forget(id, state: state)
-            save()
-            settle(group: group.filter { registry.contains($0) }, state: state)
+        guarded.withLock { book in
+            guard book.registry.contains(id), !state.read({ ledger, _ in ledger.contains(id) }) else { return }
+            let group = book.registry.group(of: id)
+            forget(id, in: &book)
+            save(&book)
+            settle(group: group.filter { book.registry.contains($0) }, in: &book)
         }
     }
 
     /// At mount, after the walk: every member's extents read afresh, members
     /// gone while unmounted forgotten, every group charged.
-    func settleAll(state: ContainerState) {
-        lock.withLock {
+    func settleAll() {
+        guarded.withLock { book in
             // A snapshot of what was loaded first: the journal starts empty
             // (a line a crash cut short is never appended to).
             if store.hasStored {
-                do { try store.fold(registry) } catch { Diagnostics.note("cannot save the clone registry: \(error)") }
+                do { try store.fold(book.registry) } catch { Diagnostics.note("cannot save the clone registry: \(error)") }
             }
-            let before = registry
-            for id in registry.members.keys where !state.read({ ledger, _ in ledger.contains(id) }) { forget(id, state: state) }
-            for id in before.members.keys where registry.contains(id) { settle(group: registry.group(of: id), state: state) }
+            let before = book.registry
+            for id in book.registry.members.keys where !state.read({ ledger, _ in ledger.contains(id) }) { forget(id, in: &book) }
+            for id in before.members.keys where book.registry.contains(id) { settle(group: book.registry.group(of: id), in: &book) }
             // A member sharing nothing (modified all over, or a clone the
             // daemon did not live to make) leaves its group.
-            for id in registry.members.keys where registry.contains(id) && shared[id] == 0 {
-                let group = registry.group(of: id)
-                forget(id, state: state)
-                settle(group: group.filter { registry.contains($0) }, state: state)
+            for id in book.registry.members.keys where book.registry.contains(id) && book.shared[id] == 0 {
+                let group = book.registry.group(of: id)
+                forget(id, in: &book)
+                settle(group: group.filter { book.registry.contains($0) }, in: &book)
             }
-            if registry != before { save() }
+            if book.registry != before { save(&book) }
         }
     }
 
@@ -145,17 +150,17 @@ final class CloneBook: @unchecked Sendable {
 
     /// Forgets a member. A member left alone in its group leaves it too,
     /// and is charged as a plain file again.
-    private func forget(_ id: EntryID, state: ContainerState) {
-        let before = registry
-        for left in registry.remove(id) where !registry.contains(left) {
-            extents[left] = nil
-            shared[left] = nil
+    private func forget(_ id: EntryID, in book: inout Book) {
+        let before = book.registry
+        for left in book.registry.remove(id) where !book.registry.contains(left) {
+            book.extents[left] = nil
+            book.shared[left] = nil
         }
-        extents[id] = nil
-        shared[id] = nil
-        for (other, member) in before.members where other != id && !registry.contains(other) {
-            extents[other] = nil
-            shared[other] = nil
+        book.extents[id] = nil
+        book.shared[id] = nil
+        for (other, member) in before.members where other != id && !book.registry.contains(other) {
+            book.extents[other] = nil
+            book.shared[other] = nil
             let handle = FileHandle(stored: (member.handleType, member.handle))
             guard let file = try? handle.open(on: root, flags: O_RDONLY) else { continue }
             defer { file.closeQuietly() }
@@ -172,36 +177,36 @@ final class CloneBook: @unchecked Sendable {
 
     /// Reads missing extents (reopening members by handle), then charges the
     /// group: each physical byte once, in the ledger and in `shared`.
-    private func settle(group: [EntryID], state: ContainerState) {
+    private func settle(group: [EntryID], in book: inout Book) {
         var members: [(EntryID, [FileExtent], UInt64?)] = []
         for id in group {
             var size: UInt64?
             // Gone from the container (and not held open): no longer a member.
             if !state.read({ ledger, _ in ledger.contains(id) }) {
-                forget(id, state: state)
-                save()
+                forget(id, in: &book)
+                save(&book)
                 continue
             }
-            if extents[id] == nil {
-                if let (found, status) = readMember(id) {
-                    extents[id] = found
+            if book.extents[id] == nil {
+                if let (found, status) = readMember(id, in: book) {
+                    book.extents[id] = found
                     size = UInt64(status.st_size)
                 }
             }
-            guard let found = extents[id] else {
+            guard let found = book.extents[id] else {
                 // Gone, or no longer reachable: no longer a member.
-                forget(id, state: state)
-                save()
+                forget(id, in: &book)
+                save(&book)
                 continue
             }
             members.append((id, found, size))
         }
         // Members forgotten on the way may have dissolved the group.
-        members = members.filter { registry.contains($0.0) }
+        members = members.filter { book.registry.contains($0.0) }
         members = state.chargingOrder(members) { $0.0 }
         let charges = CloneCharges(members: members.map(\.1)).charges
         for (i, (id, _, size)) in members.enumerated() {
-            shared[id] = charges[i].shared
+            book.shared[id] = charges[i].shared
             let charge = charges[i]
             do {
                 try state.withLedger { (ledger, _) throws(PurgeCoreError) in
@@ -215,8 +220,8 @@ final class CloneBook: @unchecked Sendable {
     }
 
     /// A member reopened by its handle (checked against its identity): its extents and status.
-    private func readMember(_ id: EntryID) -> ([FileExtent], stat)? {
-        guard let member = registry.members[id] else { return nil }
+    private func readMember(_ id: EntryID, in book: Book) -> ([FileExtent], stat)? {
+        guard let member = book.registry.members[id] else { return nil }
         let handle = FileHandle(stored: (member.handleType, member.handle))
         let file: FileDescriptor
         do { file = try handle.open(on: root, flags: O_RDONLY) } catch {
@@ -234,10 +239,10 @@ final class CloneBook: @unchecked Sendable {
         }
     }
 
-    private func save() {
-        active.store(!registry.members.isEmpty, ordering: .relaxed)
+    private func save(_ book: inout Book) {
+        active.store(!book.registry.members.isEmpty, ordering: .relaxed)
         do {
-            try store.save(&registry)
+            try store.save(&book.registry)
         } catch {
             Diagnostics.note("cannot save the clone registry: \(error)")
         }

@@ -12,11 +12,11 @@ struct CloneLeftovers {
     private(set) var found: [(parent: EntryID, name: [CChar])] = []
 
     static func matches(_ name: CName) -> Bool {
-        strncmp(name, prefix, strlen(prefix)) == 0
+        CNames.hasPrefix(name, prefix)
     }
 
     mutating func note(_ name: CName, in parent: EntryID) {
-        found.append((parent, Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))))
+        found.append((parent, CNames.copy(name)))
     }
 
     /// Removes each leftover that is still a regular file where it was found.

@@ -13,25 +13,13 @@ extension ContainerFileSystem {
         from source: OpenFile, at sourceOffset: Int64, to destination: OpenFile, at offset: Int64,
         length: Int, flags: UInt32
     ) -> Int? {
-        guard state.clones.reflinks || state.linked.makesClones, sourceOffset == 0, offset == 0, flags == 0,
+        guard clones.makesClones, sourceOffset == 0, offset == 0, flags == 0,
               source.inode.isRegularFile, destination.inode.isRegularFile, source.inode.key != destination.inode.key,
               let sourceStatus = try? source.descriptor.status(), let destinationStatus = try? destination.descriptor.status(),
               sourceStatus.st_size > 0, destinationStatus.st_size == 0, UInt64(length) >= UInt64(sourceStatus.st_size)
         else { return nil }
         // A clone costs no capacity: nothing to reserve.
-        if !state.clones.reflinks {
-            guard cloud?.isUbiquitous(source.inode) != true, cloud?.isUbiquitous(destination.inode) != true,
-                  state.linked.clone(source, into: destination, filesystem: self)
-            else { return nil }
-            events.used(source.inode.key)
-            events.used(destination.inode.key)
-            return Int(sourceStatus.st_size)
-        }
-        do {
-            try state.clones.clone(source.descriptor, source.inode.key, into: destination.descriptor, destination.inode.key, state: state)
-        } catch {
-            return nil
-        }
+        guard clones.clone(source, into: destination, in: self) else { return nil }
         events.used(source.inode.key)
         events.used(destination.inode.key)
         return Int(sourceStatus.st_size)
@@ -43,10 +31,8 @@ extension ContainerFileSystem {
     /// untouched then. Nothing to ask for a file that shares nothing.
     /// Returns the amount reserved, to be released after the write.
     func makeRoomForBreak(_ file: OpenFile, length: Int) throws(Errno) -> UInt64 {
-        let shared = state.clones.sharedBytes(of: file.inode.key)
-        guard shared > 0, length > 0 else { return 0 }
-        // A range not aligned to blocks touches one more.
-        let need = min((UInt64(length) + 4095) / 4096 * 4096 + 4096, shared)
+        let need = clones.bytesCopiedOnWrite(of: file.inode.key, length: length)
+        guard need > 0 else { return 0 }
         return try makeRoom(bytes: need)
     }
 }

@@ -25,10 +25,10 @@ extension LinkedClones {
         guard inode.isRegularFile else { return }
         // A file left protected by a clone that was undone gets its writable
         // descriptor back below even when nothing is shared.
-        if isActive || inode.isShared {
+        if isActive || inode.sharing.isShared {
             try breakLock.withLock { () throws(Errno) in
                 if !sharesData(inode.key) {
-                    inode.unshare()
+                    inode.sharing.unshare()
                 } else if isMember(inode.key) {
                     try breakMember(inode, keepingData: keepingData, filesystem: fs)
                 } else {
@@ -36,7 +36,7 @@ extension LinkedClones {
                 }
             }
         }
-        for file in inode.openFiles { try file.unprotect() }
+        for file in inode.sharing.openFiles { try file.unprotect() }
     }
 
     // MARK: A member
@@ -46,8 +46,8 @@ extension LinkedClones {
         let id = inode.key
         let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
         let reserved = keepingData ? try fs.makeRoom(bytes: size) : 0
-        defer { fs.state.release(reserved) }
-        guard lock.withLock({ registry.members[id] }) != nil else { throw Errno.noEntry }
+        defer { state.release(reserved) }
+        guard guarded.withLock({ table in table.registry.members[id] }) != nil else { throw Errno.noEntry }
         let anchorName = LinkedCloneRegistry.anchorName(of: id)
         let anchor = try FileDescriptor.open(anchorName, in: anchors, flags: O_RDWR | O_NOFOLLOW)
         defer { anchor.closeQuietly() }
@@ -58,13 +58,13 @@ extension LinkedClones {
             try anchor.truncate(to: 0)
         }
         _ = try takeOver(id, with: anchorName, filesystem: fs)
-        lock.withLock { release(id, state: fs.state) }
+        guarded.withLock { table in release(id, in: &table) }
         inode.repoint(to: try anchor.reopen(flags: OpenFlags.path), backing: id)
-        inode.unshare()
+        inode.sharing.unshare()
         reopenReaders(of: inode)
         let status = try anchor.status()
         do {
-            try fs.state.withLedger { (ledger, _) throws(PurgeCoreError) in
+            try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 try ledger.update(id, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
             }
         } catch {
@@ -78,14 +78,14 @@ extension LinkedClones {
     private func takeOver(_ id: EntryID, with anchorName: String, filesystem fs: ContainerFileSystem) throws(Errno) -> LinkedCloneRegistry.Member {
         guard let anchors else { throw Errno.ioError }
         while true {
-            guard let member = lock.withLock({ registry.members[id] }) else { throw Errno.noEntry }
+            guard let member = guarded.withLock({ table in table.registry.members[id] }) else { throw Errno.noEntry }
             if member.name.isEmpty {
                 try anchors.unlink(anchorName)
                 return member
             }
             let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
-                guard lock.withLock({ registry.members[id] }) == member else { return false }
-                guard let chain = fs.state.read({ _, names in names.components(of: member.parent) }) else { throw Errno.noEntry }
+                guard guarded.withLock({ table in table.registry.members[id] }) == member else { return false }
+                guard let chain = state.read({ _, names in names.components(of: member.parent) }) else { throw Errno.noEntry }
                 let directory = try DirectoryNames.open(chain, from: fs.root)
                 defer { directory.closeQuietly() }
                 try anchors.rename(anchorName, to: Self.cName(member.name), in: directory)
@@ -126,7 +126,7 @@ extension LinkedClones {
     /// Read-only open files of a re-pointed inode read its new backing file;
     /// protected ones get theirs from `unprotect` once the break is over.
     private func reopenReaders(of inode: Inode) {
-        for file in inode.openFiles where !file.isWritable {
+        for file in inode.sharing.openFiles where !file.isWritable {
             if let readOnly = try? inode.withDescriptor({ (path) throws(Errno) in try path.reopen(flags: file.flags) }) {
                 file.repoint(to: readOnly, protecting: false)
             }
@@ -138,12 +138,12 @@ extension LinkedClones {
     private func breakPrimary(_ inode: Inode, filesystem fs: ContainerFileSystem) throws(Errno) {
         guard let anchors else { throw Errno.ioError }
         let old = inode.key
-        guard let group = lock.withLock({ registry.group(backedBy: old) }) else { return }
+        guard let group = guarded.withLock({ table in table.registry.group(backedBy: old) }) else { return }
         let data = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_RDONLY) }
         defer { data.closeQuietly() }
         let status = try data.status()
         let reserved = try fs.makeRoom(bytes: UInt64(status.st_size))
-        defer { fs.state.release(reserved) }
+        defer { state.release(reserved) }
 
         // The new backing, whole and durable before the registry names it.
         let newName = "z\(old.inode)"
@@ -160,22 +160,22 @@ extension LinkedClones {
         }
         let backing = EntryID(try copy.status())
         let handle = try FileHandle(of: copy)
-        lock.withLock {
-            registry.replaceBacking(of: group, with: backing, handle: handle.stored)
-            save()
+        guarded.withLock { table in
+            table.registry.replaceBacking(of: group, with: backing, handle: handle.stored)
+            save(&table)
         }
         try moveMembers(of: group, from: old, to: copy, filesystem: fs)
         // The members' names hold the new data now (open members, their descriptors).
         try? anchors.unlink(newName)
-        lock.withLock {
-            registry.retired(group)
-            sharedBytes[old] = nil
-            save()
-            settle(group, state: fs.state)
+        guarded.withLock { table in
+            table.registry.retired(group)
+            table.sharedBytes[old] = nil
+            save(&table)
+            settle(group, in: &table)
         }
-        inode.unshare()
+        inode.sharing.unshare()
         do {
-            try fs.state.withLedger { (ledger, _) throws(PurgeCoreError) in
+            try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 guard ledger.contains(old) else { return }
                 try ledger.update(old, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
             }
@@ -188,13 +188,13 @@ extension LinkedClones {
     /// points their inodes and open files at it (read-only: they still share).
     func moveMembers(of group: UInt64, from old: EntryID, to backing: FileDescriptor, filesystem fs: ContainerFileSystem) throws(Errno) {
         let backingID = EntryID(try backing.status())
-        for id in lock.withLock({ registry.members(of: group) }) {
+        for id in guarded.withLock({ table in table.registry.members(of: group) }) {
             // A member renamed meanwhile is relinked under its new name (tried
             // again until its name holds still under its directory's lock).
-            while let member = lock.withLock({ registry.members[id] }), !member.name.isEmpty {
+            while let member = guarded.withLock({ table in table.registry.members[id] }), !member.name.isEmpty {
                 let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
-                    guard lock.withLock({ registry.members[id] }) == member else { return false }
-                    guard let chain = fs.state.read({ _, names in names.components(of: member.parent) }) else { return true }
+                    guard guarded.withLock({ table in table.registry.members[id] }) == member else { return false }
+                    guard let chain = state.read({ _, names in names.components(of: member.parent) }) else { return true }
                     let directory = try DirectoryNames.open(chain, from: fs.root)
                     defer { directory.closeQuietly() }
                     try Self.relink(Self.cName(member.name), in: directory, from: old, to: backing)
@@ -204,7 +204,7 @@ extension LinkedClones {
             }
             guard let inode = fs.inodes.existing(id) else { continue }
             inode.repoint(to: try backing.reopen(flags: OpenFlags.path), backing: backingID)
-            for file in inode.openFiles {
+            for file in inode.sharing.openFiles {
                 if let readOnly = try? backing.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }
             }
         }

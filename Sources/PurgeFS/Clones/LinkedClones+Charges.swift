@@ -8,23 +8,23 @@ extension LinkedClones {
     /// Charges a group: the first sharer (the primary when present) is charged
     /// the data, the others are charged nothing and save it. A group whose
     /// backing is gone, or that no member is left in, is forgotten.
-    func settle(_ group: UInt64, state: ContainerState) {
-        guard let record = registry.groups[group] else {
-            sharers[group] = nil
+    func settle(_ group: UInt64, in table: inout Table) {
+        guard let record = table.registry.groups[group] else {
+            table.sharers[group] = nil
             return
         }
-        let members = registry.members(of: group)
+        let members = table.registry.members(of: group)
         guard let status = try? openBacking(record).status() else {
             Diagnostics.note("linked clone group \(group): its backing file is gone; its members are forgotten")
-            for id in members { forget(id, state: state) }
+            for id in members { forget(id, in: &table) }
             return
         }
-        let primary = Int(status.st_nlink) > registry.namedMembers(of: group) && !record.isRetiring
+        let primary = Int(status.st_nlink) > table.registry.namedMembers(of: group) && !record.isRetiring
         let sharing = state.chargingOrder((primary ? [record.backing] : []) + members) { $0 }
-        sharers[group] = sharing
+        table.sharers[group] = sharing
         let allocated = ContainerState.allocated(status)
         for (index, id) in sharing.enumerated() {
-            sharedBytes[id] = sharing.count == 1 ? nil : allocated
+            table.sharedBytes[id] = sharing.count == 1 ? nil : allocated
             let charged = index == 0 ? allocated : 0
             do {
                 try state.withLedger { (ledger, _) throws(PurgeCoreError) in
@@ -38,27 +38,27 @@ extension LinkedClones {
     }
 
     /// Forgets member `id` and removes its anchor; its group is settled again.
-    func forget(_ id: EntryID, state: ContainerState) {
-        guard registry.members[id] != nil else { return }
+    func forget(_ id: EntryID, in table: inout Table) {
+        guard table.registry.members[id] != nil else { return }
         removeAnchor(of: id)
-        release(id, state: state)
+        release(id, in: &table)
     }
 
     /// Takes member `id` out of its group (it has data of its own now, or is
     /// gone), and charges the rest of the group anew; a primary left alone
     /// is a plain file again.
-    func release(_ id: EntryID, state: ContainerState) {
-        guard let member = registry.members[id], let group = registry.groups[member.group] else { return }
-        registry.remove(id)
-        sharedBytes[id] = nil
-        save()
-        if registry.groups[member.group] != nil {
-            settle(member.group, state: state)
+    func release(_ id: EntryID, in table: inout Table) {
+        guard let member = table.registry.members[id], let group = table.registry.groups[member.group] else { return }
+        table.registry.remove(id)
+        table.sharedBytes[id] = nil
+        save(&table)
+        if table.registry.groups[member.group] != nil {
+            settle(member.group, in: &table)
             return
         }
         // The last clone is gone: a primary left is a plain file again.
-        sharers[member.group] = nil
-        sharedBytes[group.backing] = nil
+        table.sharers[member.group] = nil
+        table.sharedBytes[group.backing] = nil
         guard let status = try? openBacking(group).status() else { return }
         do {
             try state.withLedger { (ledger, _) throws(PurgeCoreError) in

@@ -14,7 +14,7 @@ import PurgeSys
 /// member); after it, a clone.
 extension LinkedClones {
     /// Returns false when this is no case for a linked clone: the caller copies.
-    func clone(_ source: OpenFile, into destination: OpenFile, filesystem fs: ContainerFileSystem) -> Bool {
+    func makeClone(of source: OpenFile, into destination: OpenFile, filesystem fs: ContainerFileSystem) -> Bool {
         guard makesClones, source.inode.isRegularFile, destination.inode.isRegularFile,
               let name = destination.createdAs ?? Self.onlyName(of: destination.inode, filesystem: fs)
         else { return false }
@@ -34,7 +34,7 @@ extension LinkedClones {
         _ source: OpenFile, into destination: OpenFile, as name: LinkedCloneRegistry.Name, filesystem fs: ContainerFileSystem
     ) throws(Errno) -> Bool {
         guard let anchors,
-              let chain = fs.state.read({ _, names in names.components(of: name.parent) })
+              let chain = state.read({ _, names in names.components(of: name.parent) })
         else { return false }
         let directory = try DirectoryNames.open(chain, from: fs.root)
         defer { directory.closeQuietly() }
@@ -48,15 +48,15 @@ extension LinkedClones {
         guard EntryID(found) == anchorID, destination.inode.backing == anchorID, found.st_size == 0, found.st_nlink == 1,
               dataStatus.st_mode & S_IFMT == S_IFREG, dataStatus.st_size > 0, dataStatus.st_dev == found.st_dev,
               // A destination in a group already (its data another's) is not made a clone again.
-              lock.withLock({ registry.members[anchorID] == nil && registry.group(backedBy: anchorID) == nil
-                  && registry.groups.values.allSatisfy { $0.retiring != backing } })
+              guarded.withLock({ table in table.registry.members[anchorID] == nil && table.registry.group(backedBy: anchorID) == nil
+                  && table.registry.groups.values.allSatisfy { $0.retiring != backing } })
         else { return false }
 
         // No writer of the source keeps a writable descriptor from now on
         // (one that just closed may still be open here: its release comes later).
         // A failure from here on undoes every step, writers' descriptors included.
-        let sourceWasShared = source.inode.isShared
-        let writers = source.inode.share()
+        let sourceWasShared = source.inode.sharing.isShared
+        let writers = source.inode.sharing.share()
         var registered = false
         let anchorName = LinkedCloneRegistry.anchorName(of: anchorID)
         let temporary = CloneLeftovers.prefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
@@ -65,9 +65,9 @@ extension LinkedClones {
                 writer.repoint(to: try data.reopen(flags: O_RDONLY), protecting: true)
             }
             let handle = try FileHandle(of: data)
-            lock.withLock {
-                registry.add(anchor: anchorID, named: name, backing: backing, handle: handle.stored)
-                save()
+            guarded.withLock { table in
+                table.registry.add(anchor: anchorID, named: name, backing: backing, handle: handle.stored)
+                save(&table)
             }
             registered = true
             try destination.inode.withDescriptor { (path) throws(Errno) in try path.link(as: anchorName, in: anchors) }
@@ -77,13 +77,13 @@ extension LinkedClones {
             try? directory.unlink(temporary)
             if (try? anchors.status(of: anchorName)).map(EntryID.init) == anchorID { try? anchors.unlink(anchorName) }
             if registered {
-                lock.withLock {
-                    registry.remove(anchorID)
-                    save()
+                guarded.withLock { table in
+                    table.registry.remove(anchorID)
+                    save(&table)
                 }
             }
             if !sourceWasShared {
-                source.inode.unshare()
+                source.inode.sharing.unshare()
                 for writer in writers { try? writer.unprotect() }
             }
             throw error
@@ -92,16 +92,16 @@ extension LinkedClones {
         // The destination now reads the shared data, read-only; its own inode
         // (the anchor) stays held while the node lives.
         if let own = try? destination.inode.withDescriptor({ (path) throws(Errno) in try path.duplicate() }) {
-            destination.inode.holdIdentity(own)
+            destination.inode.sharing.holdIdentity(own)
         }
         destination.inode.repoint(to: try data.reopen(flags: OpenFlags.path), backing: backing)
-        _ = destination.inode.share()
-        for file in destination.inode.openFiles {
+        _ = destination.inode.sharing.share()
+        for file in destination.inode.sharing.openFiles {
             if let readOnly = try? data.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }
         }
-        lock.withLock {
-            guard let group = registry.group(backedBy: backing) else { return }
-            settle(group, state: fs.state)
+        guarded.withLock { table in
+            guard let group = table.registry.group(backedBy: backing) else { return }
+            settle(group, in: &table)
         }
         return true
     }

@@ -5,41 +5,41 @@ import PurgeSys
 /// At mount, after the walk (which told members apart by their names, see
 /// `ContainerScan`): the registry is brought in line with the disk.
 extension LinkedClones {
-    func reconcile(state: ContainerState, root: FileDescriptor) {
-        lock.withLock {
+    func reconcile(root: FileDescriptor) {
+        guarded.withLock { table in
             // A snapshot of what was loaded first: the journal starts empty
             // (a line a crash cut short is never appended to).
             if store.hasStored {
-                do { try store.fold(registry) } catch {
+                do { try store.fold(table.registry) } catch {
                     Diagnostics.note("cannot save the linked clone registry: \(error)")
                 }
             }
-            finishMoves(state: state, root: root)
-            for (id, member) in registry.members {
+            finishMoves(root: root, in: &table)
+            for (id, member) in table.registry.members {
                 // A member the walk did not find under its name broke (its anchor
                 // is there now), lost its name while unmounted, or was open
                 // without a name when the daemon stopped: it is no clone any more.
                 if member.name.isEmpty || !state.read({ ledger, _ in ledger.contains(id) }) {
-                    forget(id, state: state)
+                    forget(id, in: &table)
                 } else if (try? withAnchor(id, { (file) throws(Errno) in try file.status() })) == nil {
                     Diagnostics.note("linked clone \(id): its anchor is missing; it is forgotten")
-                    forget(id, state: state)
+                    forget(id, in: &table)
                 }
             }
-            for group in registry.groups.keys { settle(group, state: state) }
-            removeStrayAnchors()
-            save()
+            for group in table.registry.groups.keys { settle(group, in: &table) }
+            removeStrayAnchors(in: table)
+            save(&table)
         }
     }
 
     /// Finishes breaks of primaries that a stopped daemon left half done.
-    private func finishMoves(state: ContainerState, root: FileDescriptor) {
-        for (group, record) in registry.groups {
+    private func finishMoves(root: FileDescriptor, in table: inout Table) {
+        for (group, record) in table.registry.groups {
             guard let old = record.retiring else { continue }
             guard let backing = try? openBacking(record) else { continue }
             defer { backing.closeQuietly() }
-            for id in registry.members(of: group) {
-                guard let member = registry.members[id], !member.name.isEmpty,
+            for id in table.registry.members(of: group) {
+                guard let member = table.registry.members[id], !member.name.isEmpty,
                       let chain = state.read({ _, names in names.components(of: member.parent) }),
                       let directory = try? DirectoryNames.open(chain, from: root)
                 else { continue }
@@ -48,16 +48,16 @@ extension LinkedClones {
                     Diagnostics.note("linked clone \(id): cannot move it to its group's new data: \(error)")
                 }
             }
-            registry.retired(group)
+            table.registry.retired(group)
         }
     }
 
     /// Names in the anchor directory that are no member's anchor (a clone
     /// that did not get far, or a break's new data, linked at its members'
     /// names by now) are removed.
-    private func removeStrayAnchors() {
+    private func removeStrayAnchors(in table: Table) {
         guard let anchors, let stream = try? DirectoryStream(anchors) else { return }
-        let known = Set(registry.members.keys.map(LinkedCloneRegistry.anchorName(of:)))
+        let known = Set(table.registry.members.keys.map(LinkedCloneRegistry.anchorName(of:)))
         var stray: [String] = []
         while let entry = try? stream.next() {
             guard !entry.isDotOrDotDot else { continue }

@@ -6,15 +6,15 @@ import PurgeSys
 extension LinkedClones {
     /// A name of `id` (on backing file `backing`) moved: a member's is
     /// recorded, and the group charged anew (it may have left or entered a zone).
-    func moved(_ id: EntryID, backing: EntryID, to name: LinkedCloneRegistry.Name, state: ContainerState) {
+    func moved(_ id: EntryID, backing: EntryID, to name: LinkedCloneRegistry.Name) {
         guard isActive else { return }
-        lock.withLock {
-            if let member = registry.members[id] {
-                registry.move(id, to: name)
-                save()
-                settle(member.group, state: state)
-            } else if let group = registry.group(backedBy: backing) {
-                settle(group, state: state)
+        guarded.withLock { table in
+            if let member = table.registry.members[id] {
+                table.registry.move(id, to: name)
+                save(&table)
+                settle(member.group, in: &table)
+            } else if let group = table.registry.group(backedBy: backing) {
+                settle(group, in: &table)
             }
         }
     }
@@ -22,50 +22,50 @@ extension LinkedClones {
     /// A name of `id` (on backing file `backing`) was removed: a member
     /// loses its name, and is forgotten once closed; a group whose primary
     /// lost a name is charged anew.
-    func removed(_ id: EntryID, backing: EntryID, state: ContainerState) {
+    func removed(_ id: EntryID, backing: EntryID) {
         guard isActive else { return }
-        lock.withLock {
-            if registry.members[id] != nil {
-                registry.unname(id)
-                save()
+        guarded.withLock { table in
+            if table.registry.members[id] != nil {
+                table.registry.unname(id)
+                save(&table)
                 if !state.read({ ledger, _ in ledger.contains(id) }) {
-                    forget(id, state: state)
+                    forget(id, in: &table)
                     return
                 }
             }
-            if let group = registry.group(backedBy: backing) { settle(group, state: state) }
+            if let group = table.registry.group(backedBy: backing) { settle(group, in: &table) }
         }
     }
 
     /// A member the ledger no longer has (unlinked and closed, or purged) is forgotten.
-    func forgetIfGone(_ id: EntryID, state: ContainerState) {
+    func forgetIfGone(_ id: EntryID) {
         guard isActive else { return }
-        lock.withLock {
-            guard registry.members[id] != nil, !state.read({ ledger, _ in ledger.contains(id) }) else { return }
-            forget(id, state: state)
+        guarded.withLock { table in
+            guard table.registry.members[id] != nil, !state.read({ ledger, _ in ledger.contains(id) }) else { return }
+            forget(id, in: &table)
         }
     }
 
     /// The figures of `id` may have changed (a write, truncate, allocation,
     /// or one that failed): a file in a group is charged with its group.
     /// Returns false when `id` is in none (the caller records it as usual).
-    func changed(_ id: EntryID, state: ContainerState) -> Bool {
+    func changed(_ id: EntryID) -> Bool {
         guard isActive else { return false }
-        return lock.withLock {
-            guard let group = registry.members[id]?.group ?? registry.group(backedBy: id) else { return false }
-            settle(group, state: state)
+        return guarded.withLock { table in
+            guard let group = table.registry.members[id]?.group ?? table.registry.group(backedBy: id) else { return false }
+            settle(group, in: &table)
             return true
         }
     }
 
     /// A file was purged: a member is forgotten, a primary's group charged anew.
-    func purged(_ id: EntryID, state: ContainerState) {
+    func purged(_ id: EntryID) {
         guard isActive else { return }
-        lock.withLock {
-            if registry.members[id] != nil {
-                if !state.read({ ledger, _ in ledger.contains(id) }) { forget(id, state: state) }
-            } else if let group = registry.group(backedBy: id) {
-                settle(group, state: state)
+        guarded.withLock { table in
+            if table.registry.members[id] != nil {
+                if !state.read({ ledger, _ in ledger.contains(id) }) { forget(id, in: &table) }
+            } else if let group = table.registry.group(backedBy: id) {
+                settle(group, in: &table)
             }
         }
     }

@@ -15,36 +15,44 @@ import Synchronization
 ///
 /// Lock order: breaks (`breakLock`), then namespace stripes, then this
 /// object's lock, then `ContainerState`'s.
-final class LinkedClones: @unchecked Sendable {
-    let lock = ThreadLock()
-    /// One break at a time: a break copies data outside `lock`.
+final class LinkedClones: Sendable {
+    /// The registry and the charges: the clone lock.
+    let guarded: Mutex<Table>
+    /// One break at a time: a break copies data outside the clone lock.
     let breakLock = ThreadLock()
-    // Guarded by `lock`.
-    var registry: LinkedCloneRegistry
-    /// Names that share each group's data now (its primary counted when present).
-    var sharers: [UInt64: [EntryID]] = [:]
-    var sharedBytes: [EntryID: UInt64] = [:]
+
+    /// Everything behind the clone lock.
+    struct Table {
+        var registry: LinkedCloneRegistry
+        /// Names that share each group's data now (its primary counted when present).
+        var sharers: [UInt64: [EntryID]] = [:]
+        var sharedBytes: [EntryID: UInt64] = [:]
+    }
 
     /// Any group exists: the fast path of every translation reads only this.
     private let active: Atomic<Bool>
+    /// The ledger it charges.
+    let state: ContainerState
     let directory: StateDirectory
     let store: RegistryStore<LinkedCloneRegistry>
     /// The state directory's `clone-anchors`, when it could be opened.
     let anchors: FileDescriptor?
     /// The container's root, opened for real (`open_by_handle_at` refuses `O_PATH`).
     let root: FileDescriptor
-    /// New clones are made: no reflinks, and anchors on the container's filesystem.
+    /// New clones are made: anchors on the container's filesystem.
     let makesClones: Bool
 
-    init(store: RegistryStore<LinkedCloneRegistry>, registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor, reflinks: Bool) {
+    /// For a mount whose probe found no reflinks (`CloneBackends.choose`).
+    init(state: ContainerState, store: RegistryStore<LinkedCloneRegistry>, registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor) {
+        self.state = state
         self.store = store
-        self.registry = registry
+        self.guarded = Mutex(Table(registry: registry))
         self.directory = directory
         self.root = (try? root.reopen(flags: O_RDONLY | O_DIRECTORY)) ?? root
         self.active = Atomic(!registry.isEmpty)
         anchors = Self.openAnchorDirectory(in: directory)
         let sameDevice = (try? directory.descriptor.status().st_dev) == (try? root.status().st_dev)
-        makesClones = !reflinks && sameDevice && anchors != nil
+        makesClones = sameDevice && anchors != nil
     }
 
     private static func openAnchorDirectory(in directory: StateDirectory) -> FileDescriptor? {
@@ -66,15 +74,10 @@ final class LinkedClones: @unchecked Sendable {
     /// a member's anchor when the name is a clone sharing a backing inode,
     /// else the backing file's own.
     func identity(of status: stat, parent: EntryID, name: CName) -> EntryID {
-        let own = EntryID(status)
         // Not only names with several links: a clone left alone (its original
         // gone) still has its anchor's identity.
-        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return own }
-        let key = LinkedCloneRegistry.Name(parent: parent, name: Self.bytes(name))
-        return lock.withLock {
-            guard registry.group(backedBy: own) != nil else { return own }
-            return registry.member(named: key) ?? own
-        }
+        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return EntryID(status) }
+        return identity(ofListed: EntryID(status), parent: parent, name: name)
     }
 
     /// The identity of the listed name `name` in `parent`, from its
@@ -84,28 +87,25 @@ final class LinkedClones: @unchecked Sendable {
     func identity(ofListed backing: EntryID, parent: EntryID, name: CName) -> EntryID {
         guard isActive else { return backing }
         let key = LinkedCloneRegistry.Name(parent: parent, name: Self.bytes(name))
-        return lock.withLock {
-            guard registry.group(backedBy: backing) != nil else { return backing }
-            return registry.member(named: key) ?? backing
-        }
+        return guarded.withLock { table in table.registry.identity(of: backing, named: key) }
     }
 
     /// Whether `backing` is a group's shared inode (then its names are told
     /// apart by `identity`, not by inode number).
     func isShared(backing: EntryID) -> Bool {
-        isActive && lock.withLock { registry.group(backedBy: backing) != nil }
+        isActive && guarded.withLock { table in table.registry.group(backedBy: backing) != nil }
     }
 
     /// Whether `id` is a clone whose identity is its anchor.
     func isMember(_ id: EntryID) -> Bool {
-        isActive && lock.withLock { registry.members[id] != nil }
+        isActive && guarded.withLock { table in table.registry.members[id] != nil }
     }
 
     /// The backing inode number names of `id` have in directory listings.
     func listedInode(of id: EntryID) -> UInt64 {
         guard isActive else { return id.inode }
-        return lock.withLock {
-            guard let member = registry.members[id], let group = registry.groups[member.group] else { return id.inode }
+        return guarded.withLock { table in
+            guard let member = table.registry.members[id], let group = table.registry.groups[member.group] else { return id.inode }
             return group.backing.inode
         }
     }
@@ -113,28 +113,28 @@ final class LinkedClones: @unchecked Sendable {
     /// Whether a write to `id` must break it from the data it shares.
     func sharesData(_ id: EntryID) -> Bool {
         guard isActive else { return false }
-        return lock.withLock {
-            if let group = registry.group(backedBy: id) { return (sharers[group]?.count ?? 2) > 1 }
-            guard let member = registry.members[id] else { return false }
-            return (sharers[member.group]?.count ?? 2) > 1
+        return guarded.withLock { table in
+            if let group = table.registry.group(backedBy: id) { return (table.sharers[group]?.count ?? 2) > 1 }
+            guard let member = table.registry.members[id] else { return false }
+            return (table.sharers[member.group]?.count ?? 2) > 1
         }
     }
 
     // MARK: Attributes
 
     /// `user.purgefs.content_id` and `shared` of a member or primary.
-    func contentID(of id: EntryID) -> UInt64? {
+    func groupContent(of id: EntryID) -> UInt64? {
         guard isActive else { return nil }
-        return lock.withLock {
-            let group = registry.members[id]?.group ?? registry.group(backedBy: id)
-            guard let group, (sharers[group]?.count ?? 0) > 1, sharers[group]!.contains(id) else { return nil }
-            return registry.groups[group]?.content
+        return guarded.withLock { table in
+            let group = table.registry.members[id]?.group ?? table.registry.group(backedBy: id)
+            guard let group, (table.sharers[group]?.count ?? 0) > 1, table.sharers[group]!.contains(id) else { return nil }
+            return table.registry.groups[group]?.content
         }
     }
 
     func shared(of id: EntryID) -> UInt64? {
         guard isActive else { return nil }
-        return lock.withLock { sharedBytes[id] }
+        return guarded.withLock { table in table.sharedBytes[id] }
     }
 
     /// What the mount shows for a file with identity `id` whose backing file
@@ -142,10 +142,10 @@ final class LinkedClones: @unchecked Sendable {
     /// times with one link; a primary shows its links without the clones'.
     func present(_ status: stat, as id: EntryID) -> stat {
         guard isActive, status.st_mode & S_IFMT == S_IFREG else { return status }
-        let (member, clones) = lock.withLock { () -> (Bool, Int) in
-            if registry.members[id] != nil { return (true, 0) }
-            guard let group = registry.group(backedBy: id), registry.groups[group]?.backing == id else { return (false, 0) }
-            return (false, registry.namedMembers(of: group))
+        let (member, clones) = guarded.withLock { (table) -> (Bool, Int) in
+            if table.registry.members[id] != nil { return (true, 0) }
+            guard let group = table.registry.group(backedBy: id), table.registry.groups[group]?.backing == id else { return (false, 0) }
+            return (false, table.registry.namedMembers(of: group))
         }
         var shown = status
         if member {
@@ -167,23 +167,34 @@ final class LinkedClones: @unchecked Sendable {
 
     /// Runs `body` with member `id`'s anchor (`O_PATH`), checked to be it.
     func withAnchor<T>(_ id: EntryID, _ body: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T {
-        guard let anchors else { throw Errno.noEntry }
-        let file = try FileDescriptor.open(LinkedCloneRegistry.anchorName(of: id), in: anchors, flags: OpenFlags.path | O_NOFOLLOW)
+        let file = try openAnchor(id)
         defer { file.closeQuietly() }
-        guard EntryID(try file.status()) == id else { throw Errno(ESTALE) }
         return try body(file)
     }
 
-    func save() {
+    /// Member `id`'s anchor (`O_PATH`, the caller's to close), checked to be it.
+    func openAnchor(_ id: EntryID) throws(Errno) -> FileDescriptor {
+        guard let anchors else { throw Errno.noEntry }
+        let file = try FileDescriptor.open(LinkedCloneRegistry.anchorName(of: id), in: anchors, flags: OpenFlags.path | O_NOFOLLOW)
+        do throws(Errno) {
+            guard EntryID(try file.status()) == id else { throw Errno(ESTALE) }
+        } catch {
+            file.closeQuietly()
+            throw error
+        }
+        return file
+    }
+
+    func save(_ table: inout Table) {
         do {
-            try store.save(&registry)
+            try store.save(&table.registry)
         } catch {
             Diagnostics.note("cannot save the linked clone registry: \(error)")
         }
-        active.store(!registry.isEmpty, ordering: .relaxed)
+        active.store(!table.registry.isEmpty, ordering: .relaxed)
     }
 
     static func bytes(_ name: CName) -> [UInt8] {
-        Array(UnsafeRawBufferPointer(start: name, count: strlen(name)))
+        CNames.bytes(name)
     }
 }

@@ -1,6 +1,7 @@
 import Glibc
 import PurgeCore
 import PurgeSys
+import Synchronization
 
 /// Where a clone registry lives in the state directory: a snapshot (`NAME`)
 /// and the changes since (`NAME.journal`), each change appended and synced
@@ -11,18 +12,24 @@ import PurgeSys
 /// writes the snapshot with the next epoch first, then starts a new journal:
 /// a journal whose epoch is not the snapshot's is an old one (the daemon
 /// stopped in between) and is not read.
-final class RegistryStore<Registry: JournaledRecords>: @unchecked Sendable {
+///
+/// Called under its owner's lock (one writer at a time); its own lock, a
+/// leaf below the owner's, makes that checked by the compiler.
+final class RegistryStore<Registry: JournaledRecords>: Sendable {
     let snapshotName: String
     var journalName: String { snapshotName + ".journal" }
     /// The journal is folded when it outgrows the snapshot (and this).
     static var foldAt: Int { 1 << 16 }
 
     private let directory: StateDirectory
-    // Used under the owner's lock.
-    private var epoch: UInt64 = 0
-    private var journal: FileDescriptor?
-    private var journalBytes = 0
-    private var snapshotBytes = 0
+    private let files = Mutex<Files>(Files())
+
+    private struct Files {
+        var epoch: UInt64 = 0
+        var journal: FileDescriptor?
+        var journalBytes = 0
+        var snapshotBytes = 0
+    }
 
     init(directory: StateDirectory, named name: String) {
         self.directory = directory
@@ -30,21 +37,25 @@ final class RegistryStore<Registry: JournaledRecords>: @unchecked Sendable {
     }
 
     /// Something was stored (a snapshot).
-    var hasStored: Bool { snapshotBytes > 0 }
+    var hasStored: Bool { files.withLock { $0.snapshotBytes > 0 } }
 
     /// The stored registry; empty (with a line in the log) when malformed.
     func load() -> Registry {
         guard let snapshot = try? directory.read(snapshotName) else { return Registry() }
         let (snapshotEpoch, snapshotBody) = Self.splitEpoch(snapshot)
-        epoch = snapshotEpoch
-        snapshotBytes = snapshot.count
         var bytes = snapshotBody
+        var journalBytes = 0
         if let journal = try? directory.read(journalName) {
             let (journalEpoch, journalBody) = Self.splitEpoch(journal)
             if journalEpoch == snapshotEpoch {
                 bytes += journalBody
                 journalBytes = journal.count
             }
+        }
+        files.withLock { [journalBytes] files in
+            files.epoch = snapshotEpoch
+            files.snapshotBytes = snapshot.count
+            files.journalBytes = journalBytes
         }
         guard let registry = Registry(decoding: bytes) else {
             Diagnostics.note("state file \(snapshotName) is malformed; the clone relationships in it are forgotten")
@@ -57,39 +68,45 @@ final class RegistryStore<Registry: JournaledRecords>: @unchecked Sendable {
     func save(_ registry: inout Registry) throws(Errno) {
         let changes = registry.takeChanges()
         guard !changes.isEmpty else { return }
-        if journalBytes + changes.count > max(Self.foldAt, snapshotBytes) {
-            return try fold(registry)
+        try files.withLock { (files) throws(Errno) in
+            if files.journalBytes + changes.count > max(Self.foldAt, files.snapshotBytes) {
+                return try fold(registry, in: &files)
+            }
+            let file = try openJournal(&files)
+            _ = try changes.withUnsafeBytes { buffer in
+                Result { () throws(Errno) in try file.writeAll(buffer) }
+            }.get()
+            try file.sync(dataOnly: true)
+            files.journalBytes += changes.count
         }
-        let file = try openJournal()
-        _ = try changes.withUnsafeBytes { buffer in
-            Result { () throws(Errno) in try file.writeAll(buffer) }
-        }.get()
-        try file.sync(dataOnly: true)
-        journalBytes += changes.count
     }
 
     /// Writes the whole registry as a new snapshot (next epoch) and starts an empty journal.
     func fold(_ registry: Registry) throws(Errno) {
-        let snapshot = Array("epoch \(epoch + 1)\n".utf8) + registry.encoded
-        try directory.replace(snapshotName, with: snapshot)
-        epoch += 1
-        snapshotBytes = snapshot.count
-        journal?.closeQuietly()
-        journal = nil
-        try directory.replace(journalName, with: Array("epoch \(epoch)\n".utf8))
-        journalBytes = 0
+        try files.withLock { (files) throws(Errno) in try fold(registry, in: &files) }
     }
 
-    private func openJournal() throws(Errno) -> FileDescriptor {
-        if let journal { return journal }
-        if journalBytes == 0 && snapshotBytes == 0 {
+    private func fold(_ registry: Registry, in files: inout Files) throws(Errno) {
+        let snapshot = Array("epoch \(files.epoch + 1)\n".utf8) + registry.encoded
+        try directory.replace(snapshotName, with: snapshot)
+        files.epoch += 1
+        files.snapshotBytes = snapshot.count
+        files.journal?.closeQuietly()
+        files.journal = nil
+        try directory.replace(journalName, with: Array("epoch \(files.epoch)\n".utf8))
+        files.journalBytes = 0
+    }
+
+    private func openJournal(_ files: inout Files) throws(Errno) -> FileDescriptor {
+        if let journal = files.journal { return journal }
+        if files.journalBytes == 0 && files.snapshotBytes == 0 {
             // Nothing stored yet: a snapshot of epoch 0 for the journal to follow.
             try directory.replace(snapshotName, with: Array("epoch 0\n".utf8))
-            snapshotBytes = 8
+            files.snapshotBytes = 8
         }
-        if journalBytes == 0 { try directory.replace(journalName, with: Array("epoch \(epoch)\n".utf8)) }
+        if files.journalBytes == 0 { try directory.replace(journalName, with: Array("epoch \(files.epoch)\n".utf8)) }
         let file = try directory.openForAppending(journalName)
-        journal = file
+        files.journal = file
         return file
     }
 

@@ -9,7 +9,7 @@ import Synchronization
 extension CloudTier {
     /// The path of a directory relative to the container, "" for the root.
     private func directoryPath(_ id: EntryID) -> String? {
-        filesystem.state.read { _, names in names.path(of: id) }
+        filesystem?.state.read { _, names in names.path(of: id) } ?? nil
     }
 
     private func joined(_ directory: String, _ name: CName) -> String {
@@ -168,11 +168,12 @@ extension CloudTier {
         guard let record else { return .notUploaded }
         guard record.signature == CloudSignature(status) else { return .changed }
         if record.evicted { return nil }
+        guard let filesystem else { return .open }  // not mounted: nothing may go
         let open = filesystem.state.read { ledger, _ in (try? ledger.file(inode.key).openCount) ?? 0 }
         let beingOpened = lock.withLock { (opening[inode.key] ?? 0) > 0 }
         if open > 0 || beingOpened { return .open }
         // Data a linked clone shares is other files' too (`dropData` checks again).
-        if filesystem.state.linked.isShared(backing: EntryID(status)) { return .shared }
+        if filesystem.clones.sharesBacking(EntryID(status)) { return .shared }
         return nil
     }
 
@@ -180,7 +181,7 @@ extension CloudTier {
     /// and logs it. Called holding `transfers`. Returns the bytes freed.
     private func dropData(of file: FileDescriptor, path: String, status: stat, reason: String) throws(Errno) -> UInt64 {
         // Data a linked clone shares is other files' too.
-        guard !filesystem.state.linked.isShared(backing: EntryID(status)) else { throw Errno.busy }
+        guard let filesystem, !filesystem.clones.sharesBacking(EntryID(status)) else { throw Errno.busy }
         let freed = UInt64(status.st_blocks) * 512
         try file.truncate(to: 0)
         try file.truncate(to: Int64(status.st_size))
@@ -194,7 +195,7 @@ extension CloudTier {
             manifest.records[path] = record
             saveManifest()
         }
-        filesystem.state.noteResized(after, id: EntryID(after))
+        filesystem.events.resized(after, id: EntryID(after))
         tellKernel(after)
         logCloud(path: path, bytes: freed, size: UInt64(status.st_size), reason: reason, action: "evict")
         return freed
@@ -203,7 +204,7 @@ extension CloudTier {
     /// With `optimize_storage`: evicts uploaded documents that are not open,
     /// least recently used first, until `bytes` are freed. Returns bytes freed.
     func evictForSpace(_ bytes: UInt64, reason: String, holdingTransfers: Bool = false) -> UInt64 {
-        guard optimizeStorage else { return 0 }
+        guard optimizeStorage, let filesystem else { return 0 }
         let candidates: [(EntryID, String)] = lock.withLock {
             paths.compactMap { (id, path) in
                 guard let record = manifest.records[path], !record.evicted,
@@ -294,12 +295,13 @@ extension CloudTier {
     /// How long an open waits for its download: `PURGEFS_DOWNLOAD_TIMEOUT`
     /// seconds in the daemon's environment, 30 by default.
     static let downloadDeadline: Int = {
-        guard let text = getenv("PURGEFS_DOWNLOAD_TIMEOUT").map({ String(cString: $0) }),
+        guard let text = CurrentProcess.environmentValue("PURGEFS_DOWNLOAD_TIMEOUT"),
               let seconds = Int(text), seconds > 0 else { return 30 }
         return seconds
     }()
 
     private func downloadNow(_ id: EntryID, inode: Inode?) throws(Errno) {
+        guard let filesystem else { throw Errno.ioError }  // not mounted
         try transfers.withLock { () throws(Errno) in
             guard let path = lock.withLock({ paths[id] }),
                   let record = lock.withLock({ manifest.records[path] }), record.evicted
@@ -346,11 +348,11 @@ extension CloudTier {
                 try? file.truncate(to: 0)
                 try? file.truncate(to: Int64(status.st_size))
                 try? file.setTimes(access: status.st_atim, modification: status.st_mtim)
-                if let after = try? file.status() { filesystem.state.noteResized(after, id: EntryID(after)) }
+                if let after = try? file.status() { filesystem.events.resized(after, id: EntryID(after)) }
                 throw error == .noSpace ? Errno.noSpace : Errno.ioError
             }
             let after = try file.status()
-            filesystem.state.noteResized(after, id: EntryID(after))
+            filesystem.events.resized(after, id: EntryID(after))
             lock.withLock {
                 manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false, remote: remoteStatus)
                 saveManifest()
@@ -362,6 +364,7 @@ extension CloudTier {
     /// Drops the kernel's cached attributes and pages of the file: its
     /// allocation changed behind its back.
     private func tellKernel(_ status: stat) {
+        guard let filesystem else { return }
         if let node = filesystem.inodes.node(for: EntryID(status)) { filesystem.notifier.send(.dataChanged(node)) }
     }
 
@@ -369,16 +372,12 @@ extension CloudTier {
     /// (`optimize_storage`) evicting other documents one at a time. Called
     /// holding `transfers`.
     private func room(for need: UInt64) throws(Errno) -> UInt64 {
-        for _ in 0..<64 {
-            switch filesystem.state.room(for: need) {
-            case .granted(let amount): return amount
-            case .noSpace:
-                if evictForSpace(1, reason: "write", holdingTransfers: true) == 0 { throw Errno.noSpace }
-            case .purgeFirst(let bytes):
-                if filesystem.purger.purge(.bytes(bytes), reason: .write) == 0,
-                   evictForSpace(1, reason: "write", holdingTransfers: true) == 0 { throw Errno.noSpace }
-            }
-        }
-        throw Errno.noSpace
+        guard let filesystem else { throw Errno.noSpace }
+        // Not `needsRoom`: this tier's eviction must know `transfers` is held.
+        let reserved = RoomSearch.run(
+            ask: { filesystem.state.room(for: need) }, purge: { filesystem.purger.purge(.bytes($0), reason: .write) },
+            evict: { evictForSpace(1, reason: "write", holdingTransfers: true) })
+        guard let reserved else { throw Errno.noSpace }
+        return reserved
     }
 }

@@ -84,8 +84,7 @@ extension CloudTier {
 
     /// Starts the worker once the filesystem exists.
     func start(filesystem: ContainerFileSystem, log: PurgeLog) {
-        self.filesystem = filesystem
-        self.log = log
+        attach(to: filesystem, log: log)
         start()
     }
 }

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 import PurgeCore
 import PurgeSys
@@ -10,7 +11,7 @@ extension CloudTier {
     /// How often the remote is listed: `PURGEFS_REMOTE_POLL` seconds in the
     /// daemon's environment, 10 by default.
     static let remotePollSeconds: Int = {
-        guard let text = getenv("PURGEFS_REMOTE_POLL").map({ String(cString: $0) }),
+        guard let text = CurrentProcess.environmentValue("PURGEFS_REMOTE_POLL"),
               let seconds = Int(text), seconds > 0 else { return 10 }
         return seconds
     }()
@@ -77,24 +78,61 @@ extension ContainerFileSystem {
         }
         return try locks.withLocks(directoryID) { () throws(Errno) -> stat? in
             guard wanted() else { return nil }
-            let file: FileDescriptor
+            let unnamed: FileDescriptor
             do throws(Errno) {
-                file = try FileDescriptor.open(last, in: directory, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
-                                               mode: remote.st_mode & 0o7777)
-            } catch where error == .exists {
-                return nil
+                unnamed = try FileDescriptor.open(".", in: directory, flags: clinux_O_TMPFILE | O_WRONLY, mode: remote.st_mode & 0o7777)
+            } catch where error == .notSupported || error == .isDirectory {
+                return try makeNamedPlaceholder(last, in: directory, directoryID: directoryID, like: remote)
             }
-            defer { file.closeQuietly() }
-            let status = try CloudLocal.makePlaceholder(file, like: remote)
-            noteMadeBehindTheKernel(status, name: last, in: directoryID)
-            return status
+            defer { unnamed.closeQuietly() }
+            return try linkPlaceholder(unnamed, as: last, in: directory, directoryID: directoryID, like: remote)
         }
     }
 
-    /// Counts an entry purgefs made itself, and drops any name the kernel
-    /// cached as absent.
+    /// A placeholder is counted before it has a name: lookups take no
+    /// namespace lock, so a name that appeared first could be opened (and
+    /// read as a hole, no download) or asked for its figures (`ENODATA`)
+    /// before the ledger and the tier knew it. Made unnamed (`O_TMPFILE`),
+    /// announced, then linked; a name taken meanwhile undoes the announcement.
+    private func linkPlaceholder(
+        _ file: FileDescriptor, as name: [CChar], in directory: FileDescriptor, directoryID: EntryID, like remote: stat
+    ) throws(Errno) -> stat? {
+        var status = try CloudLocal.makePlaceholder(file, like: remote)
+        status.st_nlink = 1
+        name.withUnsafeBufferPointer { events.created(status, id: EntryID(status), name: $0.baseAddress!, in: directoryID) }
+        do throws(Errno) {
+            try name.withUnsafeBufferPointer { (buffer) throws(Errno) in try file.link(as: buffer.baseAddress!, in: directory) }
+        } catch {
+            name.withUnsafeBufferPointer { events.removed(status, id: EntryID(status), name: $0.baseAddress!, from: directoryID) }
+            if error == .exists { return nil }
+            throw error
+        }
+        if let node = inodes.node(for: directoryID) { notifier.send(.deleted(parent: node, child: nil, name: name)) }
+        return status
+    }
+
+    /// Where the backing filesystem has no `O_TMPFILE`: made under its name,
+    /// then announced (the window above stays open there).
+    private func makeNamedPlaceholder(
+        _ name: [CChar], in directory: FileDescriptor, directoryID: EntryID, like remote: stat
+    ) throws(Errno) -> stat? {
+        let file: FileDescriptor
+        do throws(Errno) {
+            file = try FileDescriptor.open(name, in: directory, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+                                           mode: remote.st_mode & 0o7777)
+        } catch where error == .exists {
+            return nil
+        }
+        defer { file.closeQuietly() }
+        let status = try CloudLocal.makePlaceholder(file, like: remote)
+        noteMadeBehindTheKernel(status, name: name, in: directoryID)
+        return status
+    }
+
+    /// Announces an entry purgefs made itself (`created`, as a handler
+    /// would), and drops any name the kernel cached as absent.
     private func noteMadeBehindTheKernel(_ status: stat, name: [CChar], in parent: EntryID) {
-        state.noteCreated(status, id: EntryID(status), name: name, in: parent)
+        name.withUnsafeBufferPointer { events.created(status, id: EntryID(status), name: $0.baseAddress!, in: parent) }
         if let node = inodes.node(for: parent) { notifier.send(.deleted(parent: node, child: nil, name: name)) }
     }
 }

@@ -21,9 +21,25 @@ final class CloudTier: @unchecked Sendable {
     let stateDirectory: StateDirectory
     /// `optimize_storage`: under pressure, evict uploaded documents.
     let optimizeStorage: Bool
-    /// Set once the filesystem exists (before the mount serves).
-    var filesystem: ContainerFileSystem!
-    var log: PurgeLog!
+    /// The mount it serves, set once the filesystem exists (before the mount
+    /// serves, `start(filesystem:log:)`). The filesystem is held weakly: it
+    /// holds the tier, an observer. What needs the mount does nothing
+    /// without it (an upload waits, an eviction is refused).
+    private let mount = Mutex<Mount>(Mount())
+
+    private struct Mount {
+        weak var filesystem: ContainerFileSystem?
+        var log: PurgeLog?
+    }
+
+    var filesystem: ContainerFileSystem? { mount.withLock { $0.filesystem } }
+
+    func attach(to filesystem: ContainerFileSystem, log: PurgeLog) {
+        mount.withLock { mount in
+            mount.filesystem = filesystem
+            mount.log = log
+        }
+    }
 
     let lock = ThreadLock()
     let transfers = ThreadLock()
@@ -147,6 +163,7 @@ final class CloudTier: @unchecked Sendable {
         }
         let signature = CloudSignature(status)
         let id = EntryID(status)
+        guard let filesystem else { return }  // not mounted yet: it stays due
         if (filesystem.state.read { ledger, _ in (try? ledger.file(id).openCount) ?? 0 }) > 0 {
             schedule(path, after: Self.debounce)  // after its last close
             return
@@ -185,7 +202,7 @@ final class CloudTier: @unchecked Sendable {
         let delay: UInt64 = lock.withLock {
             let count = (failures[path] ?? 0) + 1
             failures[path] = count
-            let delay = min(Self.longestBackoff, Self.debounce << UInt64(min(count, 10)))
+            let delay = CloudBackoff(base: Self.debounce, longest: Self.longestBackoff).delay(afterFailures: count)
             pending[path] = WallClock.nanoseconds() + delay
             return delay
         }
@@ -198,7 +215,7 @@ final class CloudTier: @unchecked Sendable {
         var line = "{\"time\":\(String(format3: now)),\"path\":\(JSONText.quoted(path)),\"bytes\":\(bytes),"
             + "\"size\":\(size),\"last_used\":\(String(format3: now)),\"reason\":\"\(reason)\",\"action\":\"\(action)\""
         if let detail { line += ",\"error\":\(JSONText.quoted(detail))" }
-        log.appendLine(line + "}\n")
+        mount.withLock { $0.log }?.appendLine(line + "}\n")
     }
 
     // MARK: Remote deletes and renames

@@ -3,7 +3,8 @@ import PurgeCore
 import PurgeSys
 
 /// A feature that follows what the passthrough does: the ledger and recency
-/// (`ContainerState`), the cloud tier (`CloudTier`), and whatever comes next
+/// (`ContainerState`), the clone backend (`CloneBackend`), the cloud tier
+/// (`CloudTier`), and whatever comes next
 /// (fault injection, shared devices). The handlers do the syscall and the
 /// reply, then announce what they did through `Observers`, registered at
 /// mount; a feature is added by writing an observer, not by editing every
@@ -57,10 +58,30 @@ protocol FileSystemObserver: Sendable {
     /// and what it shares): rename(2) changed nothing there, only which
     /// identity each name stands for.
     func exchanged(_ exchange: Exchange)
+    /// `inode`'s data is about to change (`change` says how), before the
+    /// change and before the modification bracket that keeps clones from
+    /// being made of it meanwhile; may refuse the change. Announced again
+    /// when the bracket could not be had (a clone was made in between), so
+    /// it may come more than once for one change. A linked clone gets data
+    /// of its own here. `filesystem` is the mount, for an observer that must
+    /// act on it (a clone break makes room, takes namespace locks).
+    func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno)
     /// Room is needed (`reason`: "write" or "monitor") and purging freed
     /// none: frees up to `bytes` if it can (the cloud tier evicts uploaded
     /// documents), returning what it freed.
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64
+}
+
+/// What is about to change a file's data (`beforeModify`).
+enum Modification {
+    /// A write, allocation, copy into it or truncate through the open `file`.
+    case data(OpenFile)
+    /// A truncate by path (no open file); `keepingData` false when cut to nothing.
+    case truncate(keepingData: Bool)
+    /// An open with `O_TRUNC`, before the file is opened.
+    case openTruncating
+    /// A new hard link of it, before it is made.
+    case link
 }
 
 /// The two sides of a `RENAME_EXCHANGE`.
@@ -89,5 +110,6 @@ extension FileSystemObserver {
     func removed(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {}
     func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {}
     func exchanged(_ exchange: Exchange) {}
+    func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {}
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 { 0 }
 }

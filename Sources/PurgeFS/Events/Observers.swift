@@ -5,7 +5,8 @@ import PurgeSys
 /// The observers registered at mount (`ContainerFileSystem.init`), and the
 /// one call per event that the handlers make. Each event goes to every
 /// observer in registration order: the ledger first (so a feature that
-/// reads the ledger sees the change), then the cloud tier, then any other.
+/// reads the ledger sees the change), then the clone backend, then the
+/// cloud tier, then any other.
 /// `endOpen` goes in the reverse order, so brackets nest.
 struct Observers: Sendable {
     let all: [any FileSystemObserver]
@@ -67,6 +68,11 @@ struct Observers: Sendable {
 
     func exchanged(_ exchange: Exchange) {
         for observer in all { observer.exchanged(exchange) }
+    }
+
+    /// Every observer's `beforeModify`, in order; the first refusal is thrown.
+    func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {
+        for observer in all { try observer.beforeModify(inode, change, in: filesystem) }
     }
 
     /// Asks each observer in turn for what is still missing, until `bytes`

@@ -6,17 +6,17 @@ import PurgeSys
 extension ContainerFileSystem {
     func setFlag(_ attribute: PurgeAttribute, _ on: Bool, for inode: Inode) throws(Errno) {
         let id = inode.key
-        try state.withLedger { (ledger, _) throws(Errno) in
+        try state.withBooks { (books) throws(Errno) in
             do throws(FlagError) {
-                try Self.apply(attribute, on, to: id, in: &ledger)
+                try Self.apply(attribute, on, to: id, in: &books.ledger)
             } catch {
                 switch error {
                 case .notInZone: throw Errno.invalidArgument
                 case .core(let error): throw Errno(error)
                 }
             }
-            state.flags.set(StoredFlags.Flags(attribute), on, for: id)
-            state.flagsChanged = true
+            books.flags.set(StoredFlags.Flags(attribute), on, for: id)
+            books.flagsChanged = true
         }
         state.saveFlagsIfChanged()
     }

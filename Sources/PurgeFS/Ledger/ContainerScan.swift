@@ -87,13 +87,13 @@ struct ContainerScan {
         return (ledger, names)
     }
 
-    /// A linked clone's identity is its anchor's; any other file's is its own.
+    /// A linked clone's identity is its anchor's; any other file's is its
+    /// own (`LinkedCloneRegistry.identity`, as every path asks it).
     private func identity(of status: stat, name: CName, in parent: EntryID) -> EntryID {
-        let own = EntryID(status)
-        guard status.st_mode & S_IFMT == S_IFREG, !linkedClones.isEmpty,
-              linkedClones.group(backedBy: own) != nil
-        else { return own }
-        return linkedClones.member(named: .init(parent: parent, name: LinkedClones.bytes(name))) ?? own
+        guard !linkedClones.isEmpty else { return EntryID(status) }  // no name copied per file
+        return linkedClones.identity(
+            of: EntryID(status), regularFile: status.st_mode & S_IFMT == S_IFREG,
+            named: .init(parent: parent, name: CNames.bytes(name)))
     }
 
     private func apply(_ stored: StoredFlags.Flags, to id: EntryID, in ledger: inout Ledger) throws(PurgeCoreError) {

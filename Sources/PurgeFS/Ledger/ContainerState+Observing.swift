@@ -4,7 +4,8 @@ import PurgeSys
 
 /// The ledger and recency as an observer of the passthrough (the first one
 /// registered): each event becomes the `note*` calls of
-/// `ContainerState+Tracking`. Reconciling a change made behind the mount
+/// `ContainerState+Tracking`. `resized` is not heard here: the clone backend
+/// records a file's new figures (`noteResized`), or its group's charges. Reconciling a change made behind the mount
 /// calls those directly: it repairs the ledger, and the other observers are
 /// not told (DESIGN "Changes behind the mount").
 extension ContainerState: FileSystemObserver {
@@ -18,8 +19,6 @@ extension ContainerState: FileSystemObserver {
     func openAbandoned(_ id: EntryID) { noteClosed(id) }
 
     func used(_ id: EntryID) { noteUsed(id) }
-
-    func resized(_ status: stat, id: EntryID) { noteResized(status, id: id) }
 
     func closed(_ id: EntryID) { noteClosed(id) }
 

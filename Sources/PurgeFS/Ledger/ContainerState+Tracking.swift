@@ -12,18 +12,18 @@ extension ContainerState {
     func noteCreated(_ status: stat, id: EntryID, name: CName, in parent: EntryID) {
         switch status.st_mode & S_IFMT {
         case S_IFREG:
-            track { (ledger, _) throws(PurgeCoreError) in
-                if ledger.contains(id) {
-                    try ledger.addLink(id, parent: parent)
+            track { (books) throws(PurgeCoreError) in
+                if books.ledger.contains(id) {
+                    try books.ledger.addLink(id, parent: parent)
                 } else {
-                    try ledger.addFile(id, parent: parent, size: UInt64(status.st_size), allocated: Self.allocated(status))
+                    try books.ledger.addFile(id, parent: parent, size: UInt64(status.st_size), allocated: Self.allocated(status))
                 }
             }
         case S_IFDIR:
-            track { (ledger, names) throws(PurgeCoreError) in
-                try ledger.addDirectory(id, parent: parent)
-                names.record(id, parent: parent, name: name)
-                zones.update(after: id, in: &ledger, names: names)
+            track { (books) throws(PurgeCoreError) in
+                try books.ledger.addDirectory(id, parent: parent)
+                books.names.record(id, parent: parent, name: name)
+                books.zones.update(after: id, in: &books.ledger, names: books.names)
             }
         default:
             break
@@ -34,18 +34,16 @@ extension ContainerState {
     func noteRemoved(_ status: stat, id: EntryID, from parent: EntryID) {
         switch status.st_mode & S_IFMT {
         case S_IFREG:
-            track { (ledger, _) throws(PurgeCoreError) in
-                try ledger.removeLink(id, parent: parent)
-                forgetFlagsIfGone(id, in: ledger)
+            track { (books) throws(PurgeCoreError) in
+                try books.ledger.removeLink(id, parent: parent)
+                books.forgetFlagsIfGone(id)
             }
-            clones.forgetIfGone(id, state: self)
-            linked.removed(id, backing: EntryID(status), state: self)
         case S_IFDIR:
-            track { (ledger, names) throws(PurgeCoreError) in
-                try ledger.removeDirectory(id)
-                forgetFlagsIfGone(id, in: ledger)
-                names.remove(id)
-                zones.update(after: nil, in: &ledger, names: names)
+            track { (books) throws(PurgeCoreError) in
+                try books.ledger.removeDirectory(id)
+                books.forgetFlagsIfGone(id)
+                books.names.remove(id)
+                books.zones.update(after: nil, in: &books.ledger, names: books.names)
             }
         default:
             break
@@ -56,52 +54,41 @@ extension ContainerState {
     func noteMoved(_ status: stat, id: EntryID, from parent: EntryID, to newParent: EntryID, newName: CName) {
         let kind = status.st_mode & S_IFMT
         guard kind == S_IFREG || kind == S_IFDIR else { return }
-        defer {
-            if kind == S_IFREG {
-                linked.moved(id, backing: EntryID(status), to: .init(parent: newParent, name: LinkedClones.bytes(newName)), state: self)
-            }
-        }
-        track { (ledger, names) throws(PurgeCoreError) in
-            try ledger.move(id, from: parent, to: newParent)
+        track { (books) throws(PurgeCoreError) in
+            try books.ledger.move(id, from: parent, to: newParent)
             if kind == S_IFDIR {
-                names.record(id, parent: newParent, name: newName)
-                zones.update(after: id, in: &ledger, names: names)
+                books.names.record(id, parent: newParent, name: newName)
+                books.zones.update(after: id, in: &books.ledger, names: books.names)
             }
         }
     }
 
-    /// The file `id` (whose backing file now has `status`) changed size or data.
+    /// The file `id` (whose backing file now has `status`) changed size or
+    /// data: its figures as they are. A clone's are its group's charges
+    /// instead: the clone backend calls this only for files it does not charge.
     func noteResized(_ status: stat, id: EntryID) {
         guard status.st_mode & S_IFMT == S_IFREG else { return }
-        if clones.changed(id, state: self) || linked.changed(id, state: self) { return }
-        track { (ledger, _) throws(PurgeCoreError) in
-            try ledger.update(id, size: UInt64(status.st_size), allocated: Self.allocated(status))
+        track { (books) throws(PurgeCoreError) in
+            try books.ledger.update(id, size: UInt64(status.st_size), allocated: Self.allocated(status))
         }
     }
 
     func noteOpened(_ id: EntryID) {
-        track { (ledger, _) throws(PurgeCoreError) in
-            try ledger.open(id)
-            try ledger.markUsed(id)
+        track { (books) throws(PurgeCoreError) in
+            try books.ledger.open(id)
+            try books.ledger.markUsed(id)
         }
     }
 
     func noteClosed(_ id: EntryID) {
-        track { (ledger, _) throws(PurgeCoreError) in
-            try ledger.close(id)
-            forgetFlagsIfGone(id, in: ledger)
+        track { (books) throws(PurgeCoreError) in
+            try books.ledger.close(id)
+            books.forgetFlagsIfGone(id)
         }
-        clones.forgetIfGone(id, state: self)
-        linked.forgetIfGone(id, state: self)
-    }
-
-    /// The identity of `name` in `parent`, whose backing file has `status`.
-    func identity(of status: stat, name: CName, in parent: EntryID) -> EntryID {
-        linked.identity(of: status, parent: parent, name: name)
     }
 
     func noteUsed(_ id: EntryID) {
-        track { (ledger, _) throws(PurgeCoreError) in try ledger.markUsed(id) }
+        track { (books) throws(PurgeCoreError) in try books.ledger.markUsed(id) }
     }
 
     /// The members of a clone group in the order their shared data is
@@ -121,9 +108,9 @@ extension ContainerState {
         UInt64(status.st_blocks) * 512
     }
 
-    private func track(_ change: (inout Ledger, inout DirectoryNames) throws(PurgeCoreError) -> Void, in step: String = #function) {
+    private func track(_ change: (inout Books) throws(PurgeCoreError) -> Void, in step: String = #function) {
         do {
-            try withLedger(change)
+            try withBooks(change)
         } catch {
             Diagnostics.note("accounting drifted from the backing store (\(step)): \(error)")
         }

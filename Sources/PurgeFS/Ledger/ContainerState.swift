@@ -1,79 +1,75 @@
 import Glibc
 import PurgeCore
 import PurgeSys
+import Synchronization
 
 /// What purgefs knows about the container beyond the backing files: the
 /// ledger (totals, purge order), where directories are, the device model
 /// and the purge counters, all behind one lock.
 ///
-/// Lock order: `NamespaceLocks` stripes, then this lock. Nothing here does
+/// Lock order: `NamespaceLocks` stripes, then the clone backend's lock
+/// (`CloneBackend`, which holds this state to charge clones), then this lock. Nothing here does
 /// I/O under the lock except `statvfs` of the backing filesystem.
-final class ContainerState: @unchecked Sendable {
-    let lock = ThreadLock()
-    // Guarded by `lock`.
-    var ledger: Ledger
-    var names: DirectoryNames
-    var model: CapacityModel
-    var monitor = PurgeMonitor()
-    /// Bytes promised to writes in flight, not yet in the ledger.
-    var reserved: UInt64 = 0
-    var counters: PurgeCounters
-    var flags: StoredFlags
-    /// The flags changed since they were last saved.
-    var flagsChanged = false
-    var zones: ZoneSet
+final class ContainerState: Sendable {
+    private let books: Mutex<Books>
     let stateDirectory: StateDirectory
-    /// Clone groups and their charges (its own lock, taken before this one).
-    let clones: CloneBook
-    /// Clones on a backing filesystem without reflinks (its own lock, taken before this one).
-    let linked: LinkedClones
+
+    /// Everything behind the state's lock.
+    struct Books {
+        var ledger: Ledger
+        var names: DirectoryNames
+        var model: CapacityModel
+        var monitor = PurgeMonitor()
+        /// Bytes promised to writes in flight, not yet in the ledger.
+        var reserved: UInt64 = 0
+        var counters: PurgeCounters
+        var flags: StoredFlags
+        /// The flags changed since they were last saved.
+        var flagsChanged = false
+        var zones: ZoneSet
+
+        /// Drops the stored flags of an entry that no longer exists, so a
+        /// new file that gets its inode number does not inherit a pin.
+        mutating func forgetFlagsIfGone(_ id: EntryID) {
+            guard !ledger.contains(id), flags.flags(of: id) != [] else { return }
+            flags.remove(id)
+            flagsChanged = true
+        }
+    }
 
     /// The backing filesystem, for its real size and free space.
     let backing: FileDescriptor
 
     init(ledger: Ledger, names: DirectoryNames, model: CapacityModel, counters: PurgeCounters, flags: StoredFlags,
-         zones: ZoneSet, backing: FileDescriptor, stateDirectory: StateDirectory,
-         linkedClones: (RegistryStore<LinkedCloneRegistry>, LinkedCloneRegistry)? = nil) {
+         zones: ZoneSet, backing: FileDescriptor, stateDirectory: StateDirectory) {
         self.stateDirectory = stateDirectory
-        self.ledger = ledger
-        self.names = names
-        self.model = model
-        self.counters = counters
-        self.flags = flags
-        self.zones = zones
+        self.books = Mutex(Books(ledger: ledger, names: names, model: model, counters: counters, flags: flags, zones: zones))
         self.backing = backing
-        self.clones = CloneBook(directory: stateDirectory, root: backing)
-        let (store, registry) = linkedClones ?? (RegistryStore<LinkedCloneRegistry>(directory: stateDirectory, named: LinkedCloneRegistry.fileName), LinkedCloneRegistry())
-        self.linked = LinkedClones(store: store, registry: registry, directory: stateDirectory, root: backing, reflinks: clones.reflinks)
+    }
+
+    /// Runs `body` holding the state's lock, with everything it guards.
+    func withBooks<T, E: Error>(_ body: (inout Books) throws(E) -> T) throws(E) -> T {
+        try books.withLock { (books: inout sending Books) throws(E) -> sending T in try body(&books) }
     }
 
     /// Runs `body` with exclusive access to the ledger and directory names.
     func withLedger<T, E: Error>(_ body: (inout Ledger, inout DirectoryNames) throws(E) -> T) throws(E) -> T {
-        try lock.withLock { () throws(E) -> T in try body(&ledger, &names) }
+        try withBooks { (books) throws(E) -> T in try body(&books.ledger, &books.names) }
     }
 
     /// Reads under the lock.
     func read<T>(_ body: (Ledger, DirectoryNames) -> T) -> T {
-        lock.withLock { body(ledger, names) }
+        withBooks { books in body(books.ledger, books.names) }
     }
 
-    var purgeCounters: PurgeCounters { lock.withLock { counters } }
-
-    /// Under the lock: drops the stored flags of an entry that no longer
-    /// exists, so a new file that gets its inode number does not inherit a
-    /// pin. `ledger` is passed in: callers hold it borrowed.
-    func forgetFlagsIfGone(_ id: EntryID, in ledger: Ledger) {
-        guard !ledger.contains(id), flags.flags(of: id) != [] else { return }
-        flags.remove(id)
-        flagsChanged = true
-    }
+    var purgeCounters: PurgeCounters { withBooks { $0.counters } }
 
     /// Writes the flags file if flags were dropped or set since the last save.
     func saveFlagsIfChanged() {
-        let changed: StoredFlags? = lock.withLock {
-            guard flagsChanged else { return nil }
-            flagsChanged = false
-            return flags
+        let changed: StoredFlags? = withBooks { books in
+            guard books.flagsChanged else { return nil }
+            books.flagsChanged = false
+            return books.flags
         }
         guard let changed else { return }
         do { try stateDirectory.replace(StoredFlags.fileName, with: changed.encoded) } catch {
@@ -85,21 +81,21 @@ final class ContainerState: @unchecked Sendable {
     /// gone completely, in one step: no reader sees the space freed but
     /// not yet counted.
     func recordPurge(_ victim: PurgeVictim, removedFrom directories: [EntryID], complete: Bool) {
-        lock.withLock {
+        withBooks { books in
             do {
                 if complete {
-                    try ledger.purged(victim)
+                    try books.ledger.purged(victim)
                 } else {
-                    for directory in directories { try ledger.removeLink(victim.file, parent: directory) }
+                    for directory in directories { try books.ledger.removeLink(victim.file, parent: directory) }
                 }
             } catch {
                 Diagnostics.note("accounting drifted during a purge: \(error)")
             }
             if complete {
-                counters.bytes += victim.bytes
-                counters.files += 1
+                books.counters.bytes += victim.bytes
+                books.counters.files += 1
             }
-            forgetFlagsIfGone(victim.file, in: ledger)
+            books.forgetFlagsIfGone(victim.file)
         }
     }
 }

@@ -24,7 +24,7 @@ struct DirectoryNames {
     }
 
     mutating func record(_ id: EntryID, parent: EntryID, name: CName) {
-        places[id] = Place(parent: parent, name: Self.copy(name))
+        places[id] = Place(parent: parent, name: CNames.copy(name))
     }
 
     mutating func remove(_ id: EntryID) {
@@ -50,10 +50,6 @@ struct DirectoryNames {
             chain.map { String(decoding: $0.name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) }
                 .joined(separator: "/")
         }
-    }
-
-    private static func copy(_ name: CName) -> [CChar] {
-        Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
     }
 }
 

@@ -53,6 +53,8 @@ struct VirtualAttributes {
             }
         case .faults:
             return filesystem.faults.listing
+        case .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota:
+            return try deviceValue(of: attribute)
         case .purgedBytes:
             return String(state.purgeCounters.bytes)
         case .purgedFiles:
@@ -67,10 +69,10 @@ struct VirtualAttributes {
             return String(try fileInfo(id).lastUsed / 1_000_000_000)
         case .contentID:
             _ = try fileInfo(id)
-            return String(state.linked.contentID(of: id) ?? state.clones.contentID(of: id))
+            return String(filesystem.clones.contentID(of: id))
         case .shared:
             _ = try fileInfo(id)
-            return String(state.linked.shared(of: id) ?? state.clones.sharedBytes(of: id))
+            return String(filesystem.clones.sharedBytes(of: id))
         case .ubiquitous, .uploaded, .downloadStatus, .evictable:
             guard let cloud = filesystem.cloud else { throw Errno.noData }
             return try cloud.value(of: attribute, on: inode)
@@ -95,7 +97,11 @@ struct VirtualAttributes {
                 } catch {
                     throw OptionError.invalidValue(option: attribute.rawValue, value: text, reason: error)
                 }
-                if attribute == .capacity {
+                if let device = filesystem.device {
+                    // A shared device: checked against every member's usage, written for all.
+                    try device.change(capacity: attribute == .capacity ? bytes : nil,
+                                      external: attribute == .external ? bytes : nil, filesystem.state)
+                } else if attribute == .capacity {
                     try filesystem.state.changeDevice(capacity: bytes)
                 } else {
                     try filesystem.state.changeDevice(external: bytes)

@@ -97,8 +97,8 @@ final class MetricsSampler: Sendable {
         let bundle = scope.bundle.flatMap(resolve)
         let status = state.status()
         let counters = state.purgeCounters
-        let parts: MetricsParts = state.lock.withLock {
-            let ledger = state.ledger  // a copy-on-write reference, not a copy
+        let parts: MetricsParts = state.withBooks { books in
+            let ledger = books.ledger  // a copy-on-write reference, not a copy
             var bundleTotals: Totals?
             if let bundle {
                 if let totals = try? ledger.totals(of: bundle) {
@@ -108,7 +108,7 @@ final class MetricsSampler: Sendable {
                 }
             }
             var zones: [String: Totals] = [:]
-            for (path, id) in state.zones.directories {
+            for (path, id) in books.zones.directories {
                 zones[path] = try? ledger.totals(of: id)
             }
             return scope.parts(root: ledger.rootTotals, bundle: bundleTotals, zones: zones)

@@ -8,6 +8,8 @@ import PurgeSys
 struct ContainerOpening {
     let directory: StateDirectory
     let state: ContainerState
+    /// How this mount makes clones, chosen by its probe.
+    let clones: any CloneBackend
     let purgeLog: PurgeLog
     let recency: RecencyStore
 
@@ -51,12 +53,13 @@ struct ContainerOpening {
         for id in flags.entries.keys where !ledger.contains(id) { liveFlags.remove(id) }
         state = ContainerState(
             ledger: ledger, names: names, model: CapacityModel(options: options), counters: counters, flags: liveFlags,
-            zones: zones, backing: prepared.root, stateDirectory: directory,
-            linkedClones: (linkedCloneStore, linkedClones))
-        if liveFlags != flags { state.flagsChanged = true }
+            zones: zones, backing: prepared.root, stateDirectory: directory)
+        if liveFlags != flags { state.withBooks { $0.flagsChanged = true } }
         state.saveFlagsIfChanged()
-        state.clones.settleAll(state: state)
-        state.linked.reconcile(state: state, root: prepared.root)
+        clones = CloneBackends.choose(
+            state: state, directory: directory, root: prepared.root, reflinks: CloneBook.probe(directory),
+            linked: (linkedCloneStore, linkedClones))
+        clones.settleAtMount(root: prepared.root)
         // Start the session with the journal folded into one snapshot.
         recency.compactAtMount(state, snapshotIsCurrent: scan.recencyIsCurrent)
     }

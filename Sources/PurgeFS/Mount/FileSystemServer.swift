@@ -34,6 +34,9 @@ public enum FileSystemServer {
             Diagnostics.note("cannot change the working directory to /: \(error)")
         }
         let log = prepared.log
+        // A shared device refuses a disagreeing member here, before anything is mounted.
+        let device = try SharedDevice.join(request, root: prepared.root)
+        defer { device?.leave() }
         let cloud = CloudTier.prepare(request: request, root: prepared.root, state: prepared.state)
         let behind = BehindMount(request, root: prepared.root)
         let opened = try ContainerOpening(prepared: prepared, options: request.options, container: request.container)
@@ -41,13 +44,15 @@ public enum FileSystemServer {
         let filesystem: ContainerFileSystem
         do {
             filesystem = try ContainerFileSystem(
-                root: prepared.root, hidden: prepared.hidden, state: opened.state, stateDirectory: opened.directory,
-                log: opened.purgeLog, recency: opened.recency, cloud: cloud, passthrough: request.options.passthrough
+                root: prepared.root, hidden: prepared.hidden, state: opened.state, clones: opened.clones, stateDirectory: opened.directory,
+                log: opened.purgeLog, recency: opened.recency, cloud: cloud, device: device,
+                passthrough: request.options.passthrough
             ) { whenReady(log) }
         } catch {
             throw MountError("cannot read container \(request.container): \(error)")
         }
         for rule in faultRules { filesystem.faults.add(rule) }
+        device?.attach(filesystem)
         let metrics = MetricsSampler(
             state: opened.state, root: prepared.root, directory: opened.directory, options: request.options, log: log)
         metrics.start()

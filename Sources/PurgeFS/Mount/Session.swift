@@ -11,10 +11,12 @@ struct Session {
     func run() throws(MountError) {
         var ops = Operations.table()
         let arguments = ["purgefs", "-o", fuseOptions]
-        var cArguments = arguments.map { strdup($0) }
-        defer { cArguments.forEach { free($0) } }
-        var args = cfuse_args(Int32(cArguments.count), &cArguments)
-        defer { fuse_opt_free_args(&args) }
+        let argv = CStringArray(arguments)
+        var args = cfuse_args(Int32(argv.count), argv.pointer)
+        defer {
+            fuse_opt_free_args(&args)
+            withExtendedLifetime(argv) {}
+        }
 
         let userdata = Unmanaged.passRetained(filesystem)
         defer { userdata.release() }

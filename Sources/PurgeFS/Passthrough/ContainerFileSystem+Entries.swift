@@ -102,10 +102,7 @@ extension ContainerFileSystem {
 
     func makeHardLink(to id: NodeID, parent: NodeID, name: CName) throws(Errno) -> fuse_entry_param {
         let file = inodes.inode(id)
-        // A clone's names are its own: one more name needs data of its own.
-        if file.isRegularFile && state.linked.isMember(file.key) {
-            try state.linked.breakAway(file, keepingData: true, filesystem: self)
-        }
+        try events.beforeModify(file, .link, in: self)
         let entry = try creating(name, in: parent) { (directory) throws(Errno) in
             try file.withDescriptor { (source) throws(Errno) in try source.link(as: name, in: directory) }
         }
@@ -133,7 +130,7 @@ extension ContainerFileSystem {
         try locks.withLocks(directory.key) { () throws(Errno) in
             try directory.withDescriptor { (descriptor) throws(Errno) in
                 let child = try? descriptor.status(of: name)
-                let id = child.map { state.identity(of: $0, name: name, in: directory.key) }
+                let id = child.map { identity(of: $0, name: name, in: directory.key) }
                 try descriptor.unlink(name, directory: isDirectory)
                 if let child, let id {
                     events.removed(child, id: id, name: name, from: directory.key)
@@ -177,8 +174,8 @@ extension ContainerFileSystem {
                 }
             }
             guard let moving else { return }
-            let movingID = state.identity(of: moving, name: name, in: source.key)
-            let replacedID = replaced.map { state.identity(of: $0, name: newName, in: destination.key) }
+            let movingID = identity(of: moving, name: name, in: source.key)
+            let replacedID = replaced.map { identity(of: $0, name: newName, in: destination.key) }
             if let replaced, EntryID(replaced) == EntryID(moving) {
                 // Two names of one backing file: rename(2) did nothing. Two names
                 // of one file, so nothing moved; but a clone and the file it

@@ -14,15 +14,9 @@ extension ContainerFileSystem {
         try events.beginOpen(inode)  // an evicted file is downloaded first
         defer { events.endOpen(inode) }
         // Truncating a clone: it gets a file of its own first, with nothing copied.
-        if flags & O_TRUNC != 0 { try state.linked.breakAway(inode, keepingData: false, filesystem: self) }
+        if flags & O_TRUNC != 0 { try events.beforeModify(inode, .openTruncating, in: self) }
         // A writer of shared data reads it, read-only, until its first write.
-        let readOnly = OpenFile.writes(flags) && inode.isShared
-        let opened = readOnly ? Self.readOnly(flags) : Self.backingFlags(flags)
-        let descriptor = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: opened) }
-        let file = try OpenFile(descriptor: descriptor, inode: inode, flags: Self.backingFlags(flags))
-        if file.isProtected && !readOnly, let stand = try? inode.withDescriptor({ (path) throws(Errno) in try path.reopen(flags: Self.readOnly(flags)) }) {
-            file.repoint(to: stand, protecting: true)  // shared since we looked
-        }
+        let file = try OpenFile.open(inode, flags: Self.backingFlags(flags), readOnly: Self.readOnly(flags))
         if inode.isRegularFile {
             events.opened(inode.key)
             if flags & O_TRUNC != 0 { noteFigures(of: file) }
@@ -62,7 +56,7 @@ extension ContainerFileSystem {
         }
         let inode = inodes.inode(NodeID(entry.ino))
         let open: OpenFile
-        let made = LinkedCloneRegistry.Name(parent: directory.key, name: LinkedClones.bytes(name))
+        let made = LinkedCloneRegistry.Name(parent: directory.key, name: CNames.bytes(name))
         do { open = try OpenFile(descriptor: file, inode: inode, flags: Self.backingFlags(flags), createdAs: made) } catch {
             file.closeQuietly()
             events.openAbandoned(inode.key)
@@ -154,27 +148,26 @@ extension ContainerFileSystem {
     }
 
     /// Runs `body`, a change of the file's data through its descriptor, as
-    /// a modification (`Inode.beginModifying`): a file that shares its data
-    /// (a linked clone) gets data of its own first, and its writable
-    /// descriptor back; no clone is made of it while `body` runs.
+    /// a modification (`Inode.beginModifying`), announced first
+    /// (`beforeModify`: a file that shares its data, a linked clone, gets
+    /// data of its own and its writable descriptor back); no clone is made
+    /// of it while `body` runs.
     func modifying<T>(_ file: OpenFile, _ body: () throws(Errno) -> T) throws(Errno) -> T {
         while true {
-            if file.isProtected || file.inode.isShared {
-                try state.linked.breakAway(file.inode, keepingData: true, filesystem: self)
-            }
-            if !file.isProtected && file.inode.beginModifying() { break }
+            try events.beforeModify(file.inode, .data(file), in: self)
+            if file.inode.sharing.beginModifying(through: file) { break }
         }
-        defer { file.inode.endModifying() }
+        defer { file.inode.sharing.endModifying() }
         return try body()
     }
 
     /// `modifying` for a change through the inode itself (no open file).
     func modifying<T>(_ inode: Inode, keepingData: Bool, _ body: () throws(Errno) -> T) throws(Errno) -> T {
         while true {
-            if inode.isShared { try state.linked.breakAway(inode, keepingData: keepingData, filesystem: self) }
-            if inode.beginModifying() { break }
+            try events.beforeModify(inode, .truncate(keepingData: keepingData), in: self)
+            if inode.sharing.beginModifying() { break }
         }
-        defer { inode.endModifying() }
+        defer { inode.sharing.endModifying() }
         return try body()
     }
 }

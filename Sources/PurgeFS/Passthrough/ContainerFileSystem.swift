@@ -21,6 +21,9 @@ final class ContainerFileSystem: Sendable {
 
     /// The ledger, the device and the purge counters.
     let state: ContainerState
+    /// How clones are made, and what names of shared data stand for
+    /// (`CloneBackend`: none, reflinks or linked clones, by the mount's probe).
+    let clones: any CloneBackend
     let stateDirectory: StateDirectory
     let locks = NamespaceLocks()
     let notifier = KernelNotifier()
@@ -34,21 +37,25 @@ final class ContainerFileSystem: Sendable {
     let cloud: CloudTier?
     /// The fault rules, checked at the start of every request (`Operations.admit`).
     let faults: FaultInjector
-    /// Who hears what the handlers did: the ledger, then the cloud tier,
-    /// then `observers` (docs/DESIGN.md, "Observers").
+    /// Who hears what the handlers did: the ledger, then the clone backend,
+    /// then the cloud tier, then `observers` (docs/DESIGN.md, "Observers").
     let events: Observers
+    /// The shared device this container is on (`device=`), if any.
+    let device: SharedDevice?
 
-    init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, stateDirectory: StateDirectory,
-         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, observers: [any FileSystemObserver] = [],
+    init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, clones: any CloneBackend, stateDirectory: StateDirectory,
+         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, device: SharedDevice? = nil, observers: [any FileSystemObserver] = [],
          timeouts: CacheTimeouts = .init(), passthrough: Bool = false,
          whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
         self.kernelPassthrough = KernelPassthrough(wanted: passthrough)
         self.cloud = cloud
-        let events = Observers([state] + (cloud.map { [$0] } ?? []) + observers)
+        let events = Observers([state, clones] + (cloud.map { [$0] } ?? []) + (device.map { [$0] } ?? []) + observers)
+        self.device = device
         self.events = events
         self.hidden = hidden
         self.state = state
+        self.clones = clones
         self.stateDirectory = stateDirectory
         self.recency = recency
         self.faults = FaultInjector(root: root, log: FaultLog(file: try? stateDirectory.openForAppending(FaultLog.fileName)))
@@ -60,10 +67,10 @@ final class ContainerFileSystem: Sendable {
             pool: DescriptorPool(filesystem: try root.reopen(flags: O_RDONLY | O_DIRECTORY), openFilesLimit: ResourceLimits.openFiles))
         self.inodes = inodes
         let purger = Purger(
-            state: state, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
+            state: state, clones: clones, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
             stateDirectory: stateDirectory)
         self.purger = purger
-        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency) { (bytes: UInt64) -> UInt64 in
+        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency, device: device) { (bytes: UInt64) -> UInt64 in
             events.needsRoom(bytes, reason: "monitor")
         }
     }
@@ -92,15 +99,9 @@ final class ContainerFileSystem: Sendable {
             descriptor.closeQuietly()
             throw error
         }
-        let key = state.identity(of: status, name: name, in: directory.key)
+        let key = identity(of: status, name: name, in: directory.key)
         let (inode, isNew) = inodes.remember(descriptor: descriptor, status: status, key: key)
-        if isNew && key != EntryID(status) {
-            // A linked clone: its anchor's number must not be reused while the node lives.
-            if let anchor = try? state.linked.withAnchor(key, { (file) throws(Errno) in try file.duplicate() }) {
-                inode.holdIdentity(anchor)
-            }
-        }
-        if isNew && state.linked.sharesData(key) { _ = inode.share() }
+        if isNew { clones.adopted(inode, status: status) }
         var entry = fuse_entry_param()
         entry.ino = inode.id.rawValue
         entry.attr = present(status, of: inode)
@@ -119,14 +120,23 @@ final class ContainerFileSystem: Sendable {
 
     /// What the mount shows of `inode`, whose backing file has `status`.
     func present(_ status: stat, of inode: Inode) -> stat {
-        state.linked.present(visible(status), as: inode.key)
+        clones.present(visible(status), as: inode.key)
+    }
+
+    /// The identity of `name` in `directory`, whose backing file has
+    /// `status`: the backing file's own, but for a linked clone. Every path
+    /// that turns a name into an identity asks here (the listing's form is
+    /// `clones.identity(ofListed:)`).
+    func identity(of status: stat, name: CName, in directory: EntryID) -> EntryID {
+        clones.identity(of: status, parent: directory, name: name)
     }
 
     /// Runs `body` with the descriptor holding `inode`'s mode, owner, times
     /// and extended attributes: its own, or a linked clone's anchor.
     func withAttributeHolder<T>(_ inode: Inode, _ body: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T {
-        if inode.isRegularFile && state.linked.isMember(inode.key) {
-            return try state.linked.withAnchor(inode.key, body)
+        if inode.isRegularFile, let holder = try clones.attributeHolder(of: inode.key) {
+            defer { holder.closeQuietly() }
+            return try body(holder)
         }
         return try inode.withDescriptor(body)
     }

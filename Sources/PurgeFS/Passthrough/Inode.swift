@@ -25,12 +25,9 @@ final class Inode: Sendable {
     let fileType: mode_t
     private let pool: DescriptorPool
     private let slot: Mutex<Slot>
-    private let files = Mutex<OpenFiles>(OpenFiles())
-    /// For a node whose backing file is another inode (a linked clone): a
-    /// descriptor of the inode whose number is its key (the clone's anchor),
-    /// kept open while the node lives, so the number cannot be reused by a
-    /// new file while the kernel still knows this node by it.
-    private let identityHold = Mutex<Int32>(-1)
+    /// The files open on it and whether its data is shared with other files
+    /// (linked clones): the clone backend's, and the modification bracket's.
+    let sharing = InodeSharing()
 
     private struct Slot {
         /// The descriptor, or -1 while evicted.
@@ -44,20 +41,6 @@ final class Inode: Sendable {
         var backing: EntryID
         /// Descriptors replaced while in use, closed when the users are done.
         var retired: [Int32] = []
-    }
-
-    /// The files open on this inode, and whether its data is shared with
-    /// other files (then none of them holds a writable descriptor).
-    private struct OpenFiles {
-        var files: [WeakOpenFile] = []
-        var writers = 0
-        var shared = false
-        /// Modifications of the data under way (`beginModifying`).
-        var modifying = 0
-    }
-
-    private struct WeakOpenFile {
-        weak var file: OpenFile?
     }
 
     init(id: NodeID, descriptor: FileDescriptor, key: EntryID, backing: EntryID, fileType: mode_t, pool: DescriptorPool) {
@@ -121,16 +104,6 @@ final class Inode: Sendable {
     /// The backing file's identity (the key, but for a linked clone).
     var backing: EntryID { slot.withLock { $0.backing } }
 
-    /// Keeps `descriptor` (taken over) open while the node lives: see `identityHold`.
-    func holdIdentity(_ descriptor: FileDescriptor) {
-        let kept = identityHold.withLock { held -> Bool in
-            guard held < 0 else { return false }
-            held = descriptor.rawValue
-            return true
-        }
-        if !kept { descriptor.closeQuietly() }
-    }
-
     /// Points the inode at another backing file: `descriptor` (`O_PATH`, taken
     /// over) of identity `backing`. Users of the old descriptor finish with it.
     func repoint(to descriptor: FileDescriptor, backing: EntryID) {
@@ -145,79 +118,6 @@ final class Inode: Sendable {
         if old < 0 { pool.opened() }
         if closeNow { FileDescriptor(rawValue: old).closeQuietly() }
     }
-
-    // MARK: Open files
-
-    /// Registers `file`; returns whether it may hold a writable descriptor
-    /// (not while the inode's data is shared), counting it as a writer then.
-    func admit(_ file: OpenFile, writing: Bool) -> Bool {
-        // The open files are returned, so that a last reference dropped
-        // meanwhile is released (and its deinit, which takes this lock, run)
-        // after the lock, never under it.
-        let (admitted, open) = files.withLock { state -> (Bool, [OpenFile]) in
-            let open = state.files.compactMap(\.file)
-            state.files = open.map { WeakOpenFile(file: $0) } + [WeakOpenFile(file: file)]
-            guard writing, !state.shared else { return (false, open) }
-            state.writers += 1
-            return (true, open)
-        }
-        withExtendedLifetime(open) {}
-        return admitted
-    }
-
-    /// A writer that held a writable descriptor is done with it.
-    func dismissWriter() {
-        files.withLock { $0.writers -= 1 }
-    }
-
-    /// A protected file may now hold a writable descriptor: counts it as a
-    /// writer, unless the data is shared again.
-    func admitWriter() -> Bool {
-        files.withLock { state in
-            guard !state.shared else { return false }
-            state.writers += 1
-            return true
-        }
-    }
-
-    /// Marks the data shared, once modifications under way are done, and
-    /// returns the files holding writable descriptors, for the caller to
-    /// re-point at read-only ones (`OpenFile.repoint(protecting:)`, which
-    /// stops counting them as writers). Modifications that begin from now on
-    /// find the data shared and break it first. The wait is bounded: a
-    /// modification is one write, truncate or allocation on the backing
-    /// file, which needs nothing this caller holds (room is made before it).
-    func share() -> [OpenFile] {
-        files.withLock { $0.shared = true }
-        while files.withLock({ $0.modifying > 0 }) { CurrentThread.yield() }
-        // Filtered after the lock: see `admit`.
-        let open = files.withLock { $0.files.compactMap(\.file) }
-        return open.filter { $0.isWritable && !$0.isProtected }
-    }
-
-    /// Brackets a change of the data through a writable descriptor (a
-    /// write, truncate, allocation): false while the data is shared, when
-    /// the caller must break the clone first.
-    func beginModifying() -> Bool {
-        files.withLock { state in
-            guard !state.shared else { return false }
-            state.modifying += 1
-            return true
-        }
-    }
-
-    func endModifying() {
-        files.withLock { $0.modifying -= 1 }
-    }
-
-    func unshare() {
-        files.withLock { $0.shared = false }
-    }
-
-    var isShared: Bool { files.withLock { $0.shared } }
-
-    /// Files open on this inode now.
-    var openFiles: [OpenFile] { files.withLock { $0.files.compactMap(\.file) } }
 
     /// Takes `descriptor` (a fresh one of the same identity) if this inode's
     /// was evicted; returns whether it did.
@@ -263,8 +163,6 @@ final class Inode: Sendable {
     deinit {
         let (descriptor, retired) = slot.withLock { ($0.descriptor, $0.retired) }
         for old in retired { FileDescriptor(rawValue: old).closeQuietly() }
-        let held = identityHold.withLock { $0 }
-        if held >= 0 { FileDescriptor(rawValue: held).closeQuietly() }
         if descriptor >= 0 {
             FileDescriptor(rawValue: descriptor).closeQuietly()
             pool.closed()

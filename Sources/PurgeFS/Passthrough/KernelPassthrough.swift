@@ -132,7 +132,7 @@ extension ContainerFileSystem {
         // A read rule could match it: its reads must reach the injector.
         if faults.mayFailReads(of: inode) { return false }
         // Data shared with a linked clone moves to another backing file when a clone breaks away.
-        if inode.isShared || state.linked.isMember(inode.key) { return false }
+        if inode.sharing.isShared || clones.sharesBacking(inode.backing) { return false }
         // A document of the cloud tier may be evicted or downloaded while open.
         if let cloud, cloud.tracks(inode.key) { return false }
         return true

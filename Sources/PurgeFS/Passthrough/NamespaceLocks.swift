@@ -13,7 +13,8 @@ import PurgeSys
 /// directory's victims, so no directory can move out of a zone (taking a
 /// victim with it) between the check and the unlink.
 ///
-/// Lock order: the tree lock, then stripes, then `ContainerState`'s lock.
+/// Lock order: the tree lock, then stripes, then the clone backend's lock,
+/// then `ContainerState`'s lock.
 final class NamespaceLocks: Sendable {
     private let stripes: [ThreadLock]
     private let tree = ThreadLock()

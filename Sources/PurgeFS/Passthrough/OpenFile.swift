@@ -10,12 +10,12 @@ import Synchronization
 /// a handle between open and release, so no table lookup is needed per
 /// read or write.
 ///
-/// The descriptor can be replaced (`repoint`) when the inode moves to another
-/// backing file, as a linked clone does at its first modification; a
-/// replaced descriptor stays open until the file is released, so a read in
-/// flight on it finishes safely. While the inode's data is shared, a file
-/// opened for writing holds a read-only descriptor (it is *protected*) and
-/// gets its writable one back after the clone is broken.
+/// The descriptor can be replaced (`replaceDescriptor`) when the inode moves
+/// to another backing file, as a linked clone does at its first
+/// modification; a replaced descriptor stays open until the file is
+/// released, so a read in flight on it finishes safely. While the inode's
+/// data is shared, a file opened for writing holds a read-only descriptor
+/// (it is *protected*: `OpenFile+Protection`, the clone backend's).
 final class OpenFile: Sendable {
     let inode: Inode
     /// The backing open flags the caller asked for.
@@ -23,9 +23,9 @@ final class OpenFile: Sendable {
     /// Where the file was made, when it was made by this open (`create`).
     let createdAs: LinkedCloneRegistry.Name?
     private let current: Atomic<Int32>
-    private let protected: Atomic<Bool>
-    private let counted: Atomic<Bool>
     private let retired = Mutex<[Int32]>([])
+    /// Whether it holds a read-only stand-in, and whether it counts as a writer.
+    let protection = WriterProtection()
 
     /// Takes over `descriptor`, opened with `flags` (or read-only instead,
     /// when the inode's data is shared: `admitted` false), and keeps the
@@ -36,18 +36,16 @@ final class OpenFile: Sendable {
         self.flags = flags
         self.createdAs = createdAs
         self.current = Atomic(descriptor.rawValue)
-        self.protected = Atomic(false)
-        self.counted = Atomic(false)
         let writing = Self.writes(flags)
-        let admitted = inode.admit(self, writing: writing)
-        counted.store(admitted, ordering: .relaxed)
-        protected.store(writing && !admitted, ordering: .relaxed)
+        let admitted = inode.sharing.admit(self, writing: writing)
+        protection.counted.store(admitted, ordering: .relaxed)
+        protection.protected.store(writing && !admitted, ordering: .relaxed)
     }
 
     deinit {
         descriptor.closeQuietly()
         for old in retired.withLock({ $0 }) { FileDescriptor(rawValue: old).closeQuietly() }
-        if counted.load(ordering: .relaxed) { inode.dismissWriter() }
+        if protection.counted.load(ordering: .relaxed) { inode.sharing.dismissWriter() }
         inode.unpin()
     }
 
@@ -55,33 +53,14 @@ final class OpenFile: Sendable {
 
     /// Opened for writing.
     var isWritable: Bool { Self.writes(flags) }
-    /// Opened for writing but holding a read-only descriptor for now.
-    var isProtected: Bool { protected.load(ordering: .acquiring) }
 
     static func writes(_ flags: Int32) -> Bool { flags & O_ACCMODE != O_RDONLY }
 
-    /// Replaces the descriptor by `new` (taken over); `protecting` says it is
-    /// a read-only stand-in for a writable one.
-    func repoint(to new: FileDescriptor, protecting: Bool) {
+    /// Replaces the descriptor by `new` (taken over); the old one stays open
+    /// until the file is released.
+    func replaceDescriptor(with new: FileDescriptor) {
         let old = current.exchange(new.rawValue, ordering: .acquiringAndReleasing)
         retired.withLock { $0.append(old) }
-        // A protected file is no writer.
-        if protecting, counted.exchange(false, ordering: .relaxed) { inode.dismissWriter() }
-        protected.store(protecting && isWritable, ordering: .releasing)
-    }
-
-    /// Gives a protected file its writable descriptor back, reopened from
-    /// the inode, once its data is no longer shared. No-op otherwise.
-    func unprotect() throws(Errno) {
-        guard isProtected, inode.admitWriter() else { return }
-        do {
-            let writable = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: flags & ~(O_CREAT | O_EXCL | O_TRUNC)) }
-            counted.store(true, ordering: .relaxed)
-            repoint(to: writable, protecting: false)
-        } catch {
-            inode.dismissWriter()
-            throw error
-        }
     }
 
     /// Stores a new reference in the reply's file info.

@@ -30,20 +30,18 @@ extension ContainerFileSystem {
     }
 
     private func makeRoom(asking room: () -> ContainerState.Room) throws(Errno) -> UInt64 {
-        // Each round purges, or evicts one document (optimize_storage); a bounded number of rounds.
-        for _ in 0..<64 {
-            switch room() {
-            case .granted(let amount):
-                return amount
-            case .noSpace:
-                // Observers free what they can before ENOSPC (the cloud tier, with optimize_storage, evicts).
-                if events.needsRoom(1, reason: "write") == 0 { throw Errno.noSpace }
-            case .purgeFirst(let bytes):
-                if purger.purge(.bytes(bytes), reason: .write) == 0,
-                   events.needsRoom(1, reason: "write") == 0 { throw Errno.noSpace }
-            }
-        }
-        throw Errno.noSpace
+        // Observers free what they can before ENOSPC (the cloud tier, with optimize_storage, evicts).
+        let reserved = RoomSearch.run(
+            ask: room, purge: purgeForRoom,
+            evict: { events.needsRoom(1, reason: "write") })
+        guard let reserved else { throw Errno.noSpace }
+        return reserved
+    }
+
+    /// Purges `bytes` for a write: this container's least recently used
+    /// files, or on a shared device whoever's its policy picks.
+    private func purgeForRoom(_ bytes: UInt64) -> UInt64 {
+        device?.purgeForWrite(bytes, self) ?? purger.purge(.bytes(bytes), reason: .write)
     }
 
     /// What a change to a file's data may allocate, to make room for first.

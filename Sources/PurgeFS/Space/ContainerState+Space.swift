@@ -4,29 +4,22 @@ import PurgeSys
 
 /// The device: what is available, and room for writes.
 extension ContainerState {
-    /// What a request for room gets.
-    enum Room: Equatable {
-        /// Reserved: give it back with `release` once the write is in the ledger.
-        case granted(UInt64)
-        /// Purge this much first, then ask again.
-        case purgeFirst(UInt64)
-        /// Even purging everything would not make it fit.
-        case noSpace
-    }
+    /// What a request for room gets (`RoomSearch` acts on it).
+    typealias Room = RoomAnswer
 
     /// The space figures now. For a real device this reads the backing
     /// filesystem's free space.
     func status() -> SpaceStatus {
         let backingSpace = readBackingSpace()
-        return lock.withLock { currentStatus(backing: backingSpace) }
+        return withBooks { books in Self.currentStatus(books, backing: backingSpace) }
     }
 
     /// Figures under the lock: writes in flight count as used. The backing
     /// figures are read before taking the lock (a real device needs them;
     /// `capacity` may switch the model between real and simulated at any time).
-    private func currentStatus(backing: BackingSpace) -> SpaceStatus {
-        var status = model.status(usage: ledger.usage, purgeable: ledger.rootTotals.purgeable, backing: backing)
-        status.reserve(reserved)
+    private static func currentStatus(_ books: Books, backing: BackingSpace) -> SpaceStatus {
+        var status = books.model.status(usage: books.ledger.usage, purgeable: books.ledger.rootTotals.purgeable, backing: backing)
+        status.reserve(books.reserved)
         return status
     }
 
@@ -36,7 +29,7 @@ extension ContainerState {
     /// count the file). `holeWithin` is asked, outside the lock, only for a
     /// file that may have holes.
     func room(for id: EntryID, writingAt offset: UInt64, length: UInt64, holeWithin: (Range<UInt64>) -> Bool) -> Room {
-        guard let file = lock.withLock({ try? ledger.file(id) }) else { return room(for: 0) }
+        guard let file = withBooks({ try? $0.ledger.file(id) }) else { return room(for: 0) }
         let need = AllocationEstimate.write(
             offset: offset, length: length, size: file.size, allocated: file.allocated,
             holeWithin: holeWithin)
@@ -47,10 +40,10 @@ extension ContainerState {
     func room(for need: UInt64) -> Room {
         guard need > 0 else { return .granted(0) }
         let backingSpace = readBackingSpace()
-        return lock.withLock {
-            let status = currentStatus(backing: backingSpace)
+        return withBooks { books in
+            let status = Self.currentStatus(books, backing: backingSpace)
             if need <= status.available {
-                reserved += need
+                books.reserved += need
                 return .granted(need)
             }
             return status.canFit(need) ? .purgeFirst(status.bytesToFree(for: need)) : .noSpace
@@ -59,33 +52,33 @@ extension ContainerState {
 
     func release(_ amount: UInt64) {
         guard amount > 0 else { return }
-        lock.withLock { reserved -= min(reserved, amount) }
+        withBooks { $0.reserved -= min($0.reserved, amount) }
     }
 
     /// How much the monitor should purge now (0: nothing), with its hysteresis.
     func monitorTarget() -> UInt64 {
         let backingSpace = readBackingSpace()
-        return lock.withLock { monitor.target(for: currentStatus(backing: backingSpace)) }
+        return withBooks { books in books.monitor.target(for: Self.currentStatus(books, backing: backingSpace)) }
     }
 
     /// Nothing purgeable is left: the monitor stops until the next drop below the low mark.
     func stopMonitorEpisode() {
-        lock.withLock { monitor.stop() }
+        withBooks { $0.monitor.stop() }
     }
 
-    var capacityModel: CapacityModel { lock.withLock { model } }
+    var capacityModel: CapacityModel { withBooks { $0.model } }
 
     /// Sets `capacity` or `external` (`setfattr` on the root, `purgefs
     /// space`) if the device it leaves passes the rule every door shares
     /// (`CapacityModel.validate`); else changes nothing and throws why.
     func changeDevice(capacity: UInt64? = nil, external: UInt64? = nil) throws(OptionError) {
         let backingSpace = readBackingSpace()
-        try lock.withLock { () throws(OptionError) in
-            var changed = model
+        try withBooks { (books) throws(OptionError) in
+            var changed = books.model
             if let capacity { changed.capacity = capacity }
             if let external { changed.external = external }
             try changed.validate(deviceSize: backingSpace.size > 0 ? backingSpace.size : nil)
-            model = changed
+            books.model = changed
         }
     }
 

@@ -16,6 +16,7 @@ import Synchronization
 /// is never a candidate; a directory is never removed.
 final class Purger: Sendable {
     private let state: ContainerState
+    private let clones: any CloneBackend
     private let root: FileDescriptor
     private let locks: NamespaceLocks
     private let notifier: KernelNotifier
@@ -29,9 +30,10 @@ final class Purger: Sendable {
     /// sync per batch, so large purges run near the speed of plain unlinks.
     static let batchSize = 4096
 
-    init(state: ContainerState, root: FileDescriptor, locks: NamespaceLocks, notifier: KernelNotifier,
+    init(state: ContainerState, clones: any CloneBackend, root: FileDescriptor, locks: NamespaceLocks, notifier: KernelNotifier,
          inodes: InodeTable, log: PurgeLog, stateDirectory: StateDirectory) {
         self.state = state
+        self.clones = clones
         self.root = root
         self.locks = locks
         self.notifier = notifier
@@ -127,7 +129,7 @@ final class Purger: Sendable {
         // By the inode number listings show: a linked clone's is its shared data's.
         var wanted: [UInt64: [Int]] = [:]
         for index in indices where victims[index].file.device == directoryID.device {
-            wanted[state.linked.listedInode(of: victims[index].file), default: []].append(index)
+            wanted[clones.listedInode(of: victims[index].file), default: []].append(index)
         }
         // The tree lock keeps directories from moving (in or out of a zone)
         // while this one's victims are checked and removed.
@@ -139,7 +141,7 @@ final class Purger: Sendable {
                 guard let candidates = wanted[entry.inode],
                       let status = try? directory.status(of: entry.name), status.st_mode & S_IFMT == S_IFREG
                 else { continue }
-                let id = state.identity(of: status, name: entry.name, in: directoryID)
+                let id = clones.identity(of: status, parent: directoryID, name: entry.name)
                 guard let index = candidates.first(where: { victims[$0].file == id }) else { continue }
                 let victim = victims[index]
                 let handled = { wanted[entry.inode]!.removeAll { $0 == index }; if wanted[entry.inode]!.isEmpty { wanted[entry.inode] = nil } }
@@ -147,7 +149,7 @@ final class Purger: Sendable {
                 // the container, whose data a truncation would destroy; so has
                 // data a linked clone shares.
                 if victim.action == .truncate
-                    && (Int(status.st_nlink) > victim.directories.count || state.linked.isShared(backing: EntryID(status))) {
+                    && (Int(status.st_nlink) > victim.directories.count || clones.sharesBacking(EntryID(status))) {
                     refused.insert(index)
                     handled()
                     continue
@@ -163,7 +165,7 @@ final class Purger: Sendable {
                 if (try? remove(entry.name, in: directory, as: victim)) != nil {
                     let file = String(cString: entry.name)
                     done.append(Done(
-                        victim: index, directory: directoryID, name: Self.copy(entry.name),
+                        victim: index, directory: directoryID, name: CNames.copy(entry.name),
                         path: path.isEmpty ? file : path + "/" + file))
                 } else {
                     refused.insert(index)
@@ -202,8 +204,7 @@ final class Purger: Sendable {
             let complete = victim.action == .truncate || names.count == victim.directories.count
             state.recordPurge(victim, removedFrom: names.map(\.directory), complete: complete)
             // A purged clone: the rest of its group is charged anew.
-            _ = state.clones.changed(victim.file, state: state)
-            state.linked.purged(victim.file, state: state)
+            clones.purged(victim.file)
             let path = names[0].path
             if complete {
                 outcome.freed += victim.bytes
@@ -239,9 +240,5 @@ final class Purger: Sendable {
             guard let parent = inodes.node(for: name.directory) else { continue }
             notifier.send(.deleted(parent: parent, child: child, name: name.name))
         }
-    }
-
-    private static func copy(_ name: CName) -> [CChar] {
-        Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
     }
 }

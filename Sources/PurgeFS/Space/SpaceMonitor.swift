@@ -15,6 +15,8 @@ final class SpaceMonitor: Sendable {
     private let recency: RecencyStore
     /// With `optimize_storage`: evicts uploaded documents for this many bytes once nothing is purgeable; returns bytes freed.
     private let evict: (@Sendable (UInt64) -> UInt64)?
+    /// On a shared device its round decides instead (`SharedDevice.round`).
+    private let device: SharedDevice?
     private let loop = BackgroundLoop(label: "purgefs.space-monitor", period: SpaceMonitor.tick)
     /// When the purge order was last saved (wall clock, nanoseconds).
     private let lastSave = Atomic<UInt64>(WallClock.nanoseconds())
@@ -23,8 +25,10 @@ final class SpaceMonitor: Sendable {
     /// How often the purge order is saved while files are being used.
     static let saveEvery: UInt64 = 5_000_000_000
 
-    init(state: ContainerState, purger: Purger, recency: RecencyStore, evict: (@Sendable (UInt64) -> UInt64)? = nil) {
+    init(state: ContainerState, purger: Purger, recency: RecencyStore, device: SharedDevice? = nil,
+         evict: (@Sendable (UInt64) -> UInt64)? = nil) {
         self.evict = evict
+        self.device = device
         self.state = state
         self.purger = purger
         self.recency = recency
@@ -32,7 +36,8 @@ final class SpaceMonitor: Sendable {
 
     func start() {
         loop.start { [self] in
-            let target = state.monitorTarget()
+            let target = device == nil ? state.monitorTarget() : 0
+            device?.round()
             if target > 0 && purger.purge(.bytes(target), reason: .monitor) == 0 && (evict?(target) ?? 0) == 0 {
                 state.stopMonitorEpisode()  // nothing purgeable left
             }

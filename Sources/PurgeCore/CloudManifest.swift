@@ -1,62 +1,54 @@
-import Glibc
-import PurgeSys
-
 /// Which content of a ubiquitous file the remote holds: the local file's
 /// identity, size and modification time when it was uploaded (or
 /// downloaded). The remote holds the current content exactly when the
 /// local file still has this signature.
-struct CloudSignature: Equatable, Sendable {
-    var inode: UInt64
-    var size: UInt64
-    var modified: UInt64
+public struct CloudSignature: Equatable, Sendable {
+    public var inode: UInt64
+    public var size: UInt64
+    /// Modification time, ns.
+    public var modified: UInt64
 
-    init(inode: UInt64, size: UInt64, modified: UInt64) {
+    public init(inode: UInt64, size: UInt64, modified: UInt64) {
         self.inode = inode
         self.size = size
         self.modified = modified
-    }
-
-    init(_ status: stat) {
-        inode = UInt64(status.st_ino)
-        size = UInt64(status.st_size)
-        modified = UInt64(status.st_mtim.tv_sec) * 1_000_000_000 + UInt64(status.st_mtim.tv_nsec)
     }
 }
 
 /// One uploaded file: the signature of the content the remote holds, and
 /// whether the local data has been evicted.
-struct CloudRecord: Equatable, Sendable {
-    var signature: CloudSignature
-    var evicted: Bool
+public struct CloudRecord: Equatable, Sendable {
+    public var signature: CloudSignature
+    public var evicted: Bool
     /// The remote copy's size and modification time (ns) when this content
     /// was uploaded or downloaded: a remote copy that differs is a newer
     /// version (another device's). Zero when not known.
-    var remoteSize: UInt64 = 0
-    var remoteModified: UInt64 = 0
+    public var remoteSize: UInt64 = 0
+    public var remoteModified: UInt64 = 0
 
-    init(signature: CloudSignature, evicted: Bool, remote: stat? = nil) {
+    /// `remote`: the remote copy's version, when known.
+    public init(signature: CloudSignature, evicted: Bool, remoteVersion remote: CloudSignature? = nil) {
         self.signature = signature
         self.evicted = evicted
         if let remote { setRemote(remote) }
     }
 
-    mutating func setRemote(_ status: stat) {
-        let version = CloudSignature(status)
+    public mutating func setRemote(_ version: CloudSignature) {
         remoteSize = version.size
         remoteModified = version.modified
     }
 
-    /// Whether `status` (the remote copy now) is another version than the recorded one.
-    func isNewer(_ status: stat) -> Bool {
+    /// Whether `version` (the remote copy now) is another version than the
+    /// recorded one; never when the recorded one is not known.
+    public func isNewer(_ version: CloudSignature) -> Bool {
         guard remoteModified != 0 else { return false }
-        let version = CloudSignature(status)
         return version.size != remoteSize || version.modified != remoteModified
     }
 }
 
 /// A remote change still to make: the local delete or rename happened, the
 /// remote one may not have yet.
-enum CloudIntent: Equatable, Sendable {
+public enum CloudIntent: Equatable, Sendable {
     case remove(String)
     case rename(String, String)
 }
@@ -70,15 +62,15 @@ enum CloudIntent: Equatable, Sendable {
 /// R <path>\t<new path>
 /// ```
 /// Paths are relative to the container, with `%`, tab and newline escaped.
-struct CloudManifest: Equatable, Sendable {
-    static let fileName = "cloud"
+public struct CloudManifest: Equatable, Sendable {
+    public static let fileName = "cloud"
 
-    var records: [String: CloudRecord] = [:]
-    var intents: [CloudIntent] = []
+    public var records: [String: CloudRecord] = [:]
+    public var intents: [CloudIntent] = []
 
-    init() {}
+    public init() {}
 
-    var encoded: [UInt8] {
+    public var encoded: [UInt8] {
         var text = ""
         for (path, record) in records.sorted(by: { $0.key < $1.key }) {
             let signature = record.signature
@@ -94,7 +86,7 @@ struct CloudManifest: Equatable, Sendable {
         return Array(text.utf8)
     }
 
-    init?(decoding data: [UInt8]) {
+    public init?(decoding data: [UInt8]) {
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
             if line.hasPrefix("F ") {
                 let parts = line.split(separator: " ", maxSplits: 7, omittingEmptySubsequences: false)
@@ -119,7 +111,7 @@ struct CloudManifest: Equatable, Sendable {
         }
     }
 
-    static func escaped(_ path: String) -> String {
+    public static func escaped(_ path: String) -> String {
         var result = ""
         for character in path {
             switch character {
@@ -132,7 +124,7 @@ struct CloudManifest: Equatable, Sendable {
         return result
     }
 
-    static func unescaped(_ text: Substring) -> String {
+    public static func unescaped(_ text: Substring) -> String {
         text.replacingOccurrences("%0A", "\n").replacingOccurrences("%09", "\t").replacingOccurrences("%25", "%")
     }
 }
@@ -151,8 +143,25 @@ extension StringProtocol {
 }
 
 /// Whether `path` (relative to the container) lies in one of the zones.
-enum CloudZones {
-    static func contains(_ zones: [String], _ path: String) -> Bool {
+public enum CloudZones {
+    public static func contains(_ zones: [String], _ path: String) -> Bool {
         zones.contains { path.hasPrefix($0 + "/") && path.count > $0.count + 1 }
+    }
+}
+
+/// When a failed upload is tried again: the debounce doubled for each
+/// failure in a row (at most ten doublings), never later than `longest`.
+public struct CloudBackoff: Equatable, Sendable {
+    public var base: UInt64
+    public var longest: UInt64
+
+    public init(base: UInt64, longest: UInt64) {
+        self.base = base
+        self.longest = longest
+    }
+
+    /// The wait (ns) after the `failures`-th failure in a row (1 for the first).
+    public func delay(afterFailures failures: Int) -> UInt64 {
+        min(longest, base << UInt64(min(max(failures, 0), 10)))
     }
 }

@@ -1,0 +1,121 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// How the mount makes clones, chosen once by its probe (`CloneBackends.choose`):
+/// none, reflinks (`CloneBook`), or linked clones where the backing
+/// filesystem has no reflinks (`LinkedClones`). The handlers never call a
+/// backend by name: it hears what they did as an observer (charges follow
+/// removes, moves, closes and resizes; `beforeModify` breaks a linked clone
+/// before its data changes), and answers the questions below, which every
+/// path asks here and nowhere else.
+///
+/// A backend holds the `ContainerState` it charges (the state does not hold
+/// it). Lock order: namespace stripes, then the backend's lock, then
+/// `ContainerState`'s (`LinkedClones.breakLock` comes before the stripes).
+protocol CloneBackend: FileSystemObserver {
+    var kind: CloneBackendKind { get }
+    /// A whole-file copy into an empty file may become a clone.
+    var makesClones: Bool { get }
+
+    // MARK: Names and identities (the one place)
+
+    /// The identity of `name` in `parent`, whose backing file has `status`
+    /// (lookup, create, unlink, rename, the purger, changes behind the mount).
+    func identity(of status: stat, parent: EntryID, name: CName) -> EntryID
+    /// The identity of a listed name from its directory entry alone (readdir,
+    /// readdirplus): the one `identity(of:)` gives, so `d_ino` is `st_ino`.
+    func identity(ofListed backing: EntryID, parent: EntryID, name: CName) -> EntryID
+    /// The inode number names of `id` have in directory listings.
+    func listedInode(of id: EntryID) -> UInt64
+    /// Whether `backing` is data other identities share (a truncating purge
+    /// and a cloud eviction must not destroy it).
+    func sharesBacking(_ backing: EntryID) -> Bool
+
+    // MARK: What the mount shows
+
+    /// A node was made for `inode`, whose backing file has `status`.
+    func adopted(_ inode: Inode, status: stat)
+    /// What the mount shows for identity `id` whose backing file has `status`.
+    func present(_ status: stat, as id: EntryID) -> stat
+    /// A descriptor (`O_PATH`, the caller's to close) of the inode holding
+    /// `id`'s mode, owner, times and extended attributes when that is not
+    /// its backing file (a linked clone's anchor); nil otherwise.
+    func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor?
+
+    // MARK: Making and charging
+
+    /// Makes `destination` (empty, open for writing) a clone of all of
+    /// `source`; false when it did not (the caller copies instead).
+    func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool
+    /// Bytes beyond its own that a write of `length` bytes to `id` may
+    /// allocate because its data is shared (copy-on-write of whole blocks).
+    func bytesCopiedOnWrite(of id: EntryID, length: Int) -> UInt64
+    /// Whether the ledger's figures of `id` are the backend's charges.
+    func charges(_ id: EntryID) -> Bool
+    /// `id` was purged: the rest of its group is charged anew.
+    func purged(_ id: EntryID)
+    /// `user.purgefs.content_id` and `user.purgefs.shared`.
+    func contentID(of id: EntryID) -> UInt64
+    func sharedBytes(of id: EntryID) -> UInt64
+    /// At mount, after the walk: the registry brought in line with the disk.
+    func settleAtMount(root: FileDescriptor)
+}
+
+enum CloneBackendKind: String, Sendable {
+    case none, reflink, linked
+}
+
+/// A backend under which every name stands for its backing file (none, or
+/// reflinks): the answers about names and nodes that say so.
+protocol BackingFileNames: CloneBackend {}
+
+extension BackingFileNames {
+    func identity(of status: stat, parent: EntryID, name: CName) -> EntryID { EntryID(status) }
+    func identity(ofListed backing: EntryID, parent: EntryID, name: CName) -> EntryID { backing }
+    func listedInode(of id: EntryID) -> UInt64 { id.inode }
+    func sharesBacking(_ backing: EntryID) -> Bool { false }
+    func adopted(_ inode: Inode, status: stat) {}
+    func present(_ status: stat, as id: EntryID) -> stat { status }
+    func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? { nil }
+}
+
+/// A mount whose probe found no way to clone: every copy is a copy, every
+/// name its backing file.
+final class NoClones: BackingFileNames {
+    let state: ContainerState
+
+    init(state: ContainerState) {
+        self.state = state
+    }
+
+    var kind: CloneBackendKind { .none }
+    var makesClones: Bool { false }
+    func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool { false }
+    func bytesCopiedOnWrite(of id: EntryID, length: Int) -> UInt64 { 0 }
+    func charges(_ id: EntryID) -> Bool { false }
+    func purged(_ id: EntryID) {}
+    func contentID(of id: EntryID) -> UInt64 { id.inode }
+    func sharedBytes(of id: EntryID) -> UInt64 { 0 }
+    func settleAtMount(root: FileDescriptor) {}
+
+    /// The ledger records every file's figures as they are.
+    func resized(_ status: stat, id: EntryID) {
+        state.noteResized(status, id: id)
+    }
+}
+
+enum CloneBackends {
+    /// The mount's probe: reflinks where the state directory's filesystem
+    /// clones (`CloneBook.probe`), else linked clones where anchors can be
+    /// kept beside the container (or clones of an earlier mount are
+    /// registered), else none.
+    static func choose(
+        state: ContainerState, directory: StateDirectory, root: FileDescriptor, reflinks: Bool,
+        linked: (RegistryStore<LinkedCloneRegistry>, LinkedCloneRegistry)
+    ) -> any CloneBackend {
+        if reflinks { return CloneBook(state: state, directory: directory, root: root) }
+        let linked = LinkedClones(state: state, store: linked.0, registry: linked.1, directory: directory, root: root)
+        return linked.makesClones || linked.isActive ? linked : NoClones(state: state)
+    }
+}

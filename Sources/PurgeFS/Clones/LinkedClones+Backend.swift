@@ -1,0 +1,93 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// Linked clones as the mount's clone backend: what it hears of the
+/// handlers (a member's name follows renames and unlinks, the group is
+/// charged anew; a file about to change gets data of its own first) and
+/// what it answers (identities, presented attributes, the anchor).
+extension LinkedClones: CloneBackend {
+    var kind: CloneBackendKind { .linked }
+
+    func sharesBacking(_ backing: EntryID) -> Bool { isShared(backing: backing) }
+
+    /// A new node: a clone's anchor is held (its number is the node's
+    /// identity, never to be reused while the node lives), and a node of
+    /// shared data is marked shared (its writers hold read-only descriptors).
+    func adopted(_ inode: Inode, status: stat) {
+        if inode.key != EntryID(status), let anchor = try? withAnchor(inode.key, { (file) throws(Errno) in try file.duplicate() }) {
+            inode.sharing.holdIdentity(anchor)
+        }
+        if sharesData(inode.key) { _ = inode.sharing.share() }
+    }
+
+    func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? {
+        guard isMember(id) else { return nil }
+        return try openAnchor(id)
+    }
+
+    /// Not in a `ubiquitous` zone: the cloud tier uploads and evicts backing files.
+    func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool {
+        guard filesystem.cloud?.isUbiquitous(source.inode) != true, filesystem.cloud?.isUbiquitous(destination.inode) != true
+        else { return false }
+        return makeClone(of: source, into: destination, filesystem: filesystem)
+    }
+
+    /// A break asks for its own room (`breakAway`).
+    func bytesCopiedOnWrite(of id: EntryID, length: Int) -> UInt64 { 0 }
+
+    func charges(_ id: EntryID) -> Bool { isMember(id) }
+
+    func contentID(of id: EntryID) -> UInt64 { groupContent(of: id) ?? id.inode }
+
+    func sharedBytes(of id: EntryID) -> UInt64 { shared(of: id) ?? 0 }
+
+    func settleAtMount(root: FileDescriptor) { reconcile(root: root) }
+
+    // MARK: Events
+
+    /// A file that shares its data gets data of its own before it changes;
+    /// protected open files get their writable descriptors back.
+    func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {
+        switch change {
+        case .data(let file):
+            if file.isProtected || inode.sharing.isShared { try breakAway(inode, keepingData: true, filesystem: filesystem) }
+        case .truncate(let keepingData):
+            if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, filesystem: filesystem) }
+        case .openTruncating:
+            try breakAway(inode, keepingData: false, filesystem: filesystem)
+        case .link:
+            // A clone's names are its own: one more name needs data of its own.
+            if inode.isRegularFile && isMember(inode.key) { try breakAway(inode, keepingData: true, filesystem: filesystem) }
+        }
+    }
+
+    func removed(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {
+        guard status.st_mode & S_IFMT == S_IFREG else { return }
+        removed(id, backing: EntryID(status))
+    }
+
+    func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {
+        guard status.st_mode & S_IFMT == S_IFREG else { return }
+        moved(id, backing: EntryID(status), to: .init(parent: newParent, name: Self.bytes(newName)))
+    }
+
+    /// The replaced side first, then the moving one (as the ledger hears them).
+    func exchanged(_ exchange: Exchange) {
+        moved(exchange.replaced, id: exchange.replacedID, name: exchange.newName, from: exchange.newParent,
+              newName: exchange.name, to: exchange.parent)
+        moved(exchange.moving, id: exchange.movingID, name: exchange.name, from: exchange.parent,
+              newName: exchange.newName, to: exchange.newParent)
+    }
+
+    func closed(_ id: EntryID) { forgetIfGone(id) }
+
+    func openAbandoned(_ id: EntryID) { forgetIfGone(id) }
+
+    /// A file in a group is charged with its group; any other's figures are
+    /// recorded as they are.
+    func resized(_ status: stat, id: EntryID) {
+        guard status.st_mode & S_IFMT == S_IFREG else { return }
+        if !changed(id) { state.noteResized(status, id: id) }
+    }
+}
