@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "purgefs", targets: ["purgefs"]),
+        // For other packages' tests: a container on a simulated device, driving the purgefs binary.
+        .library(name: "PurgeTesting", targets: ["PurgeTesting"]),
     ],
     targets: [
         // libfuse3 through pkg-config, with a shim that pins FUSE_USE_VERSION.
@@ -37,6 +39,8 @@ let package = Package(
         .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // A tiny main that hands over to PurgeCommand.
         .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"]),
+        // The test library: SimulatedDevice runs the purgefs binary and reads its attributes (README, Testing an app).
+        .target(name: "PurgeTesting", dependencies: ["PurgeCore", "PurgeSys"]),
         // What several test targets share (the seeded generator).
         .target(name: "TestSupport", dependencies: ["PurgeCore"], path: "Tests/TestSupport"),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore", "TestSupport"]),
@@ -45,6 +49,7 @@ let package = Package(
         // The adapter's own logic in-process, without mounting (the observers' fan-out).
         .testTarget(name: "PurgeFSTests", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
         .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys"]),
+        .testTarget(name: "PurgeTestingTests", dependencies: ["PurgeTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux", "TestSupport"]),
     ]
 )

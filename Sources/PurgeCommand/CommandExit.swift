@@ -8,6 +8,8 @@ public enum CommandExit: Error, Equatable, Sendable {
     case usage(String)
     /// The command was understood but could not be done: one line to stderr, exit 1.
     case failure(String)
+    /// Nothing to print: exit with this status (`purgefs run` passes on its command's).
+    case passOn(Int32)
 
     /// The process exit status for this outcome.
     public var status: Int32 {
@@ -15,6 +17,7 @@ public enum CommandExit: Error, Equatable, Sendable {
         case .help: return 0
         case .usage: return 64
         case .failure: return 1
+        case .passOn(let status): return status
         }
     }
 }

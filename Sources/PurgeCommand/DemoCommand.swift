@@ -64,7 +64,7 @@ struct DemoCommand: Subcommand {
         } catch {
             switch error {
             case .failure(let line), .usage(let line): tourFailure = line
-            case .help: break
+            case .help, .passOn: break
             }
         }
         let cleanupProblem = session.tearDown(keep: keep)

@@ -25,10 +25,6 @@ final class DemoSession {
     /// The daemon serving it, from its runtime record.
     private(set) var daemon: ProcessID?
 
-    /// How long to wait for the daemon to exit after unmounting, before the
-    /// directory is removed anyway.
-    static let daemonExitDeadlineMilliseconds = 5_000
-
     private init(base: String, transcript: DemoTranscript) {
         self.base = base
         self.transcript = transcript
@@ -37,14 +33,7 @@ final class DemoSession {
     /// Makes the scratch directory with an empty `container` and `mnt` in
     /// it, and makes it the working directory.
     static func create(transcript: DemoTranscript) throws(CommandExit) -> DemoSession {
-        let temporary = CurrentProcess.environmentValue("TMPDIR").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
-        let template = (temporary.hasSuffix("/") ? String(temporary.dropLast()) : temporary) + "/purgefs-demo.XXXXXX"
-        let base: String
-        do throws(Errno) {
-            base = try Paths.canonical(try Paths.makeTemporaryDirectory(template))
-        } catch {
-            throw .failure("demo: cannot create a temporary directory like \(template): \(error)")
-        }
+        let base = try OwnMount.scratchDirectory("purgefs-demo")
         let session = DemoSession(base: base, transcript: transcript)
         do throws(Errno) {
             try Paths.makeDirectory(session.containerPath)
@@ -76,9 +65,7 @@ final class DemoSession {
         transcript.output(output)
         try checkInterrupted()
         guard status.exitCode == 0 else {
-            let lines = output.split(whereSeparator: \.isNewline)
-            let reason = lines.last.map { $0.hasPrefix("purgefs: ") ? String($0.dropFirst(9)) : String($0) } ?? status.description
-            throw .failure("demo: purgefs \(arguments.first ?? "") failed: \(reason)")
+            throw .failure("demo: purgefs \(arguments.first ?? "") failed: \(OwnMount.reason(output, status))")
         }
         return output
     }
@@ -87,24 +74,8 @@ final class DemoSession {
     /// the terminal reaches only the demo, which lets the step finish and
     /// then cleans up), stdout and stderr together into a file.
     private func run(_ arguments: [String]) throws(CommandExit) -> (WaitStatus, String) {
-        let environment = CurrentProcess.environment.filter { !$0.hasPrefix(ReadySignal.environmentName + "=") }
         do throws(Errno) {
-            let output = try FileDescriptor.open(path: outputPath, flags: O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600)
-            let pid: ProcessID
-            do throws(Errno) {
-                pid = try ChildProcess.spawn(
-                    "/proc/self/exe", arguments: ["purgefs"] + arguments, environment: environment,
-                    fileActions: [.open("/dev/null", as: .standardInput, flags: OpenFlags.readOnly),
-                                  .duplicate(output, to: .standardOutput), .duplicate(output, to: .standardError)],
-                    ownProcessGroup: true)
-            } catch {
-                output.closeQuietly()
-                throw error
-            }
-            output.closeQuietly()
-            let status = try ChildProcess.wait(pid)
-            let text = String(decoding: try FileDescriptor.readFile(outputPath, limit: 1 << 20), as: UTF8.self)
-            return (status, text)
+            return try OwnMount.purgefs(arguments, outputPath: outputPath)
         } catch {
             throw .failure("demo: cannot run purgefs \(arguments.first ?? ""): \(error)")
         }
@@ -116,17 +87,11 @@ final class DemoSession {
     /// usable, and notes it and its daemon for `tearDown`.
     func mountSample(options: String) throws(CommandExit) {
         try purgefs(["mount", Self.container, Self.mountpoint, "-o", options])
-        guard let entry = Self.purgefsMount(at: mountPath) else {
+        guard let entry = OwnMount.purgefsMount(at: mountPath) else {
             throw .failure("demo: purgefs mount returned, but \(mountPath) is not a purgefs mount")
         }
         mount = entry
         daemon = (try? RuntimeRecordLocator.record(of: entry, at: mountPath)).map { ProcessID(rawValue: $0.processID) }
-    }
-
-    /// The topmost mount at `path` when it is a purgefs mount.
-    static func purgefsMount(at path: String) -> MountTable.Entry? {
-        guard let top = (try? MountTable.current())?.topmost(at: path), top.isPurgefs else { return nil }
-        return top
     }
 
     // MARK: Taking it all down
@@ -138,13 +103,13 @@ final class DemoSession {
     func tearDown(keep: Bool) -> String? {
         try? CurrentProcess.changeDirectory("/")
         if let problem = unmountWhateverIsMounted() { return problem }
-        waitForTheDaemon()
+        OwnMount.waitForExit(daemon)
         do throws(Errno) {
             if keep {
-                try Self.removeWithPatience(outputPath, missingIsFine: true)
-                try Self.removeWithPatience(mountPath, missingIsFine: true)
+                try OwnMount.removeWithPatience(outputPath, missingIsFine: true)
+                try OwnMount.removeWithPatience(mountPath, missingIsFine: true)
             } else {
-                try Self.removeWithPatience(base, missingIsFine: false)
+                try OwnMount.removeWithPatience(base, missingIsFine: false)
             }
         } catch {
             return "demo: cannot remove \(keep ? "the mount point in " : "")\(base): \(error)"
@@ -152,68 +117,12 @@ final class DemoSession {
         return nil
     }
 
-    /// As `purgefs unmount` does; if that fails (a process still has a file
-    /// open in the mount), detaches it lazily, so nothing is left mounted.
+    /// Unmounts (also a mount the tour did not get to see), or says why not.
     private func unmountWhateverIsMounted() -> String? {
-        guard Self.purgefsMount(at: mountPath) != nil else { return nil }
-        if daemon == nil, let entry = Self.purgefsMount(at: mountPath) {
-            daemon = (try? RuntimeRecordLocator.record(of: entry, at: mountPath)).map { ProcessID(rawValue: $0.processID) }
-        }
-        var firstProblem: String?
-        do throws(CommandExit) {
-            var command = try UnmountCommand(parsing: [mountPath])
-            try command.validate()
-            try command.run(CommandContext(readySignal: nil))
-        } catch {
-            if case .failure(let line) = error { firstProblem = line }
-            detachLazily()
-        }
-        guard Self.purgefsMount(at: mountPath) == nil else {
-            return "demo: \(mountPath) is still mounted (\(firstProblem ?? "unmount failed")); left \(base) in place"
-        }
+        guard OwnMount.purgefsMount(at: mountPath) != nil else { return nil }
+        if daemon == nil { daemon = OwnMount.daemon(at: mountPath) }
+        if let problem = OwnMount.unmount(mountPath) { return "demo: \(problem); left \(base) in place" }
         transcript.note("(Cleaning up: unmounted \(mountPath).)")
         return nil
-    }
-
-    private func detachLazily() {
-        if CurrentProcess.effectiveUserID == 0 {
-            try? Paths.detach(mountPath)
-            return
-        }
-        guard let pid = try? ChildProcess.spawn(
-            "fusermount3", arguments: ["fusermount3", "-u", "-z", "--", mountPath], environment: CurrentProcess.environment,
-            fileActions: [.open("/dev/null", as: .standardInput, flags: OpenFlags.readOnly),
-                          .open("/dev/null", as: .standardOutput, flags: OpenFlags.writeOnly),
-                          .open("/dev/null", as: .standardError, flags: OpenFlags.writeOnly)],
-            searchPath: true, ownProcessGroup: true) else { return }
-        _ = try? ChildProcess.wait(pid)
-    }
-
-    /// The daemon finishes on its own once unmounted, saving its state into
-    /// the container: wait for that (against a deadline) before removing it.
-    private func waitForTheDaemon() {
-        guard let daemon else { return }
-        var waited = 0
-        while daemon.isRunning, waited < Self.daemonExitDeadlineMilliseconds {
-            CurrentProcess.sleep(milliseconds: 10)
-            waited += 10
-        }
-    }
-
-    /// `Paths.removeTree`, tried again for a moment while something still
-    /// writes into the tree (`ENOTEMPTY`).
-    private static func removeWithPatience(_ path: String, missingIsFine: Bool) throws(Errno) {
-        var waited = 0
-        while true {
-            do throws(Errno) {
-                try Paths.removeTree(path)
-                return
-            } catch {
-                if error == .noEntry && missingIsFine { return }
-                guard error == .notEmpty, waited < 2_000 else { throw error }
-                CurrentProcess.sleep(milliseconds: 20)
-                waited += 20
-            }
-        }
     }
 }

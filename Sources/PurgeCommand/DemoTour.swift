@@ -62,7 +62,7 @@ struct DemoTour {
         try step("Mount it on a simulated \(DemoSample.capacity >> 20)M device (it daemonizes once the mount is usable)")
         try session.mountSample(options: DemoSample.mountOptions)
         transcript.command(["findmnt", "-n", "-o", "TARGET,SOURCE,FSTYPE", Self.mnt])
-        guard let entry = DemoSession.purgefsMount(at: session.mountPath) else {
+        guard let entry = OwnMount.purgefsMount(at: session.mountPath) else {
             throw .failure("demo: \(session.mountPath) is no longer mounted")
         }
         transcript.output("\(entry.mountPoint) \(entry.source) \(entry.fileSystemType)")
@@ -91,7 +91,7 @@ struct DemoTour {
         }
         let figures = DiskFreeFigures(fragmentSize: UInt64(status.f_frsize), blocks: UInt64(status.f_blocks),
                                       freeBlocks: UInt64(status.f_bfree), availableBlocks: UInt64(status.f_bavail))
-        let source = DemoSession.purgefsMount(at: session.mountPath)?.source ?? session.containerPath
+        let source = OwnMount.purgefsMount(at: session.mountPath)?.source ?? session.containerPath
         transcript.output(figures.table(source: source, mountPoint: session.mountPath).joined(separator: "\n"))
     }
 
@@ -358,7 +358,7 @@ struct DemoTour {
     private func unmount() throws(CommandExit) {
         try step("Unmount")
         try session.purgefs(["unmount", Self.mnt])
-        if DemoSession.purgefsMount(at: session.mountPath) != nil {
+        if OwnMount.purgefsMount(at: session.mountPath) != nil {
             throw .failure("demo: \(session.mountPath) is still mounted after purgefs unmount")
         }
         transcript.note("mnt is gone from /proc/self/mountinfo. The container keeps everything outside the "

@@ -30,7 +30,7 @@ struct MetricsCommand: Subcommand {
 
         Flags:
         \(TextLayout.row("--json", "the reports as JSON, in the shape of MetricKit's daily reports (fields below)"))
-        \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes, with each fault rule's matched and fired counters, else the latest sample; on a shared device (device=) also the device's figures, labelled device"))
+        \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes, with each fault rule's matched and fired counters and purgefs_enospc_total (requests answered ENOSPC since the mount), else the latest sample; on a shared device (device=) also the device's figures, labelled device"))
         \(TextLayout.row("--days N", "the last N UTC days, today included (default 7)"))
         \(TextLayout.row("--state DIR", "read the history in DIR: for a container mounted with state=DIR"))
         \(TextLayout.row("-h, --help", "show this help"))
@@ -102,8 +102,12 @@ struct MetricsCommand: Subcommand {
         let now = Int64(WallClock.nanoseconds() / 1_000_000_000)
         if output == .prometheus {
             let sample: MetricsSample
+            var mountText: String?
             if let mountpoint = source.mountpoint, let scope = source.scope {
                 sample = try Self.liveSample(mountpoint: mountpoint, scope: scope, access, now: now)
+                if let enospc = try access.numberIfAnswered(.enospc, of: mountpoint) {
+                    mountText = PrometheusText.mountText(enospc: enospc, container: source.container)
+                }
             } else {
                 guard let latest = try Self.withStore(source, { (store) throws(MetricsStoreError) in try store.latest() }) else {
                     throw .failure("no metrics samples yet in \(source.storePath)")
@@ -111,6 +115,7 @@ struct MetricsCommand: Subcommand {
                 sample = latest
             }
             print(PrometheusText.text(sample, container: source.container))
+            if let mountText { print(mountText) }
             if let mountpoint = source.mountpoint {
                 // A daemon without fault rules support answers ENODATA: no counters then.
                 let rules = (try? FaultCommand.listings(of: mountpoint, access)) ?? []

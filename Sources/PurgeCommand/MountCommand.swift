@@ -180,7 +180,7 @@ struct MountCommand: Subcommand {
     }
 
     /// The canonical path of an existing directory, or a one-line reason.
-    private static func resolveDirectory(_ path: String, role: String) throws(CommandExit) -> String {
+    static func resolveDirectory(_ path: String, role: String) throws(CommandExit) -> String {
         func reason(_ error: Errno) -> CommandExit {
             error == .notConnected
                 ? .failure("\(role) \(path): \(error) (a purgefs daemon that died? purgefs unmount \(path))")

@@ -60,6 +60,15 @@ enum PrometheusText {
         return lines.joined(separator: "\n")
     }
 
+    /// What only a live mount counts (since it was mounted), not kept in
+    /// the history: requests answered `ENOSPC` (`user.purgefs.enospc`).
+    static func mountText(enospc: UInt64, container: String) -> String {
+        let name = "purgefs_enospc_total"
+        return ["# HELP \(name) Requests the mount answered ENOSPC since it was mounted (writes, and anything else that found no room).",
+                "# TYPE \(name) counter",
+                "\(name){container=\"\(escaped(container))\"} \(enospc)"].joined(separator: "\n")
+    }
+
     /// A label value: backslash, double quote and line feed escaped.
     static func escaped(_ value: String) -> String {
         var result = ""

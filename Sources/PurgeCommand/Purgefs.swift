@@ -12,7 +12,7 @@ public enum Purgefs {
     static var subcommands: [any Subcommand.Type] {
         [MountCommand.self, UnmountCommand.self, UsageCommand.self, SpaceCommand.self, ManualPurgeCommand.self,
          CloneCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, LogCommand.self,
-         MetricsCommand.self, DemoCommand.self, FaultCommand.self]
+         MetricsCommand.self, DemoCommand.self, FaultCommand.self, RunCommand.self]
     }
 
     /// What the command line asks for, decided before anything touches the system.
@@ -40,6 +40,8 @@ public enum Purgefs {
             switch error {
             case .help(let text):
                 print(text)
+            case .passOn:
+                break
             case .usage(let line), .failure(let line):
                 // A daemon child reports through its ready pipe while the parent waits on it.
                 if context.readySignal?.sendFailure(line) != true {
@@ -93,7 +95,7 @@ public enum Purgefs {
           purgefs CONTAINER MOUNTPOINT -o OPTS     (the form mount.fuse3 and fstab use)
           purgefs unmount MOUNTPOINT
           purgefs usage PATH [--json]
-          purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE] [--json]
+          purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE | --available SIZE] [--json]
           purgefs purge MOUNTPOINT (--bytes SIZE | --all)
           purgefs clone SOURCE DEST
           purgefs pin PATH | purgefs unpin PATH
@@ -101,6 +103,8 @@ public enum Purgefs {
           purgefs log MOUNTPOINT|CONTAINER [--json]
           purgefs demo [--keep]
           purgefs metrics MOUNTPOINT|CONTAINER [--json | --prometheus] [--days N]
+          purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE]
+                      CONTAINER -- COMMAND [ARG...]
           purgefs help [COMMAND]
 
         Commands:

@@ -1,13 +1,14 @@
 import PurgeCore
 import PurgeSys
 
-/// `purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE] [--json]`:
+/// `purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE | --available SIZE] [--json]`:
 /// shows the device a mount sees, and changes the simulated one.
 struct SpaceCommand: Subcommand {
     static let name = "space"
     static let abstract = "Show the device's space, or change the simulated device"
     static let help = """
         Usage: purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE] [--json]
+               purgefs space MOUNTPOINT --available SIZE [--json]
 
         \(TextLayout.paragraph(
             "Shows the space of the device the purgefs mount at MOUNTPOINT sees, from the attributes of its root. "
@@ -19,6 +20,7 @@ struct SpaceCommand: Subcommand {
         Flags:
         \(TextLayout.row("--capacity SIZE", "set the simulated device size (more than 0)"))
         \(TextLayout.row("--external SIZE", "set the simulated space used outside the container (other apps)"))
+        \(TextLayout.row("--available SIZE", paragraphs: ["squeeze (or relieve) the device: set external so that SIZE is available now (external + available - SIZE); refused when even external 0 leaves less"]))
         \(TextLayout.row("--json", "print the figures as one JSON object, in bytes"))
         \(TextLayout.row("-h, --help", "show this help"))
 
@@ -39,6 +41,8 @@ struct SpaceCommand: Subcommand {
     var pathArgument: String
     var capacity: ByteSize?
     var external: ByteSize?
+    /// `--available`: the external usage is computed at run time to leave this much available.
+    var available: ByteSize?
     var json = false
     var access = AttributeAccess.live
     private(set) var root = ""
@@ -47,11 +51,16 @@ struct SpaceCommand: Subcommand {
 
     init(parsing arguments: [String]) throws(CommandExit) {
         let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
-                                         valueFlags: ["--capacity": "SIZE", "--external": "SIZE"], switchFlags: ["--json"])
+                                         valueFlags: ["--capacity": "SIZE", "--external": "SIZE", "--available": "SIZE"],
+                                         switchFlags: ["--json"])
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
         // Read as the mount options and setfattr read them (CapacityModel's rule).
         capacity = try Self.size(parsed, "--capacity", CapacityModel.capacity(parsing:))
         external = try Self.size(parsed, "--external", CapacityModel.external(parsing:))
+        available = try parsed.size("--available", command: Self.name)
+        if available != nil && (external != nil || capacity != nil) {
+            throw .usage("space: --available sets external itself; give it alone, without --external or --capacity")
+        }
         json = parsed.switches.contains("--json")
     }
 
@@ -73,6 +82,16 @@ struct SpaceCommand: Subcommand {
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {
+        var external = self.external
+        if let available {
+            // A = C - E - U (or the real device's free space - E): moving E by the difference leaves `available`.
+            let now = (available: try access.number(.available, of: root), external: try access.number(.external, of: root))
+            guard now.external + now.available >= available.bytes else {
+                throw .failure("space: cannot leave \(available) available on \(root): at most "
+                    + "\(ByteSize(bytes: now.external + now.available)) is, with external 0")
+            }
+            external = ByteSize(bytes: now.external + now.available - available.bytes)
+        }
         if capacity != nil || external != nil {
             let current = (capacity: try access.number(.capacity, of: root), external: try access.number(.external, of: root))
             let steps = Self.order(capacity: capacity, external: external, current: current)
@@ -85,6 +104,7 @@ struct SpaceCommand: Subcommand {
             }
         }
         let figures = try DeviceFigures.read(root: root, access)
+        let changes = (capacity.map { ["capacity \($0)"] } ?? []) + (external.map { ["external \($0)"] } ?? [])
         print(json ? Self.json(figures, mountpoint: root).pretty : Self.text(figures, mountpoint: root, changed: changes))
     }
 
@@ -118,11 +138,6 @@ struct SpaceCommand: Subcommand {
                 throw .usage(error.description)
             }
         }
-    }
-
-    /// What was set, for the first line of the text.
-    private var changes: [String] {
-        (capacity.map { ["capacity \($0)"] } ?? []) + (external.map { ["external \($0)"] } ?? [])
     }
 
     static func text(_ figures: DeviceFigures, mountpoint: String, changed: [String] = []) -> String {

@@ -27,6 +27,12 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case devicePurgeable = "device_purgeable"
     case deviceQuota = "device_quota"
     case purge
+    /// Not in SPEC's table, for `purgefs run` and PurgeTesting (since the
+    /// mount, read-only): requests answered `ENOSPC`, the highest
+    /// `container_used`, and the space monitor's finished rounds.
+    case enospc
+    case peakUsed = "peak_used"
+    case monitorRounds = "monitor_rounds"
     /// Not in SPEC's table: the fault rules (`purgefs fault`). Read: one
     /// line a rule (`FaultBook.listing`); write `add RULE`, `clear` or
     /// `clear ID` (`FaultCommand`).
@@ -74,7 +80,8 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .files, .cloneSavings, .group, .tombstone:
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
-             .purgedBytes, .purgedFiles, .faults, .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota:
+             .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .faults, .deviceName, .deviceContainers,
+             .deviceContainersUsed, .devicePurgeable, .deviceQuota:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
@@ -96,7 +103,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .evict, .download:
             return target == .file
         case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .containerUsed, .deviceUsed, .availableImportant,
-             .availableOpportunistic, .purgedBytes, .purgedFiles, .contentID, .lastUsed, .shared,
+             .availableOpportunistic, .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .contentID, .lastUsed, .shared,
              .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota,
              .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return false

@@ -17,6 +17,7 @@ public enum ChildProcess {
     /// marked close-on-exec stay closed in the child. `ownProcessGroup` puts
     /// the child in a new process group, so the terminal's Ctrl-C reaches
     /// only us and we decide what happens to it (`POSIX_SPAWN_SETPGROUP`).
+    /// The child starts with no signal blocked (`POSIX_SPAWN_SETSIGMASK`).
     /// Wraps `posix_spawn(3)`.
     public static func spawn(_ path: String, arguments: [String], environment: [String],
                              fileActions: [FileAction] = [], searchPath: Bool = false,
@@ -27,15 +28,18 @@ public enum ChildProcess {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        if ownProcessGroup {
-            // These return an error number rather than setting errno.
-            var result = posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-            if result == 0 { result = posix_spawnattr_setpgroup(&attributes, 0) }
-            guard result == 0 else { throw Errno(result) }
-        }
+        // The child starts with no signal blocked, whatever the calling
+        // thread blocks (a test runner's or a dispatch thread's mask would
+        // otherwise pass through exec, and a SIGTERM meant for the child never arrive).
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        // These return an error number rather than setting errno.
+        var result = posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETSIGMASK | (ownProcessGroup ? POSIX_SPAWN_SETPGROUP : 0)))
+        if result == 0 { result = posix_spawnattr_setsigmask(&attributes, &noSignals) }
+        if result == 0 && ownProcessGroup { result = posix_spawnattr_setpgroup(&attributes, 0) }
+        guard result == 0 else { throw Errno(result) }
         for action in fileActions {
-            // These return an error number rather than setting errno.
-            let result: Int32
             switch action {
             case .duplicate(let from, let to):
                 result = posix_spawn_file_actions_adddup2(&actions, from.rawValue, to.rawValue)
@@ -46,7 +50,7 @@ public enum ChildProcess {
         }
         let argv = CStringArray(arguments), envp = CStringArray(environment)
         var pid: pid_t = 0
-        let result = argv.withPointer { argvPointer in
+        result = argv.withPointer { argvPointer in
             envp.withPointer { envpPointer in
                 searchPath
                     ? posix_spawnp(&pid, path, &actions, &attributes, argvPointer, envpPointer)

@@ -14,6 +14,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let notPermitted = Errno(EPERM)
     /// `ENOENT`
     public static let noEntry = Errno(ENOENT)
+    /// `ESRCH`
+    public static let noSuchProcess = Errno(ESRCH)
     /// `EINTR`
     public static let interrupted = Errno(EINTR)
     /// `EIO`

@@ -9,28 +9,18 @@ import XCTest
 /// behind (a mount, its directory) is easy to see and cannot be confused
 /// with anyone else's mounts.
 final class DemoTourTests: XCTestCase {
-    private var scratch = ""
+    private var directory: CommandScratch!
+    private var scratch: String { directory.path }
+    private var environment: [String: String] { directory.environment }
     private var binary = ""
 
     override func setUpWithError() throws {
         binary = try MountFixture.locateBinary()
-        var template = Array("/tmp/purgefs-demo-test-XXXXXX".utf8CString)
-        guard mkdtemp(&template) != nil else { throw SubprocessError("mkdtemp failed") }
-        scratch = try Paths.canonical(String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        directory = try CommandScratch(prefix: "purgefs-demo-test")
     }
 
     override func tearDownWithError() throws {
-        // A demo that failed to clean up: take its mounts down before removing anything.
-        for mount in MountTable.mounts(under: scratch).reversed() {
-            _ = try? Subprocess.run(["fusermount3", "-u", "-z", mount.mountPoint], timeout: 10)
-        }
-        if MountTable.mounts(under: scratch).isEmpty { try? FileManager.default.removeItem(atPath: scratch) }
-    }
-
-    private var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["TMPDIR"] = scratch
-        return environment
+        directory?.remove()
     }
 
     private func demo(_ arguments: String...) throws -> CommandResult {

@@ -28,6 +28,33 @@ final class SubcommandParsingTests: XCTestCase {
         assertUsage(SpaceCommand.self, ["/m", "--capacity", "0"], "space: --capacity 0: must be more than 0")
         assertUsage(SpaceCommand.self, ["/m", "--capacity", "lots"], "space: --capacity lots: not a size (bytes, or a number with K, M, G or T)")
         assertUsage(SpaceCommand.self, ["/m", "--low", "1G"], "space: unknown flag '--low' (see purgefs space --help)")
+        XCTAssertEqual(try SpaceCommand(parsing: ["/m", "--available", "5M"]).available, ByteSize(bytes: 5 << 20))
+        assertUsage(SpaceCommand.self, ["/m", "--available", "5M", "--external", "1M"],
+                    "space: --available sets external itself; give it alone, without --external or --capacity")
+        assertUsage(SpaceCommand.self, ["/m", "--available", "5X"], "space: --available 5X: not a size (bytes, or a number with K, M, G or T)")
+    }
+
+    func testRun() throws {
+        let run = try RunCommand(parsing: ["-o", "capacity=1G", "-olow=1M", "--scenario", "s.txt", "--scratch", "--json",
+                                           "--report=r.json", "/app", "--", "sh", "-c", "exit 3", "--", "-o"])
+        XCTAssertEqual(run.options, ["capacity=1G", "low=1M"])
+        XCTAssertEqual(run.scenarioArgument, "s.txt")
+        XCTAssertEqual(run.reportArgument, "r.json")
+        XCTAssertTrue(run.scratch)
+        XCTAssertTrue(run.json)
+        XCTAssertEqual(run.containerArgument, "/app")
+        XCTAssertEqual(run.command, ["sh", "-c", "exit 3", "--", "-o"], "everything after the first -- is the command's")
+        let plain = try RunCommand(parsing: ["/app", "--", "true"])
+        XCTAssertEqual(plain.options, [])
+        XCTAssertFalse(plain.scratch)
+        assertUsage(RunCommand.self, ["/app", "true"],
+                    "run: put -- before the command: purgefs run CONTAINER -- COMMAND [ARG...] (see purgefs run --help)")
+        assertUsage(RunCommand.self, ["/app", "--"], "run: the command after -- is missing (see purgefs run --help)")
+        assertUsage(RunCommand.self, ["--", "true"], "run: CONTAINER is missing (see purgefs run --help)")
+        assertUsage(RunCommand.self, ["/app", "-o"], "run: put -- before the command: purgefs run CONTAINER -- COMMAND [ARG...] (see purgefs run --help)")
+        assertUsage(RunCommand.self, ["/app", "-o", "--", "true"], "run: -o needs OPT[,OPT...]")
+        assertUsage(RunCommand.self, ["/app", "--keep", "--", "true"], "run: unknown flag '--keep' (see purgefs run --help)")
+        assertUsage(RunCommand.self, ["-o", "bogus=1", "/app", "--", "true"], "unknown mount option 'bogus'")
     }
 
     func testPurge() throws {

@@ -31,9 +31,9 @@ final class PurgeAttributeTests: XCTestCase {
         XCTAssertTrue(PurgeAttribute.evictable.isReadable(on: .file))
         XCTAssertFalse(PurgeAttribute.evictable.isReadable(on: .directory))
         XCTAssertFalse(PurgeAttribute.evictable.isWritable(on: .file))
-        // purgefs's own, beside SPEC's: the figures space and usage show.
+        // purgefs's own, beside SPEC's: the figures space and usage show, and those purgefs run and PurgeTesting read.
         let figures = ["container_used", "device_used", "device_name", "device_containers", "device_containers_used",
-                       "device_purgeable", "device_quota"]
+                       "device_purgeable", "device_quota", "enospc", "peak_used", "monitor_rounds"]
         for name in figures {
             guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
                 return XCTFail("\(name) does not parse")

@@ -35,6 +35,22 @@ final class ChildProcessTests: XCTestCase {
         XCTAssertEqual(try ChildProcess.wait(pid).exitCode, 0)
     }
 
+    func testTheChildStartsWithNoSignalBlocked() throws {
+        // This thread blocks SIGTERM, as a test runner's or a dispatch thread may: the child must not inherit it.
+        var blocked = sigset_t(), previous = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGTERM)
+        XCTAssertEqual(pthread_sigmask(SIG_BLOCK, &blocked, &previous), 0)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        let output = try FileDescriptor.pipe()
+        defer { output.read.closeQuietly() }
+        let pid = try ChildProcess.spawn("/bin/sh", arguments: ["sh", "-c", "grep SigBlk /proc/self/status"], environment: [],
+                                         fileActions: [.duplicate(output.write, to: .standardOutput)], ownProcessGroup: true)
+        try output.write.close()
+        XCTAssertEqual(String(decoding: try output.read.readAll(), as: UTF8.self), "SigBlk:\t0000000000000000\n")
+        XCTAssertEqual(try ChildProcess.wait(pid).exitCode, 0)
+    }
+
     func testPollReturnsNilWhileTheChildRuns() throws {
         let input = try FileDescriptor.pipe()
         defer { input.read.closeQuietly() }

@@ -110,7 +110,10 @@ extension ContainerState {
 
     private func track(_ change: (inout Books) throws(PurgeCoreError) -> Void, in step: String = #function) {
         do {
-            try withBooks(change)
+            try withBooks { (books) throws(PurgeCoreError) in
+                defer { books.peakUsage = max(books.peakUsage, books.ledger.usage) }
+                try change(&books)
+            }
         } catch {
             Diagnostics.note("accounting drifted from the backing store (\(step)): \(error)")
         }

@@ -22,6 +22,8 @@ final class ContainerState: Sendable {
         var monitor = PurgeMonitor()
         /// Bytes promised to writes in flight, not yet in the ledger.
         var reserved: UInt64 = 0
+        /// The highest container usage the ledger has held since the mount (`user.purgefs.peak_used`).
+        var peakUsage: UInt64 = 0
         var counters: PurgeCounters
         var flags: StoredFlags
         /// The flags changed since they were last saved.
@@ -43,7 +45,8 @@ final class ContainerState: Sendable {
     init(ledger: Ledger, names: DirectoryNames, model: CapacityModel, counters: PurgeCounters, flags: StoredFlags,
          zones: ZoneSet, backing: FileDescriptor, stateDirectory: StateDirectory) {
         self.stateDirectory = stateDirectory
-        self.books = Mutex(Books(ledger: ledger, names: names, model: model, counters: counters, flags: flags, zones: zones))
+        self.books = Mutex(Books(ledger: ledger, names: names, model: model, peakUsage: ledger.usage, counters: counters,
+                                 flags: flags, zones: zones))
         self.backing = backing
     }
 
@@ -63,6 +66,8 @@ final class ContainerState: Sendable {
     }
 
     var purgeCounters: PurgeCounters { withBooks { $0.counters } }
+
+    var peakUsed: UInt64 { withBooks { $0.peakUsage } }
 
     /// Writes the flags file if flags were dropped or set since the last save.
     func saveFlagsIfChanged() {

@@ -1,6 +1,7 @@
 import Glibc
 import PurgeCore
 import PurgeSys
+import Synchronization
 
 /// Answers and applies the `user.purgefs.*` attributes from the ledger and
 /// the device model. Values are decimal ASCII without a newline.
@@ -59,6 +60,12 @@ struct VirtualAttributes {
             return String(state.purgeCounters.bytes)
         case .purgedFiles:
             return String(state.purgeCounters.files)
+        case .enospc:
+            return String(filesystem.noSpaceReplies.load(ordering: .relaxed))
+        case .peakUsed:
+            return String(state.peakUsed)
+        case .monitorRounds:
+            return String(filesystem.monitor.rounds.load(ordering: .acquiring))
         case .pinned:
             return target == .file ? flag(try fileInfo(id).isPinned) : flag(try directoryInfo(id).isPinned)
         case .group, .tombstone:

@@ -2,6 +2,7 @@ import CFuse
 import Glibc
 import PurgeCore
 import PurgeSys
+import Synchronization
 
 /// The filesystem a mount serves: the container's backing directory passed
 /// through, operation for operation, by descriptor.
@@ -40,6 +41,8 @@ final class ContainerFileSystem: Sendable {
     /// Who hears what the handlers did: the ledger, then the clone backend,
     /// then the cloud tier, then `observers` (docs/DESIGN.md, "Observers").
     let events: Observers
+    /// Requests answered `ENOSPC` since the mount (`user.purgefs.enospc`, for `purgefs run`'s summary).
+    let noSpaceReplies = Atomic<UInt64>(0)
     /// The shared device this container is on (`device=`), if any.
     let device: SharedDevice?
 

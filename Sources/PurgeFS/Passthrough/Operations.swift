@@ -120,6 +120,7 @@ enum Operations {
         do {
             try body(fs)
         } catch {
+            if error == .noSpace { fs.noSpaceReplies.add(1, ordering: .relaxed) }
             fuse_reply_err(request, error.rawValue)
         }
     }

@@ -20,6 +20,9 @@ final class SpaceMonitor: Sendable {
     private let loop = BackgroundLoop(label: "purgefs.space-monitor", period: SpaceMonitor.tick)
     /// When the purge order was last saved (wall clock, nanoseconds).
     private let lastSave = Atomic<UInt64>(WallClock.nanoseconds())
+    /// Rounds finished since the mount (`user.purgefs.monitor_rounds`): two
+    /// more than a reader saw means a whole round, purge included, began after the read.
+    let rounds = Atomic<UInt64>(0)
 
     static let tick = DispatchTimeInterval.milliseconds(250)
     /// How often the purge order is saved while files are being used.
@@ -46,6 +49,7 @@ final class SpaceMonitor: Sendable {
                 recency.save(state)
                 lastSave.store(now, ordering: .relaxed)
             }
+            rounds.add(1, ordering: .releasing)
         }
     }
 

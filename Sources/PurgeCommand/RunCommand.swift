@@ -1,0 +1,351 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// `purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report
+/// FILE] CONTAINER -- COMMAND [ARG...]`: mounts the container, runs the
+/// command on it (playing the scenario meanwhile), unmounts however the
+/// command ended, and says what happened.
+struct RunCommand: Subcommand {
+    static let name = "run"
+    static let abstract = "Run a command on a mounted container, then unmount and summarize"
+    static var help: String {
+        """
+        Usage: purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE]
+                           CONTAINER -- COMMAND [ARG...]
+
+        \(TextLayout.paragraph(
+            "Mounts CONTAINER in place (with the mount options of -o, as purgefs mount takes them), runs COMMAND "
+            + "with PURGEFS_MOUNT set to the mount in its environment (and in the same directory as run, looked up "
+            + "again through the mount), and unmounts once the command has ended: when it exits, when it is "
+            + "killed, and when run itself gets Ctrl-C (SIGINT), SIGTERM or SIGHUP, which it passes on to the "
+            + "command's process group (and SIGKILL \(Self.graceMilliseconds / 1000) s later if the group is still there). "
+            + "What the command leaves running in its process group gets SIGKILL once it has ended. "
+            + "Nothing is left mounted. run exits with the command's status (128 + N when signal N killed it, as "
+            + "shells do); 1 when the run itself failed (the mount, a scenario step); 64 on a usage error."))
+
+        \(TextLayout.paragraph(
+            "With --scratch, a copy of CONTAINER is mounted instead (cp -a --reflink=auto into a temporary "
+            + "directory, without its .purgefs state), the original is left untouched, and the copy is removed "
+            + "afterwards. state= cannot be given with it."))
+
+        \(TextLayout.paragraph(
+            "With --scenario FILE, steps are applied while the command runs, in file order, each once the one "
+            + "before it is done and its trigger holds; FILE is read, and every error reported with its line, "
+            + "before anything is mounted. A step is one line: a trigger, an optional timeout, an action; "
+            + "# starts a comment; words may be quoted as in a shell."))
+
+        Triggers:
+        \(TextLayout.row("at DURATION", "this long after the command started (500ms, 2s, 1.5m, 1h)"))
+        \(TextLayout.row("when used > SIZE|N%", "the device's used space (device_used; N% of the capacity) is above it"))
+        \(TextLayout.row("when available < SIZE", "available space is below it"))
+        \(TextLayout.row("when file PATH exists", "PATH (relative to the container) exists"))
+        \(TextLayout.row("... timeout DURATION", "after a when trigger: fail the run if it has not held within DURATION"))
+
+        Actions (each runs this purgefs's own command on the mount):
+        \(TextLayout.row("squeeze SIZE", "leave SIZE available, by setting external usage (purgefs space --available SIZE)"))
+        \(TextLayout.row("external SIZE", "purgefs space --external SIZE"))
+        \(TextLayout.row("capacity SIZE", "purgefs space --capacity SIZE"))
+        \(TextLayout.row("purge SIZE|all", "purgefs purge --bytes SIZE | --all"))
+        \(TextLayout.row("pin PATH, unpin PATH", "purgefs pin | unpin, PATH relative to the container"))
+        \(TextLayout.row("fault ARGS...", "purgefs fault add MOUNTPOINT ARGS... (fault injection)"))
+        \(TextLayout.row("crash", "purgefs crash MOUNTPOINT (power-loss simulation)"))
+
+        \(TextLayout.paragraph(
+            "A step that fails (its command fails, or is not in this purgefs), or a timeout that runs out, fails "
+            + "the run: the command gets SIGTERM, the mount is taken down, the summary marks the step, and run "
+            + "exits 1 with one line naming the file's line. Steps the command did not live to see are not_reached."))
+
+        \(TextLayout.paragraph(
+            "The summary goes to stderr (stdout is the command's): how the command ended, peak used, what was "
+            + "purged by reason, requests answered ENOSPC, faults injected (n/a without fault injection), clone "
+            + "savings, and each scenario step. --json prints it as JSON instead; --report FILE also writes the "
+            + "JSON to FILE. Its fields:"))
+        \(RunSummary.fieldHelp.map { TextLayout.row($0.0, paragraphs: [$0.1]) }.joined(separator: "\n"))
+
+        Flags:
+        \(TextLayout.row("-o OPT[,OPT...]", "mount options (see purgefs mount --help); may be given more than once"))
+        \(TextLayout.row("--scenario FILE", "steps to apply while the command runs"))
+        \(TextLayout.row("--scratch", "mount a copy, leave CONTAINER untouched, remove the copy after"))
+        \(TextLayout.row("--json", "print the summary as JSON (on stderr)"))
+        \(TextLayout.row("--report FILE", "write the summary as JSON to FILE"))
+        \(TextLayout.row("-h, --help", "show this help"))
+
+        Example:
+          purgefs run -o capacity=200M --scenario low-disk.txt ~/app -- swift test
+        """
+    }
+
+    /// How long the command's group has after a passed-on signal (or the
+    /// SIGTERM of a failed step) before it gets SIGKILL.
+    static let graceMilliseconds: UInt64 = 10_000
+    /// How often the loop looks at the command and the scenario.
+    static let tickMilliseconds = 20
+
+    var containerArgument: String
+    var options: [String]
+    var scenarioArgument: String?
+    var scratch = false
+    var json = false
+    var reportArgument: String?
+    var command: [String]
+    /// Set by `validate()`.
+    private(set) var container = ""
+    private(set) var scenario: Scenario?
+    private(set) var reportPath: String?
+
+    init(parsing arguments: [String]) throws(CommandExit) {
+        guard let separator = arguments.firstIndex(of: "--") else {
+            if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { throw .help(Self.help) }
+            throw .usage("run: put -- before the command: purgefs run CONTAINER -- COMMAND [ARG...] (see purgefs run --help)")
+        }
+        command = Array(arguments[(separator + 1)...])
+        var flags = Array(arguments[..<separator])
+        // -o may come more than once, and as -oOPTS: collect it before the shared parser sees the rest.
+        var options: [String] = []
+        var index = 0
+        while index < flags.count {
+            let flag = flags[index]
+            if flag == "-o" {
+                guard index + 1 < flags.count else { throw .usage("run: -o needs OPT[,OPT...]") }
+                options.append(flags[index + 1])
+                flags.removeSubrange(index...(index + 1))
+            } else if flag.hasPrefix("-o"), flag.count > 2 {
+                options.append(String(flag.dropFirst(2)))
+                flags.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
+                                         valueFlags: ["--scenario": "FILE", "--report": "FILE"],
+                                         switchFlags: ["--scratch", "--json"])
+        containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
+        guard let program = command.first, !program.isEmpty else {
+            throw .usage("run: the command after -- is missing (see purgefs run --help)")
+        }
+        self.options = options
+        scenarioArgument = parsed.values["--scenario"]
+        reportArgument = parsed.values["--report"]
+        scratch = parsed.switches.contains("--scratch")
+        json = parsed.switches.contains("--json")
+        // The options as the mount reads them, so a bad one is a usage error before anything happens.
+        let mount = try MountCommand(parsing: [containerArgument] + options.flatMap { ["-o", $0] })
+        if scratch && mount.options.stateDirectory != nil {
+            throw .usage("run: --scratch gives the copy a fresh state of its own; state= cannot be given with it")
+        }
+    }
+
+    mutating func validate() throws(CommandExit) {
+        container = try MountCommand.resolveDirectory(containerArgument, role: "container")
+        if let scenarioArgument {
+            let bytes: [UInt8]
+            do throws(Errno) {
+                bytes = try FileDescriptor.readFile(scenarioArgument, limit: 1 << 20)
+            } catch {
+                throw .failure("run: cannot read the scenario \(scenarioArgument): \(error)")
+            }
+            do throws(ScenarioError) {
+                scenario = try Scenario(parsing: String(decoding: bytes, as: UTF8.self), file: scenarioArgument)
+            } catch {
+                throw .usage(error.description)
+            }
+        }
+        if let reportArgument {
+            reportPath = try Self.absolute(reportArgument)
+        }
+        guard Paths.exists("/dev/fuse") else {
+            throw .failure("run: /dev/fuse is missing, so nothing can be mounted (load the fuse module)")
+        }
+    }
+
+    private static func absolute(_ path: String) throws(CommandExit) -> String {
+        if path.hasPrefix("/") { return path }
+        do throws(Errno) {
+            return try Paths.workingDirectory() + "/" + path
+        } catch {
+            throw .failure("run: cannot resolve \(path): \(error)")
+        }
+    }
+
+    func run(_ context: CommandContext) throws(CommandExit) {
+        do throws(Errno) {
+            try TerminationRequests.install()
+        } catch {
+            throw .failure("run: cannot catch SIGINT and SIGTERM: \(error)")
+        }
+        defer { TerminationRequests.restoreDefaults() }
+        let workingDirectory = try? Paths.workingDirectory()
+        let session = try RunSession.prepare(container: container, scratch: scratch)
+        var summary = RunSummary(container: container, mountpoint: session.mountpoint, scratch: scratch, command: command)
+        let since = WallClock.seconds()
+        do throws(CommandExit) {
+            try session.mount(options: options)
+            if let signal = TerminationRequests.pending {
+                throw .failure("run: interrupted by \(TerminationRequests.name(of: signal)) before the command started")
+            }
+        } catch {
+            if let problem = session.tearDown() { throw .failure("\(Self.line(error)); and \(problem.dropFirst("run: ".count))") }
+            throw error
+        }
+        let player = scenario.map { ScenarioPlayer(scenario: $0, file: scenarioArgument ?? "", mountpoint: session.mountpoint, session: session) }
+
+        let outcome = supervise(in: session, from: workingDirectory, player: player)
+        summary.ended = outcome.ended
+        summary.interruptedBy = outcome.interruptedBy
+        summary.failure = outcome.failure
+        summary.durationMilliseconds = outcome.milliseconds
+        summary.steps = player?.steps ?? []
+        Self.collect(into: &summary, session: session, since: since)
+        if let problem = session.tearDown() {
+            summary.failure = summary.failure.map { $0 + "; and " + problem } ?? problem
+        }
+
+        let report = summary.json.pretty + "\n"
+        printSummary(json ? report : summary.text + "\n")
+        if let reportPath {
+            do throws(Errno) {
+                try Self.write(report, to: reportPath)
+            } catch {
+                throw .failure("run: cannot write the report \(reportPath): \(error)")
+            }
+        }
+        if let failure = summary.failure { throw .failure(failure) }
+        guard let status = summary.commandStatus else { throw .failure("run: the command's end could not be told") }
+        throw .passOn(status)
+    }
+
+    private static func line(_ error: CommandExit) -> String {
+        switch error {
+        case .help(let text): return text
+        case .usage(let line), .failure(let line): return line
+        case .passOn(let status): return "exited with status \(status)"
+        }
+    }
+
+    // MARK: The command
+
+    struct Outcome {
+        var ended: WaitStatus?
+        var interruptedBy: Int32?
+        var failure: String?
+        var milliseconds: UInt64 = 0
+    }
+
+    /// Starts the command and waits for it to end, playing the scenario and
+    /// passing on termination requests meanwhile.
+    private func supervise(in session: RunSession, from workingDirectory: String?, player: ScenarioPlayer?) -> Outcome {
+        var outcome = Outcome()
+        let pid: ProcessID
+        do throws(Errno) {
+            pid = try start(in: session, from: workingDirectory)
+        } catch {
+            outcome.failure = "run: cannot start \(command[0]): \(error)"
+            return outcome
+        }
+        // A command that reads the terminal must own it, or it stops (SIGTTIN) and never ends.
+        let terminal = FileDescriptor.standardInput
+        let tookTerminal = terminal.isTerminal && ProcessGroup.foreground(of: terminal) == ProcessGroup.current
+            && (try? ProcessGroup.setForeground(pid, of: terminal)) != nil
+        if tookTerminal { try? ProcessGroup.signal(pid, SIGCONT) }
+        defer { if tookTerminal { try? ProcessGroup.setForeground(ProcessGroup.current, of: terminal) } }
+
+        let clock = ContinuousClock()
+        let started = clock.now
+        func now() -> UInt64 {
+            let elapsed = started.duration(to: clock.now).components
+            return UInt64(max(0, elapsed.seconds)) * 1000 + UInt64(max(0, elapsed.attoseconds)) / 1_000_000_000_000_000
+        }
+        var signalledAt: UInt64?
+        var killed = false
+        while true {
+            if let status = try? ChildProcess.poll(pid) {
+                outcome.ended = status
+                break
+            }
+            let time = now()
+            if outcome.interruptedBy == nil, let signal = TerminationRequests.pending {
+                outcome.interruptedBy = signal
+                try? ProcessGroup.signal(pid, signal)
+                signalledAt = signalledAt ?? time
+            }
+            if outcome.failure == nil, let player, !player.isFinished, let failure = player.advance(now: time) {
+                outcome.failure = failure
+                try? ProcessGroup.signal(pid, SIGTERM)
+                signalledAt = signalledAt ?? time
+            }
+            if let signalledAt, !killed, time - signalledAt >= Self.graceMilliseconds {
+                try? ProcessGroup.signal(pid, SIGKILL)
+                killed = true
+            }
+            CurrentProcess.sleep(milliseconds: Self.tickMilliseconds)
+        }
+        outcome.milliseconds = now()
+        // What the command started and left behind in its group goes too, before the unmount.
+        try? ProcessGroup.signal(pid, SIGKILL)
+        return outcome
+    }
+
+    /// Spawns the command in its own process group with PURGEFS_MOUNT set;
+    /// from run's working directory looked up again, so a directory inside
+    /// the container is seen through the mount.
+    private func start(in session: RunSession, from workingDirectory: String?) throws(Errno) -> ProcessID {
+        let environment = CurrentProcess.environment.filter {
+            !$0.hasPrefix("PURGEFS_MOUNT=") && !$0.hasPrefix(ReadySignal.environmentName + "=")
+        } + ["PURGEFS_MOUNT=" + session.mountpoint]
+        if let workingDirectory { try? CurrentProcess.changeDirectory(workingDirectory) }
+        // run itself must hold nothing inside the mount, or it could not unmount.
+        defer { try? CurrentProcess.changeDirectory("/") }
+        return try ChildProcess.spawn(command[0], arguments: command, environment: environment,
+                                      searchPath: !command[0].contains("/"), ownProcessGroup: true)
+    }
+
+    // MARK: The summary
+
+    /// Reads the figures from the mount before it goes: the root's
+    /// attributes, the purge log since `since`, the fault rules.
+    private static func collect(into summary: inout RunSummary, session: RunSession, since: Double) {
+        let access = AttributeAccess.live
+        let root = session.mountpoint
+        summary.peakUsed = try? access.number(.peakUsed, of: root)
+        summary.enospc = try? access.number(.enospc, of: root)
+        summary.cloneSavings = try? access.number(.cloneSavings, of: root)
+        if let (status, output) = try? session.purgefs(["log", root, "--json"]), status.exitCode == 0 {
+            summary.count(output.split(whereSeparator: \.isNewline).compactMap { PurgeLogEntry(line: $0) }, since: since)
+        }
+        if let (status, output) = try? session.purgefs(["fault", "list", root, "--json"]) {
+            if status.exitCode == 0, let injected = faultsInjected(output) {
+                summary.faultsInjected = injected
+            } else if status.exitCode == 0 {
+                summary.faultsNote = "purgefs fault list gave no count of injected faults"
+            } else if !OwnMount.reason(output, status).hasPrefix("unknown command 'fault'") {
+                summary.faultsNote = "purgefs fault list failed: \(OwnMount.reason(output, status))"
+            }
+        }
+    }
+
+    /// The sum of the `fired` counts in `purgefs fault list --json`: an
+    /// array of rules, or an object with a `rules` array.
+    static func faultsInjected(_ output: String) -> UInt64? {
+        guard let value = JSONValue(parsing: output) else { return nil }
+        let rules: [JSONValue]
+        switch value {
+        case .array(let items): rules = items
+        default:
+            guard case .array(let items)? = value["rules"] else { return nil }
+            rules = items
+        }
+        let counts = rules.compactMap { $0["fired"]?.integerValue }
+        return counts.count == rules.count ? counts.reduce(0, +) : nil
+    }
+
+    private func printSummary(_ text: String) {
+        try? FileDescriptor.standardError.writeAll(text)
+    }
+
+    private static func write(_ text: String, to path: String) throws(Errno) {
+        let file = try FileDescriptor.open(path: path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+        defer { file.closeQuietly() }
+        try file.writeAll(text)
+    }
+}
