@@ -62,6 +62,9 @@ public enum MountOptionCatalog {
         Entry(name: "cache_quota", valueName: "SIZE",
               summary: "this container's cache quota on a shared device",
               defaultText: "from its recent use"),
+        Entry(name: "passthrough", valueName: "on|off",
+              summary: "kernel passthrough (Linux 6.9+) for files opened read-only; while one is open, opening it for writing fails (EIO)",
+              defaultText: "off"),
     ]
 
     /// FUSE and kernel mount flags that libfuse 3.14 accepts, passed through as given.

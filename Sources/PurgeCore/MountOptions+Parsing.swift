@@ -95,6 +95,13 @@ extension MountOptions {
         case "crashable":
             try Self.flag(name, value)
             crashable = true
+        case "passthrough":
+            let text = try Self.required(name, value)
+            switch text {
+            case "on": passthrough = true
+            case "off": passthrough = false
+            default: throw .invalidValue(option: name, value: text, reason: .notOnOrOff)
+            }
         case "subtype":
             let text = try Self.required(name, value)
             guard text == "purgefs" else { throw .unsupportedSubtype(text) }

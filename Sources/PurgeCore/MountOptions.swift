@@ -39,6 +39,8 @@ public struct MountOptions: Equatable, Sendable {
     /// The purgefs options given explicitly (by name), so that a later member
     /// of a shared device is checked only against what it said.
     public var given: Set<String> = []
+    /// Kernel passthrough for files opened read-only, where the kernel offers it.
+    public var passthrough = false
     /// Standard FUSE and mount options (`allow_other`, `ro`, ...), passed to libfuse as given.
     public var fuseOptions: [String] = []
 

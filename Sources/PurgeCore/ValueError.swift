@@ -26,6 +26,8 @@ public enum ValueError: Error, Equatable, Sendable, CustomStringConvertible {
     case lessThanOneSecond
     /// Zero where only a positive amount makes sense (a capacity).
     case zero
+    /// Neither `on` nor `off`.
+    case notOnOrOff
 
     public var description: String {
         switch self {
@@ -40,6 +42,7 @@ public enum ValueError: Error, Equatable, Sendable, CustomStringConvertible {
         case .percentOutOfRange: return "a percentage must be more than 0 and at most 100"
         case .lessThanOneSecond: return "must be at least one second"
         case .zero: return "must be more than 0"
+        case .notOnOrOff: return "must be on or off"
         }
     }
 }

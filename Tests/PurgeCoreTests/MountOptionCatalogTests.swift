@@ -6,6 +6,7 @@ final class MountOptionCatalogTests: XCTestCase {
     private let sampleValues = [
         "SIZE": "1G", "SIZE|N%": "15%", "P1:P2": "zone", "DIR": "/srv/elsewhere", "P": "App", "DURATION": "30s", "FILE": "/etc/app.rules",
         "NAME": "phone", "quota|lru": "lru",
+        "on|off": "on",
     ]
 
     func testEveryPurgefsOptionInTheCatalogParses() throws {
@@ -26,8 +27,8 @@ final class MountOptionCatalogTests: XCTestCase {
     func testCatalogMatchesSpecTable() {
         XCTAssertEqual(MountOptionCatalog.purgefsOptions.map(\.name), [
             "capacity", "external", "low", "high", "purgeable", "cloud", "ubiquitous", "state", "bundle",
-            "metrics_interval", "optimize_storage", "crashable", "faults", "device", "device_policy", "cache_quota",
-        ], "SPEC's tables, and crashable (not in them: the power-loss simulation's switch, README)")
+            "metrics_interval", "optimize_storage", "crashable", "faults", "device", "device_policy", "cache_quota", "passthrough",
+        ], "SPEC's tables, crashable (the power-loss simulation's switch) and passthrough (kernel passthrough's), README")
         XCTAssertTrue(try MountOptions.parse(["crashable"]).crashable)
         XCTAssertFalse(try MountOptions.parse([]).crashable)
     }

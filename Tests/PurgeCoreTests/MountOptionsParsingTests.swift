@@ -22,6 +22,7 @@ final class MountOptionsParsingTests: XCTestCase {
         XCTAssertNil(options.bundle)
         XCTAssertEqual(options.metricsIntervalSeconds, 3600)
         XCTAssertFalse(options.optimizeStorage)
+        XCTAssertFalse(options.passthrough)
         XCTAssertEqual(options.fuseOptions, [])
     }
 
@@ -29,7 +30,7 @@ final class MountOptionsParsingTests: XCTestCase {
         let options = try MountOptions.parse([
             "capacity=1G,external=100M,low=64M,high=25%,purgeable=./cache//x/:tmp",
             "cloud=/srv/cloud/,ubiquitous=Docs:Shared/iCloud,state=/var/lib/purgefs/app",
-            "bundle=App.app,metrics_interval=15m,optimize_storage",
+            "bundle=App.app,metrics_interval=15m,optimize_storage,passthrough=on",
         ])
         XCTAssertEqual(options.capacity, 1 << 30)
         XCTAssertEqual(options.external, 100 << 20)
@@ -42,6 +43,8 @@ final class MountOptionsParsingTests: XCTestCase {
         XCTAssertEqual(options.bundle, "App.app")
         XCTAssertEqual(options.metricsIntervalSeconds, 900)
         XCTAssertTrue(options.optimizeStorage)
+        XCTAssertTrue(options.passthrough)
+        XCTAssertFalse(try MountOptions.parse(["passthrough=on,passthrough=off"]).passthrough)
     }
 
     func testRepeatedOptionsLastWins() throws {
@@ -118,6 +121,8 @@ final class MountOptionsParsingTests: XCTestCase {
         assertRefused(["max_read=4294967296"], .invalidValue(option: "max_read", value: "4294967296", reason: .notASize))
         assertRefused(["fsname="], .invalidValue(option: "fsname", value: "", reason: .empty))
         assertRefused(["subtype=other"], .unsupportedSubtype("other"))
+        assertRefused(["passthrough=yes"], .invalidValue(option: "passthrough", value: "yes", reason: .notOnOrOff))
+        assertRefused(["passthrough"], .missingValue(option: "passthrough"))
     }
 
     func testZonePaths() {

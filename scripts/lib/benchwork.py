@@ -12,11 +12,14 @@ native are therefore if anything on the kind side for FUSE filesystems.
         prints one JSON object: seconds per phase (null when skipped)
     benchwork.py table RESULTS.jsonl [--order a,b,c] [--markdown]
         prints the medians in seconds and as ratios to native
+    benchwork.py pgtable PGBENCH.jsonl [--order a,b,c] [--markdown]
+        the same for scripts/bench's pgbench runs
 """
 
 import argparse
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -32,7 +35,16 @@ PHASES = [
     ("warm_read", "warm read", "the same read again, caches warm"),
     ("copy", "copy (cp)", "copy_file_range of the whole file into a new one, as coreutils cp does (purgefs: a clone)"),
     ("copy_write", "write into copy", "a 4 KiB write + fdatasync into that copy (purgefs without reflinks: the clone's whole-file copy)"),
+    ("random_fsync", "4K random write+fsync", "N/10 pwrites of 4 KiB at random 4 KiB-aligned offsets of a 64 MiB file, each followed by fdatasync (a database's pattern)"),
+    ("stat_after_write", "stat after write", "N/10 times: a 4 KiB append to a file, then stat(2) of its path; only the stats are timed"),
+    ("small_write", "small files write", "N files of 4 KiB each (random bytes) in 100 directories: create, write, close (a cache's pattern)"),
+    ("small_read", "small files read", "the N files read back: open, read, close, after sync + drop_caches"),
 ]
+
+# Sizes of the database-like and cache-like phases.
+RANDOM_FILE = 64 << 20
+SMALL_SIZE = 4096
+SMALL_DIRS = 100
 
 CHUNK = 1 << 20
 
@@ -151,12 +163,85 @@ def run_round(directory, files, size):
     result["copy_write"] = timed(write_into_copy)
     os.unlink(copy)
     os.unlink(big)
+    result.update(run_patterns(directory, files, block))
+    return result
+
+
+def run_patterns(directory, files, block):
+    """A database's writes (4 KiB random + fdatasync), stat right after a
+    write, and a cache's many small files written and read back."""
+    result = {}
+    rng = random.Random(files)  # the same offsets on every filesystem
+    operations = max(files // 10, 1)
+
+    db = os.path.join(directory, "bench-db.dat")
+    fd = os.open(db, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o644)
+    try:
+        # Laid out in full first (untimed), as a database file is.
+        for offset in range(0, RANDOM_FILE, CHUNK):
+            os.pwrite(fd, block, offset)
+        os.fdatasync(fd)
+        offsets = [rng.randrange(RANDOM_FILE // 4096) * 4096 for _ in range(operations)]
+
+        def random_fsync():
+            for offset in offsets:
+                os.pwrite(fd, block[:4096], offset)
+                os.fdatasync(fd)
+
+        result["random_fsync"] = timed(random_fsync)
+    finally:
+        os.close(fd)
+    os.unlink(db)
+
+    log = os.path.join(directory, "bench-log.dat")
+    fd = os.open(log, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    spent = 0.0
+    try:
+        for _ in range(operations):
+            os.write(fd, block[:4096])
+            start = time.perf_counter()
+            os.stat(log)
+            spent += time.perf_counter() - start
+    finally:
+        os.close(fd)
+    os.unlink(log)
+    result["stat_after_write"] = spent
+
+    tree = os.path.join(directory, "bench-small")
+    os.mkdir(tree)
+    dirs = [os.path.join(tree, "d%03d" % i) for i in range(SMALL_DIRS)]
+    for d in dirs:
+        os.mkdir(d)
+    names = [os.path.join(dirs[i % SMALL_DIRS], "s%06d" % i) for i in range(files)]
+    payload = block[:SMALL_SIZE]
+
+    def small_write():
+        flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC
+        for name in names:
+            fd = os.open(name, flags, 0o644)
+            os.write(fd, payload)
+            os.close(fd)
+
+    def small_read():
+        for name in names:
+            fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
+            if len(os.read(fd, SMALL_SIZE + 1)) != SMALL_SIZE:
+                raise RuntimeError("%s: short read" % name)
+            os.close(fd)
+
+    result["small_write"] = timed(small_write)
+    result["small_read"] = timed(small_read) if drop_caches() else None
+    for name in names:
+        os.unlink(name)
+    for d in dirs:
+        os.rmdir(d)
+    os.rmdir(tree)
     return result
 
 
 def cmd_run(args):
     # A leftover from an interrupted round would skew the listing phase.
-    for name in ("bench-meta", "bench-big.dat", "bench-copy.dat"):
+    for name in ("bench-meta", "bench-big.dat", "bench-copy.dat", "bench-db.dat", "bench-log.dat", "bench-small"):
         if os.path.lexists(os.path.join(args.dir, name)):
             sys.exit("benchwork: %s already holds %s; remove it first" % (args.dir, name))
     result = run_round(args.dir, args.files, args.size)
@@ -167,6 +252,8 @@ def cmd_run(args):
 def fmt_seconds(value):
     if value is None:
         return "-"
+    if value < 0.1:
+        return "%.4f" % value
     return "%.3f" % value if value < 100 else "%.1f" % value
 
 
@@ -199,8 +286,10 @@ def cmd_table(args):
     size = rows[0]["size"]
 
     def label(key, text):
-        if key in ("create", "stat", "readdir_lstat", "unlink"):
+        if key in ("create", "stat", "readdir_lstat", "unlink", "small_write", "small_read"):
             return "%s (%d files)" % (text, files)
+        if key in ("random_fsync", "stat_after_write"):
+            return "%s (%d)" % (text, max(files // 10, 1))
         return "%s (%s)" % (text, human_size(size))
 
     def ratio(fs, key):
@@ -233,6 +322,57 @@ def cmd_table(args):
         print()
         print("Spread across rounds, (max - min) / median (how far to trust a difference)")
         print_plain(header, spread)
+        print()
+        print(counts)
+
+
+PG_COLUMNS = [
+    # key, label, higher is better
+    ("init_s", "pgbench -i (bulk load), s", False),
+    ("rw_tps", "read-write TPS", True),
+    ("ro_tps", "read-only TPS (-S)", True),
+]
+
+
+def cmd_pgtable(args):
+    """Medians of pgbench.jsonl, and ratios to native (native time / time
+    for the load; TPS / native TPS): higher is better in both."""
+    rows = [json.loads(line) for line in open(args.results) if line.strip()]
+    if not rows:
+        sys.exit("benchwork: no results in %s" % args.results)
+    order = [name for name in args.order.split(",") if name] if args.order else []
+    order = [fs for fs in order if any(row["fs"] == fs for row in rows)]
+    for row in rows:
+        if row["fs"] not in order:
+            order.append(row["fs"])
+    medians = {}
+    for fs in order:
+        for key, _, _ in PG_COLUMNS:
+            values = [row[key] for row in rows if row["fs"] == fs]
+            medians[(fs, key)] = statistics.median(values) if values else None
+
+    def ratio(fs, key, higher):
+        native, mine = medians.get(("native", key)), medians.get((fs, key))
+        if not native or not mine:
+            return "-"
+        return "%.2f" % (mine / native if higher else native / mine)
+
+    header = ["pgbench (scale %d, %d s runs)" % (rows[0]["scale"], rows[0]["seconds"])] + order
+    values = [[label] + ["%.1f" % medians[(fs, key)] if medians[(fs, key)] is not None else "-" for fs in order] for key, label, _ in PG_COLUMNS]
+    ratios = [[label] + [ratio(fs, key, higher) for fs in order] for key, label, higher in PG_COLUMNS]
+    counts = "pgbench rounds per filesystem: " + ", ".join("%s %d" % (fs, sum(1 for row in rows if row["fs"] == fs)) for fs in order)
+    if args.markdown:
+        print("pgbench, medians:\n")
+        print_markdown(header, values)
+        print("\npgbench, ratio to native (higher is better; load: native time / time, TPS: TPS / native TPS):\n")
+        print_markdown(header, ratios)
+        print("\n" + counts)
+    else:
+        print("pgbench, medians")
+        print_plain(header, values)
+        print()
+        print("pgbench, ratio to native (higher is better; load: native time / time, TPS: TPS / native TPS)")
+        print_plain(header, ratios)
         print()
         print(counts)
 
@@ -271,9 +411,15 @@ def main():
     table.add_argument("results")
     table.add_argument("--order", default="")
     table.add_argument("--markdown", action="store_true")
+    pgtable = sub.add_parser("pgtable")
+    pgtable.add_argument("results")
+    pgtable.add_argument("--order", default="")
+    pgtable.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     if args.command == "run":
         cmd_run(args)
+    elif args.command == "pgtable":
+        cmd_pgtable(args)
     else:
         cmd_table(args)
 

@@ -87,14 +87,10 @@ final class CrashRecorder: FileSystemObserver, Sendable {
     /// The open file's era: it answers `EIO` once a crash has happened since it was opened.
     var currentEra: UInt64 { era.load(ordering: .acquiring) }
 
-    /// For kernel passthrough (`throughput`): whether a file opened with
-    /// `flags` may get unsynced writes this simulation must be able to drop.
-    /// Every regular file opened for writing may, so such an open must be
-    /// served through the daemon; a read-only open changes nothing (it
-    /// would only miss the `EIO` after a crash).
-    func mayHoldUnsyncedData(openedWith flags: Int32) -> Bool {
-        keep != nil && OpenFile.writes(flags)
-    }
+    /// Whether the mount is `crashable`. Kernel passthrough is then off:
+    /// a passed-through descriptor opened before a crash would not get its
+    /// `EIO`, since its reads never reach the daemon.
+    var isRecording: Bool { keep != nil }
 
     /// The undo file of `id` in crash era `era` (a write after a crash never
     /// mixes its saved bytes with those the crash is restoring).

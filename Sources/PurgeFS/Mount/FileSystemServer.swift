@@ -45,7 +45,8 @@ public enum FileSystemServer {
         do {
             filesystem = try ContainerFileSystem(
                 root: prepared.root, hidden: prepared.hidden, state: opened.state, clones: opened.clones, stateDirectory: opened.directory,
-                log: opened.purgeLog, recency: opened.recency, cloud: cloud, device: device, crashable: request.options.crashable
+                log: opened.purgeLog, recency: opened.recency, cloud: cloud, device: device, crashable: request.options.crashable,
+                passthrough: request.options.passthrough
             ) { whenReady(log) }
         } catch {
             throw MountError("cannot read container \(request.container): \(error)")

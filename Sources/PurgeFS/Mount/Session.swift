@@ -35,6 +35,9 @@ struct Session {
         }
         cfuse_capture_log(0)
         defer { fuse_session_unmount(session) }
+        try KernelWire.attach(to: session, passthrough: filesystem.kernelPassthrough.wanted)
+        filesystem.kernelPassthrough.attach(fuse_session_fd(session))
+        defer { filesystem.kernelPassthrough.detach() }
         // Stopped before unmounting: no notice is queued on a connection nobody serves.
         do throws(Errno) {
             filesystem.notifier.attach(try FileDescriptor(rawValue: fuse_session_fd(session)).duplicate())

@@ -66,6 +66,11 @@ struct CallerIdentity {
         }
     }
 
+    /// Whether `group` is the caller's group or one of its supplementary groups.
+    func isMember(of group: gid_t) -> Bool {
+        group == self.group || supplementaryGroups().contains(group)
+    }
+
     /// The caller's supplementary groups, as the kernel reports them in /proc.
     private func supplementaryGroups() -> [gid_t] {
         var capacity = 32

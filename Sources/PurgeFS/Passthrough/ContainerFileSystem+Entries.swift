@@ -15,7 +15,7 @@ extension ContainerFileSystem {
     }
 
     func setAttributes(
-        of id: NodeID, to new: stat, changing fields: Int32, handle: OpenFile?
+        of id: NodeID, to new: stat, changing fields: Int32, handle: OpenFile?, caller: CallerIdentity
     ) throws(Errno) -> stat {
         let inode = inodes.inode(id)
         if let handle { try checkEra(handle) }
@@ -30,6 +30,8 @@ extension ContainerFileSystem {
         try withAttributeHolder(inode) { (file) throws(Errno) in
             try setAttributes(through: file, to: new, changing: fields)
         }
+        // A new mode is the caller's to choose; otherwise a truncation or chown may clear suid/sgid.
+        if fields & FUSE_SET_ATTR_MODE == 0 { try clearSetIDIfAsked(inode, caller: caller, notifying: false) }
         // A document's new size or times reach the remote like a write's (after the debounce).
         if touchesContent && inode.isRegularFile { events.changed(inode.key) }
         return try attributes(of: inode)

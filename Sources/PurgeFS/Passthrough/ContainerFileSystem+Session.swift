@@ -12,8 +12,9 @@ extension ContainerFileSystem {
                 | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_ASYNC_DIO)
         connection.pointee.want |= wanted & capable
         // No writeback cache: a write that does not fit must fail with ENOSPC
-        // from that very write(2), not later at close. The kernel may not
-        // handle suid/sgid clearing for us either: it must ask (no killpriv).
+        // from that very write(2), not later at close. No killpriv v1 (the
+        // daemon, as root, would clear nothing): KernelWire asks for v2, where
+        // the kernel says when to clear suid/sgid.
         connection.pointee.want &= ~UInt32(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_HANDLE_KILLPRIV)
         connection.pointee.time_gran = 1
         whenReady()

@@ -29,6 +29,8 @@ final class ContainerFileSystem: Sendable {
     let locks = NamespaceLocks()
     let notifier = KernelNotifier()
     let watchdog = RequestWatchdog()
+    /// Kernel passthrough for readers (`passthrough=on`).
+    let kernelPassthrough: KernelPassthrough
     let purger: Purger
     let monitor: SpaceMonitor
     let recency: RecencyStore
@@ -48,8 +50,10 @@ final class ContainerFileSystem: Sendable {
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, clones: any CloneBackend, stateDirectory: StateDirectory,
          log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, device: SharedDevice? = nil, observers: [any FileSystemObserver] = [], crashable: Bool = false,
-         timeouts: CacheTimeouts = .init(), whenReady: @escaping @Sendable () -> Void) throws(Errno) {
+         timeouts: CacheTimeouts = .init(), passthrough: Bool = false,
+         whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
+        self.kernelPassthrough = KernelPassthrough(wanted: passthrough)
         self.cloud = cloud
         self.device = device
         self.hidden = hidden

@@ -9,8 +9,12 @@ enum FileOperations {
         ops.open = { request, id, info in
             Operations.replying(request, "open", .init(.open), .node(id)) { fs throws(Errno) in
                 let file = try fs.open(NodeID(id), flags: info!.pointee.flags)
+                try fs.clearSetIDAfterTruncating(file, flags: info!.pointee.flags, caller: CallerIdentity(request!))
                 fs.describe(file, opened: info!.pointee.flags, in: info!)
-                if fuse_reply_open(request, info) != 0 { OpenFile.detach(from: info!) }  // the caller was interrupted
+                if fs.replyOpen(request, file, flags: info!.pointee.flags, info: info!) != 0 {
+                    fs.kernelPassthrough.release(file)
+                    OpenFile.detach(from: info!)  // the caller was interrupted
+                }
             }
         }
         ops.create = { request, parent, name, mode, info in
@@ -18,8 +22,13 @@ enum FileOperations {
                 var (entry, file) = try fs.create(
                     parent: NodeID(parent), name: name!, mode: mode, flags: info!.pointee.flags,
                     caller: CallerIdentity(request!))
+                try fs.clearSetIDAfterTruncating(file, flags: info!.pointee.flags, caller: CallerIdentity(request!))
                 fs.describe(file, opened: info!.pointee.flags, in: info!)
-                if fuse_reply_create(request, &entry, info) != 0 { OpenFile.detach(from: info!) }
+                _ = fs.kernelPassthrough.admit(file, flags: info!.pointee.flags, eligible: false)
+                if fuse_reply_create(request, &entry, info) != 0 {
+                    fs.kernelPassthrough.release(file)
+                    OpenFile.detach(from: info!)
+                }
             }
         }
         ops.read = { request, _, size, offset, info in
@@ -37,13 +46,17 @@ enum FileOperations {
         }
         ops.write_buf = { request, _, data, offset, info in
             Operations.replying(request, "write_buf") { fs throws(Errno) in
-                try fs.checkEra(OpenFile.from(info!))
+                let file = OpenFile.from(info!)
+                try fs.checkEra(file)
+                let admission = Operations.admit(fs, request, .init(.write), .file(info!))
+                if case .fail(let errno) = admission { throw errno }
+                // Before the data, as the kernel's own write does.
+                try fs.clearSetIDIfAsked(file.inode, caller: CallerIdentity(request!), notifying: true)
                 let written: Int
-                switch Operations.admit(fs, request, .init(.write), .file(info!)) {
-                case .proceed: written = try fs.write(OpenFile.from(info!), data!, at: offset)
+                switch admission {
+                case .proceed: written = try fs.write(file, data!, at: offset)
                 case .fail(let errno): throw errno
-                case .shortWrite(let firing, let call):
-                    written = try fs.writeShortened(OpenFile.from(info!), data!, at: offset, firing, call)
+                case .shortWrite(let firing, let call): written = try fs.writeShortened(file, data!, at: offset, firing, call)
                 }
                 fuse_reply_write(request, written)
             }
@@ -56,6 +69,7 @@ enum FileOperations {
             }
         }
         ops.release = { request, _, info in
+            Operations.filesystem(request).kernelPassthrough.release(OpenFile.from(info!))
             Operations.filesystem(request).release(OpenFile.from(info!))
             OpenFile.detach(from: info!)
             fuse_reply_err(request, 0)

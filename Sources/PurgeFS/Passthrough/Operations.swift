@@ -39,7 +39,8 @@ enum Operations {
         ops.setattr = { request, id, attributes, fields, info in
             Operations.replying(request, "setattr", .setattr(fields), .node(id)) { fs throws(Errno) in
                 var status = try fs.setAttributes(
-                    of: NodeID(id), to: attributes!.pointee, changing: fields, handle: info.map(OpenFile.from))
+                    of: NodeID(id), to: attributes!.pointee, changing: fields, handle: info.map(OpenFile.from),
+                    caller: CallerIdentity(request!))
                 fuse_reply_attr(request, &status, fs.timeouts.attributes)
             }
         }

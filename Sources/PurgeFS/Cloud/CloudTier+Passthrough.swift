@@ -1,0 +1,11 @@
+import PurgeCore
+
+/// What kernel passthrough asks of the cloud tier.
+extension CloudTier {
+    /// Whether `id` is a document of a ubiquitous zone: its data may be
+    /// evicted or replaced by a download while it is open, so the kernel
+    /// must not read it from a backing file behind the tier's back.
+    func tracks(_ id: EntryID) -> Bool {
+        lock.withLock { paths[id] != nil }
+    }
+}

@@ -1,0 +1,46 @@
+import CFuse
+import CLinux
+
+/// What libfuse 3.14 cannot negotiate with the kernel, reached through its
+/// custom I/O hook (`fuse_session_custom_io`), which sees every message
+/// exchanged on the connection (CLinux's `fuse_wire.c`):
+///
+/// - `FUSE_HANDLE_KILLPRIV_V2`, added to the INIT reply: the kernel stops
+///   asking for `security.capability` (a GETXATTR round trip) before every
+///   write, and instead tells the daemon when a write, an `O_TRUNC` open or a
+///   truncation or chown must clear suid/sgid (`killsSetID`), which the daemon
+///   then does itself (`ContainerFileSystem.clearSetIDIfAsked`).
+/// - `FUSE_PASSTHROUGH` (with `passthrough=on`), for `KernelPassthrough`.
+///
+/// Messages are still read with read(2) (no splice on receive, as before:
+/// libfuse's receive buffer never fitted the default pipe); replies of file
+/// data are still spliced.
+enum KernelWire {
+    /// Routes the session's connection through the hook. Call after
+    /// mounting and before the loop.
+    static func attach(to session: OpaquePointer, passthrough: Bool) throws(MountError) {
+        clinux_fuse_wire_configure(1, passthrough ? 1 : 0)
+        var io = fuse_custom_io()
+        io.read = { fd, buffer, length, userdata in clinux_fuse_wire_read(fd, buffer, length, userdata) }
+        io.writev = { fd, vector, count, userdata in clinux_fuse_wire_writev(fd, vector, count, userdata) }
+        io.splice_send = { input, inputOffset, output, outputOffset, length, flags, userdata in
+            clinux_fuse_wire_splice_send(input, inputOffset, output, outputOffset, length, flags, userdata)
+        }
+        let status = fuse_session_custom_io(session, &io, fuse_session_fd(session))
+        guard status == 0 else {
+            throw MountError("cannot route the FUSE connection through purgefs's message hook: error \(-status)")
+        }
+    }
+
+    /// Whether the kernel agreed to killpriv v2 (known once INIT is answered).
+    static var handlesKillPrivilegeV2: Bool { clinux_fuse_wire_killpriv_v2() != 0 }
+
+    /// Whether the kernel agreed to passthrough (`KernelPassthrough`).
+    static var passesThrough: Bool { clinux_fuse_wire_passthrough() != 0 }
+
+    /// Whether the request this thread serves asks the daemon to clear
+    /// suid/sgid (`FUSE_WRITE_KILL_SUIDGID`, `FUSE_OPEN_KILL_SUIDGID`,
+    /// `FATTR_KILL_SUIDGID`). The kernel sends it only under killpriv v2,
+    /// for a caller without `CAP_FSETID`.
+    static var killsSetID: Bool { clinux_fuse_wire_kill_suidgid() != 0 }
+}
