@@ -81,13 +81,15 @@ extension LoopImageTestCase {
         (try? Data(contentsOf: URL(fileURLWithPath: (root ?? m) + "/" + name))).map(Array.init)
     }
 
-    func exists(_ name: String) -> Bool { access(m + "/" + name, F_OK) == 0 }
+    /// Through the mount. Not `exists`: that name would hide the global
+    /// `exists(path)` in every loop-image test.
+    func existsInMount(_ name: String) -> Bool { access(m + "/" + name, F_OK) == 0 }
 
     /// Whether `name` exists through the mount, once the kernel's cache of
     /// names agrees with the daemon (polled against a deadline).
     func settledExists(_ name: String, _ expected: Bool) -> Bool {
-        _ = eventually(timeout: 10) { exists(name) == expected }
-        return exists(name)
+        _ = eventually(timeout: 10) { existsInMount(name) == expected }
+        return existsInMount(name)
     }
 
     /// Through the mount and in the backing directory alike. The kernel
@@ -194,7 +196,7 @@ extension LoopImageTestCase {
             }
         }
         // Looked up before the crash: the kernel has these names cached.
-        XCTAssertTrue(exists("d/new") && exists("d/y") && !exists("d/old"))
+        XCTAssertTrue(existsInMount("d/new") && existsInMount("d/y") && !existsInMount("d/old"))
 
         crash()
         XCTAssertFalse(settledExists("d/new", false), "a file synced but never linked durably vanishes")
@@ -246,7 +248,7 @@ extension LoopImageTestCase {
         XCTAssertTrue(listed.contains("data fsync: written since the last sync, back to \(Self.synced.count) bytes"), listed)
         XCTAssertTrue(listed.contains("name d/moved: renamed from d/x since the last sync, back"), listed)
         XCTAssertEqual(bytes("fsync"), before, "a dry run changes no data")
-        XCTAssertTrue(exists("d/moved"), "a dry run changes no name")
+        XCTAssertTrue(existsInMount("d/moved"), "a dry run changes no name")
         XCTAssertEqual(crash(dryRun: true), listed, "and forgets nothing")
         let crashed = crash()
         XCTAssertTrue(crashed.contains("name d/moved: renamed from d/x since the last sync, back"), crashed)
