@@ -58,19 +58,8 @@ public struct DeviceDirectory: Sendable {
 
     /// Replaces `relative` whole: written aside, renamed over. No sync: tmpfs.
     func replace(_ relative: String, with bytes: [UInt8]) throws(Errno) {
-        let temporary = relative + ".new.\(CurrentProcess.id.rawValue)"
-        let file = try FileDescriptor.open(temporary, in: descriptor, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o644)
-        do {
-            _ = try bytes.withUnsafeBytes { buffer in
-                Result { () throws(Errno) -> Int in try file.write(buffer, at: 0) }
-            }.get()
-            try file.close()
-        } catch {
-            file.closeQuietly()
-            _ = try? descriptor.unlink(temporary)
-            throw error
-        }
-        try descriptor.rename(temporary, to: relative, in: descriptor)
+        try StateDirectory(descriptor: descriptor).replace(
+            relative, with: bytes, aside: relative + ".new.\(CurrentProcess.id.rawValue)", mode: 0o644, durably: false)
     }
 
     func remove(_ relative: String) {

@@ -30,22 +30,27 @@ struct StateDirectory: Sendable {
         }
     }
 
-    /// Replaces the file with `bytes`, atomically and durably.
-    func replace(_ name: String, with bytes: [UInt8]) throws(Errno) {
-        let temporary = name + ".new"
-        let file = try FileDescriptor.open(temporary, in: descriptor, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600)
+    /// Replaces the file with `bytes` atomically: written to `temporary`
+    /// (`NAME.new` by default), then renamed over it; `durably`, the data
+    /// and the rename are synced first (a shared device's files on tmpfs
+    /// need not be).
+    func replace(_ name: String, with bytes: [UInt8], aside temporary: String? = nil, mode: mode_t = 0o600,
+                 durably: Bool = true) throws(Errno) {
+        let temporary = temporary ?? name + ".new"
+        let file = try FileDescriptor.open(temporary, in: descriptor, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: mode)
         do {
             _ = try bytes.withUnsafeBytes { buffer in
                 Result { () throws(Errno) -> Int in try file.write(buffer, at: 0) }
             }.get()
-            try file.sync(dataOnly: true)
+            if durably { try file.sync(dataOnly: true) }
             try file.close()
         } catch {
             file.closeQuietly()
+            _ = try? descriptor.unlink(temporary)
             throw error
         }
         try descriptor.rename(temporary, to: name, in: descriptor)
-        try descriptor.sync()
+        if durably { try descriptor.sync() }
     }
 
     /// Opens `name` for appending records, creating it if needed.
