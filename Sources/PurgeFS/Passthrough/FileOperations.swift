@@ -150,7 +150,13 @@ extension ContainerFileSystem {
     /// Fills the reply's file info: the handle, and how the kernel may cache.
     func describe(_ file: OpenFile, opened flags: Int32, in info: UnsafeMutablePointer<fuse_file_info>) {
         file.attach(to: info)
-        let direct = flags & OpenFlags.direct != 0
+        // O_DIRECT is honoured by the kernel's direct I/O. A write-only open
+        // gets it too: its writes then go from the writer's pages to the
+        // daemon without a copy into a page cache nobody can read through
+        // this descriptor (nor map: mmap needs read access), a third of a
+        // large write's copying. Others' cached pages are dropped at this
+        // open (no keep_cache below), so no reader sees stale data.
+        let direct = flags & OpenFlags.direct != 0 || flags & O_ACCMODE == O_WRONLY
         cfuse_fi_set_direct_io(info, direct ? 1 : 0)
         // Only the mount changes the data, so the page cache survives reopening;
         // but a file whose reads a fault rule could fail must reach us (and its cache is dropped now).
