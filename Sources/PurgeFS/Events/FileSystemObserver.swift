@@ -88,16 +88,18 @@ protocol FileSystemObserver: Sendable {
     func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID)
 
     /// Reconciling a directory (`ContainerFileSystem.reconcile`, for the
-    /// live tracker and the periodic verification) found a change made
-    /// behind the mount: in the backing directory, by a process that did
-    /// not go through the mount. Not `created`, `removed` or `moved`, which
-    /// say what the mount did: an observer that acts on those acts for the
-    /// mount's user (the cloud tier deletes the remote copy of a removed
-    /// document), and a change found afterwards lacks what they carry (the
-    /// name a removed file had, where a directory moved in came from). An
-    /// observer that must follow the backing store whatever changed it (the
-    /// ledger) hears this too. Announced under the directory's namespace
-    /// lock. A size changed behind the mount is the ordinary `resized`.
+    /// live tracker, the periodic verification and the power-loss
+    /// simulation's repair) found a change the mount did not make: behind
+    /// the mount, in the backing directory, by a process that did not go
+    /// through the mount (or a name `crash()` undid). Not `created`,
+    /// `removed` or `moved`, which say what the mount did: an observer that
+    /// acts on those acts for the mount's user (the cloud tier deletes the
+    /// remote copy of a removed document), and a change found afterwards
+    /// lacks what they carry (the name a removed file had, where a directory
+    /// moved in came from). An observer that must follow the backing store
+    /// whatever changed it (the ledger) hears this too. Announced under the
+    /// directory's namespace lock. A size changed behind the mount is the
+    /// ordinary `resized`.
     func foundBehindMount(_ change: FoundChange)
 }
 
