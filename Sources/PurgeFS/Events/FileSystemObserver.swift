@@ -103,21 +103,21 @@ protocol FileSystemObserver: Sendable {
     func foundBehindMount(_ change: FoundChange)
 }
 
-/// A change made behind the mount, as reconciling a directory found it
+/// A change the mount did not make, as reconciling a directory found it
 /// (`foundBehindMount`). A file moved between two directories is found as a
 /// name `created` in one and `removed` from the other (its record, recency
 /// and pins stay: the name comes first); only a directory is found `moved`.
 enum FoundChange {
-    /// `name` in `parent` is new to the ledger: a file (a new file, or one
+    /// `name` in directory `in` is new to the ledger: a file (a new file, or one
     /// more name of a file it has) or a directory. A new directory's entries
     /// follow, each announced on its own, every directory before what it holds.
     case created(stat, id: EntryID, name: CName, in: EntryID)
-    /// A name of `id` in `parent` is gone. `status` carries only the type
+    /// A name of `id` in directory `from` is gone. `status` carries only the type
     /// and the identity: the entry is no longer there to be stat'ed, and
     /// its name is not known. A directory comes after everything the ledger
     /// had below it, each its own `removed`.
     case removed(stat, id: EntryID, from: EntryID)
-    /// Directory `id`, recorded in `parent`, is now `newName` in `newParent`
+    /// Directory `id`, recorded in `from`, is now `newName` in `to`
     /// (renamed in place, or moved in from another directory).
     case moved(stat, id: EntryID, from: EntryID, newName: CName, to: EntryID)
 }
