@@ -13,8 +13,8 @@ import Synchronization
 ///
 /// Lock order: `transfers` (one download or eviction at a time), then a
 /// namespace stripe and `ContainerState`'s lock (purging for room), and the
-/// tier's `books` last: nothing is taken while they are held but
-/// `ContainerState`'s (an open count).
+/// tier's `books` last: held around its tables and the manifest's save,
+/// taking nothing else.
 final class CloudTier: Sendable {
     let remote: CloudRemote
     let zones: [String]
