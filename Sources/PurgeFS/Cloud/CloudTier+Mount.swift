@@ -19,7 +19,9 @@ extension CloudTier {
         var local = CloudLocal.scan(zones: zones, from: root)
         let listing = try? remote.list()
         let found = local.mapValues { CloudLocalFile(signature: CloudSignature($0), allocated: $0.st_blocks != 0) }
-        let remoteFound = listing.map { Dictionary($0.map { ($0.0, CloudSignature($0.1)) }, uniquingKeysWith: { a, _ in a }) }
+        let remoteFound = listing.map { files in
+            Dictionary(files.map { path, status in (path, CloudSignature(status)) }, uniquingKeysWith: { first, _ in first })
+        }
         let (actions, manifest) = withBooks { books in
             let plan = CloudReconcile.plan(manifest: books.manifest, local: found, remote: remoteFound, zones: zones)
             books.manifest = plan.manifest
