@@ -166,4 +166,10 @@ int clinux_fuse_notify_inval_inode(int fd, uint64_t node, int64_t offset, int64_
     return clinux_fuse_notify(fd, FUSE_NOTIFY_INVAL_INODE, &out, sizeof out, NULL, 0);
 }
 
-pid_t clinux_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+// Asked once per request (the watchdog's record): a thread's ID never
+// changes, so the system call is made once per thread.
+pid_t clinux_gettid(void) {
+    static __thread pid_t cached;
+    if (cached == 0) cached = (pid_t)syscall(SYS_gettid);
+    return cached;
+}

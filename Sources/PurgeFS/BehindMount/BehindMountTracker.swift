@@ -40,6 +40,8 @@ final class BehindMountTracker: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     static let batchWindow: Int32 = 100  // milliseconds
+    /// How long events gather between two reads of one batch.
+    static let batchSlice: Int32 = 20  // milliseconds
     /// Handles of directories found outside the container, remembered up to this many.
     static let outsideLimit = 65_536
 
@@ -82,12 +84,20 @@ final class BehindMountTracker: Sendable {
             var outside: Set<FileHandle> = []
             var watches = WatchTable()
             if case .inotify(let watch) = source { watches.watchAll(filesystem, with: watch) }
+            let me = CurrentProcess.id.rawValue
             while !stopping.load(ordering: .acquiring) {
                 guard wait(milliseconds: 250) else { continue }
-                var events = read()
+                // Read in slices, not per event: every write on the backing
+                // filesystem (the daemon's own included) is an event, and a
+                // wake-up per event cost the daemon a read(2) per write. In
+                // between, the kernel's queue gathers them and merges repeats.
+                var events = read(excluding: me)
                 let end = WallClock.nanoseconds() + UInt64(Self.batchWindow) * 1_000_000
-                while events.count < 200_000, WallClock.nanoseconds() < end, wait(milliseconds: 20) {
-                    events += read()
+                while events.count < 200_000, WallClock.nanoseconds() < end {
+                    CurrentProcess.sleep(milliseconds: Int(Self.batchSlice))
+                    let more = read(excluding: me)
+                    if more.isEmpty { break }
+                    events += more
                 }
                 apply(events, outside: &outside, watches: &watches)
             }
@@ -108,10 +118,10 @@ final class BehindMountTracker: Sendable {
         }
     }
 
-    private func read() -> [ChangeEvent] {
+    private func read(excluding me: Int32) -> [ChangeEvent] {
         let result: [ChangeEvent]?
         switch source {
-        case .fanotify(let watch): result = try? watch.read(excluding: CurrentProcess.id.rawValue)
+        case .fanotify(let watch): result = try? watch.read(excluding: me)
         case .inotify(let watch): result = try? watch.read()
         }
         return result ?? []

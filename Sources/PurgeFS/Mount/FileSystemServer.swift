@@ -5,8 +5,12 @@ import PurgeSys
 
 /// Mounts a container and serves it until it is unmounted.
 public enum FileSystemServer {
-    /// Worker threads kept waiting for requests: on two cores more do not help.
-    static let idleWorkerThreads: UInt32 = 4
+    /// Worker threads kept waiting for requests. libfuse starts a thread
+    /// whenever none is free and ends one whenever more than this are idle:
+    /// with a database's half-dozen concurrent writers and too few kept, it
+    /// started and ended some 100 threads a second (each a stack, a 1 MiB
+    /// buffer and a pipe). An idle thread costs memory only.
+    static let idleWorkerThreads: UInt32 = 16
     /// The most worker threads at once. A handler may wait (room made by
     /// purging, a clone broken, a slow backing disk); with a few such, a
     /// small limit would leave no thread to answer anything else, so libfuse
