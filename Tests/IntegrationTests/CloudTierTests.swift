@@ -151,6 +151,32 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertTrue(remoteCopy("Documents/keep") == tiled(9000, seed: 4))
     }
 
+    /// Deletes and renames made while the container was not mounted reach the
+    /// remote at the next mount (`CloudReconcile`'s `removeRemote` and
+    /// `renameRemote`), and the old names are not brought back as placeholders.
+    func testDeletesAndRenamesWhileUnmountedReachTheRemoteAtMount() throws {
+        try fixture.mount(options: cloudOptions())
+        for name in ["keep", "gone", "moved"] {
+            XCTAssertEqual(writeBytes(fixture.mountpoint + "/Documents/" + name, tiled(9000, seed: UInt64(name.count))), 0)
+        }
+        for name in ["keep", "gone", "moved"] { waitUploaded(fixture.mountpoint + "/Documents/" + name) }
+        for problem in fixture.unmount() { XCTFail(problem) }
+        let backing = fixture.container + "/Documents/"
+        XCTAssertEqual(unlink(backing + "gone"), 0)
+        XCTAssertEqual(mkdir(backing + "sub", 0o755), 0)
+        XCTAssertEqual(rename(backing + "moved", backing + "sub/renamed"), 0)
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        XCTAssertTrue(eventually(timeout: 10) {
+            remoteCopy("Documents/gone") == nil && remoteCopy("Documents/moved") == nil
+                && remoteCopy("Documents/sub/renamed") == tiled(9000, seed: 5)
+        }, "the remote follows")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: m + "/Documents/gone"), "not shown again")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: m + "/Documents/moved"), "not shown again")
+        XCTAssertEqual(getAttr(m + "/Documents/sub/renamed", pf("uploaded")), .value("1"), "its record followed")
+        XCTAssertTrue(remoteCopy("Documents/keep") == tiled(9000, seed: 4))
+    }
+
     func testAFreshContainerSeesTheRemoteDocumentsNotDownloaded() throws {
         try fixture.mount(options: cloudOptions())
         let bytes = tiled(2 * MiB + 5, seed: 11)

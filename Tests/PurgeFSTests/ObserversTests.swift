@@ -1,63 +1,25 @@
 import Glibc
 import PurgeCore
 import PurgeSys
-import Synchronization
 import XCTest
 
 @testable import PurgeFS
 
 /// `Observers` in-process: the order each event reaches the observers in,
-/// `beginOpen`'s unwinding when one refuses, and `needsRoom` asking only for
-/// what is still missing.
+/// `beginOpen`'s unwinding when one refuses, `beforeModify`'s refusal, and
+/// `needsRoom` asking only for what is still missing.
 final class ObserversTests: XCTestCase {
-    /// What the recorders heard, in order.
-    private final class Journal: Sendable {
-        let entries = Mutex<[String]>([])
-        func withLock<T>(_ body: (inout [String]) -> T) -> T { entries.withLock { body(&$0) } }
-    }
-
-    /// Writes what it hears into a shared journal, as "name:event".
-    private final class Recorder: FileSystemObserver {
-        let name: String
-        let journal: Journal
-        let refusesOpen: Bool
-        let frees: UInt64
-
-        init(_ name: String, journal: Journal, refusesOpen: Bool = false, frees: UInt64 = 0) {
-            self.name = name
-            self.journal = journal
-            self.refusesOpen = refusesOpen
-            self.frees = frees
-        }
-
-        private func note(_ event: String) { journal.withLock { $0.append("\(name):\(event)") } }
-
-        func beginOpen(_ inode: Inode) throws(Errno) {
-            note("beginOpen")
-            if refusesOpen { throw Errno.ioError }
-        }
-        func endOpen(_ inode: Inode) { note("endOpen") }
-        func created(_ status: stat, id: EntryID, name: CName, in parent: EntryID, opened: Bool) {
-            note("created(\(String(cString: name)), opened: \(opened))")
-        }
-        func closed(_ id: EntryID) { note("closed(\(id.inode))") }
-        func exchanged(_ exchange: Exchange) { note("exchanged(\(exchange.oneBackingFile))") }
-        func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 {
-            note("needsRoom(\(bytes), \(reason))")
-            return min(bytes, frees)
-        }
-    }
-
-    /// Hears nothing: every event has a default.
-    private final class Deaf: FileSystemObserver {}
-
-    private static let journal = Journal()
+    private static let journal = EventJournal()
 
     override func setUp() {
-        Self.journal.withLock { $0.removeAll() }
+        Self.journal.clear()
     }
 
-    private var heard: [String] { Self.journal.withLock { $0 } }
+    private func recorder(_ name: String, refusesOpen: Bool = false, refusesModify: Errno? = nil, frees: UInt64 = 0) -> EventRecorder {
+        EventRecorder(name, journal: Self.journal, refusesOpen: refusesOpen, refusesModify: refusesModify, frees: frees)
+    }
+
+    private var heard: [String] { Self.journal.heard }
 
     private func inode() throws -> Inode {
         let root = open("/", O_RDONLY | O_DIRECTORY)
@@ -69,7 +31,7 @@ final class ObserversTests: XCTestCase {
     }
 
     func testEventsReachTheObserversInRegistrationOrder() {
-        let events = Observers([Recorder("ledger", journal: Self.journal), Deaf(), Recorder("cloud", journal: Self.journal)])
+        let events = Observers([recorder("ledger"), DeafObserver(), recorder("cloud")])
         var status = stat()
         status.st_mode = S_IFREG | 0o644
         "a".withCString { events.created(status, id: EntryID(device: 1, inode: 7), name: $0, in: EntryID(device: 1, inode: 1), opened: true) }
@@ -82,15 +44,15 @@ final class ObserversTests: XCTestCase {
 
     func testOpenBracketsNestAndARefusalEndsOnlyThoseBegun() throws {
         let file = try inode()
-        let events = Observers([Recorder("ledger", journal: Self.journal), Recorder("cloud", journal: Self.journal)])
+        let events = Observers([recorder("ledger"), recorder("cloud")])
         try events.beginOpen(file)
         events.endOpen(file)
         XCTAssertEqual(heard, ["ledger:beginOpen", "cloud:beginOpen", "cloud:endOpen", "ledger:endOpen"])
 
-        Self.journal.withLock { $0.removeAll() }
+        Self.journal.clear()
         let refusing = Observers([
-            Recorder("ledger", journal: Self.journal), Recorder("cloud", journal: Self.journal, refusesOpen: true),
-            Recorder("third", journal: Self.journal),
+            recorder("ledger"), recorder("cloud", refusesOpen: true),
+            recorder("third"),
         ])
         XCTAssertThrowsError(try refusing.beginOpen(file)) { XCTAssertEqual($0 as? Errno, Errno.ioError) }
         XCTAssertEqual(heard, ["ledger:beginOpen", "cloud:beginOpen", "ledger:endOpen"])
@@ -98,11 +60,41 @@ final class ObserversTests: XCTestCase {
 
     func testNeedsRoomAsksEachInTurnForWhatIsStillMissing() {
         let events = Observers([
-            Recorder("ledger", journal: Self.journal), Recorder("cloud", journal: Self.journal, frees: 30),
-            Recorder("third", journal: Self.journal, frees: 100), Recorder("fourth", journal: Self.journal, frees: 100),
+            recorder("ledger"), recorder("cloud", frees: 30),
+            recorder("third", frees: 100), recorder("fourth", frees: 100),
         ])
         XCTAssertEqual(events.needsRoom(50, reason: "write"), 50)
         XCTAssertEqual(heard, ["ledger:needsRoom(50, write)", "cloud:needsRoom(50, write)", "third:needsRoom(20, write)"])
-        XCTAssertEqual(Observers([Deaf()]).needsRoom(10, reason: "monitor"), 0)
+        XCTAssertEqual(Observers([DeafObserver()]).needsRoom(10, reason: "monitor"), 0)
+    }
+
+    func testBeforeModifyReachesEveryObserverInOrder() throws {
+        let container = try InProcessContainer()
+        defer { container.remove() }
+        let file = try inode()
+        let events = Observers([recorder("ledger"), DeafObserver(), recorder("clones"), recorder("cloud")])
+        try events.beforeModify(file, .link, in: container.filesystem)
+        try events.beforeModify(file, .truncate(keepingData: false), in: container.filesystem)
+        XCTAssertEqual(heard, [
+            "ledger:beforeModify(link)", "clones:beforeModify(link)", "cloud:beforeModify(link)",
+            "ledger:beforeModify(truncate, keepingData: false)", "clones:beforeModify(truncate, keepingData: false)",
+            "cloud:beforeModify(truncate, keepingData: false)",
+        ])
+    }
+
+    /// The first refusal is the change's error: the observers after it are
+    /// not asked, and those before it are not told (the change has not begun).
+    func testARefusedBeforeModifyIsThrownAndTheRestAreNotAsked() throws {
+        let container = try InProcessContainer()
+        defer { container.remove() }
+        let file = try inode()
+        let events = Observers([
+            recorder("ledger"), recorder("clones", refusesModify: .noSpace), recorder("cloud", refusesModify: .ioError),
+            recorder("crash"),
+        ])
+        XCTAssertThrowsError(try events.beforeModify(file, .openTruncating, in: container.filesystem)) {
+            XCTAssertEqual($0 as? Errno, Errno.noSpace)
+        }
+        XCTAssertEqual(heard, ["ledger:beforeModify(openTruncating)", "clones:beforeModify(openTruncating)"])
     }
 }

@@ -37,3 +37,27 @@ final class TreeWalkTests: XCTestCase {
         XCTAssertEqual(seen, ["skip"])
     }
 }
+
+final class TreeWalkRegularFilesTests: XCTestCase {
+    func testRegularFilesArePathsBelowTheRootWithoutDirectoriesOrSymlinks() throws {
+        let directory = try TemporaryDirectory()
+        try directory.descriptor.makeDirectory("a", mode: 0o755)
+        let a = try FileDescriptor.open("a", in: directory.descriptor, flags: O_RDONLY | O_DIRECTORY)
+        defer { a.closeQuietly() }
+        try a.makeDirectory("b", mode: 0o755)
+        let b = try FileDescriptor.open("b", in: a, flags: O_RDONLY | O_DIRECTORY)
+        defer { b.closeQuietly() }
+        try a.makeDirectory("empty", mode: 0o755)
+        try FileDescriptor.open("top", in: directory.descriptor, flags: O_WRONLY | O_CREAT, mode: 0o644).close()
+        try FileDescriptor.open("f", in: a, flags: O_WRONLY | O_CREAT, mode: 0o644).close()
+        try FileDescriptor.open("deep", in: b, flags: O_WRONLY | O_CREAT, mode: 0o644).close()
+        try FileDescriptor.open("z", in: directory.descriptor, flags: O_WRONLY | O_CREAT, mode: 0o644).close()
+        try a.makeSymbolicLink("link", target: "f")
+
+        let found = try TreeWalk(root: directory.descriptor).regularFiles()
+        XCTAssertEqual(Set(found.map(\.path)), ["top", "a/f", "a/b/deep", "z"])
+        XCTAssertEqual(found.count, 4, "each file once")
+        let deep = try XCTUnwrap(found.first { $0.path == "a/b/deep" })
+        XCTAssertEqual(deep.status.st_ino, try b.status(of: "deep").st_ino)
+    }
+}

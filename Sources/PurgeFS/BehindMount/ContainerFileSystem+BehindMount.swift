@@ -3,8 +3,10 @@ import PurgeCore
 import PurgeSys
 
 /// Changes made behind the mount (in the backing directory, by a process
-/// that does not go through the mount) become the ledger updates the
-/// handlers make: created, removed, moved, resized. Used by the live
+/// that does not go through the mount) are announced to the observers: a
+/// name made, removed or moved as `foundBehindMount` (the ledger repairs
+/// itself; what the mount's user did, `created`, `removed`, `moved`, it is
+/// not), a size as `resized`, as a write's. Used by the live
 /// tracker (`BehindMountTracker`) for the directories its events name, and
 /// by the periodic verification (`BehindMountVerifier`) for the ones its
 /// walk finds wrong.
@@ -13,8 +15,9 @@ import PurgeSys
 /// every handler that changes names in it holds while it changes the backing
 /// directory and the ledger), so the listing and the ledger are compared at
 /// one moment: a handler's change is either in both or in neither.
-/// `ContainerState`'s lock is taken only by the `note*` calls, never across
-/// I/O. Kernel notices are returned, to be sent once no lock is held.
+/// `ContainerState`'s lock is taken only by the observers (the ledger's
+/// repair, a `read`), never across I/O. Kernel notices are returned, to be
+/// sent once no lock is held.
 extension ContainerFileSystem {
     struct BehindMountChanges {
         /// One line per change applied, for the daemon log.
@@ -134,7 +137,9 @@ extension ContainerFileSystem {
             entry.name.withUnsafeBufferPointer { adopt(entry, name: $0.baseAddress!, in: id, at: directory, place: place, into: &changes) }
         }
         for entry in renamedHere {
-            entry.name.withUnsafeBufferPointer { state.noteMoved(entry.status, id: entry.id, from: id, to: id, newName: $0.baseAddress!) }
+            entry.name.withUnsafeBufferPointer {
+                events.foundBehindMount(.moved(entry.status, id: entry.id, from: id, newName: $0.baseAddress!, to: id))
+            }
             changes.repairs.append("directory \(place)/\(Self.text(entry.name)): renamed")
         }
         for entry in touched {
@@ -143,7 +148,7 @@ extension ContainerFileSystem {
         guard listing else { return changes }
         for (file, count) in recordedFiles {
             for _ in 0..<(count - (seenFiles[file] ?? 0)) {
-                state.noteRemoved(Self.status(S_IFREG, file), id: file, from: id)
+                events.foundBehindMount(.removed(Self.status(S_IFREG, file), id: file, from: id))
                 changes.repairs.append("file \(file) in \(place): removed")
             }
         }
@@ -159,17 +164,17 @@ extension ContainerFileSystem {
     private func adopt(_ entry: Seen, name: CName, in parent: EntryID, at directory: FileDescriptor, place: String,
                        into changes: inout BehindMountChanges) {
         if entry.status.st_mode & S_IFMT == S_IFREG {
-            state.noteCreated(entry.status, id: entry.id, name: name, in: parent)
+            events.foundBehindMount(.created(entry.status, id: entry.id, name: name, in: parent))
             changes.repairs.append("file \(place)/\(Self.text(entry.name)): added (\(entry.status.st_size) bytes)")
             return
         }
         if let from = state.read({ ledger, _ in ledger.parent(ofDirectory: entry.id) }) {
-            state.noteMoved(entry.status, id: entry.id, from: from, to: parent, newName: name)
+            events.foundBehindMount(.moved(entry.status, id: entry.id, from: from, newName: name, to: parent))
             changes.repairs.append("directory \(place)/\(Self.text(entry.name)): moved in")
             changes.addedDirectories.append(entry.id)
             return
         }
-        state.noteCreated(entry.status, id: entry.id, name: name, in: parent)
+        events.foundBehindMount(.created(entry.status, id: entry.id, name: name, in: parent))
         changes.addedDirectories.append(entry.id)
         guard let opened = try? FileDescriptor.open(name, in: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
         else { return }
@@ -188,18 +193,18 @@ extension ContainerFileSystem {
             }
             if kind == S_IFREG {
                 if known.1.contains(holder) { return false }
-                state.noteCreated(visit.status, id: child, name: visit.name, in: holder)
+                events.foundBehindMount(.created(visit.status, id: child, name: visit.name, in: holder))
                 files += 1
                 bytes += Int64(visit.status.st_size)
                 return false
             }
             if known.0 == .directory {
                 if let from = known.2, from != holder {
-                    state.noteMoved(visit.status, id: child, from: from, to: holder, newName: visit.name)
+                    events.foundBehindMount(.moved(visit.status, id: child, from: from, newName: visit.name, to: holder))
                 }
                 return false  // a directory the ledger has: its subtree is known
             }
-            state.noteCreated(visit.status, id: child, name: visit.name, in: holder)
+            events.foundBehindMount(.created(visit.status, id: child, name: visit.name, in: holder))
             changes.addedDirectories.append(child)
             return true
         })
@@ -231,13 +236,13 @@ extension ContainerFileSystem {
     /// ledger has below it: it is no longer in the backing store there.
     private func removeSubtree(_ gone: EntryID, from parent: EntryID) {
         guard let children = state.read({ ledger, _ in try? ledger.children(of: gone) }) else { return }
-        for file in children.files { state.noteRemoved(Self.status(S_IFREG, file), id: file, from: gone) }
+        for file in children.files { events.foundBehindMount(.removed(Self.status(S_IFREG, file), id: file, from: gone)) }
         for directory in children.directories { removeSubtree(directory, from: gone) }
-        state.noteRemoved(Self.status(S_IFDIR, gone), id: gone, from: parent)
+        events.foundBehindMount(.removed(Self.status(S_IFDIR, gone), id: gone, from: parent))
     }
 
-    /// A stat carrying only the type and identity, for `note*` calls about
-    /// entries no longer there to be stat'ed.
+    /// A stat carrying only the type and identity, for the removal of an
+    /// entry no longer there to be stat'ed.
     private static func status(_ kind: mode_t, _ id: EntryID) -> stat {
         var status = stat()
         status.st_mode = kind

@@ -37,25 +37,14 @@ enum CloudLocal {
     static func scan(zones: [String], from root: FileDescriptor) -> [String: stat] {
         var found: [String: stat] = [:]
         for zone in zones {
-            guard let directory = try? openDirectory(zone.split(separator: "/").map(String.init)[...], from: root, making: false),
-                  let listing = try? directory.reopen(flags: O_RDONLY | O_DIRECTORY)
+            guard let directory = try? openDirectory(zone.split(separator: "/").map(String.init)[...], from: root, making: false)
             else { continue }
+            let listing = try? directory.reopen(flags: O_RDONLY | O_DIRECTORY)
             directory.closeQuietly()
+            guard let listing else { continue }
             defer { listing.closeQuietly() }
-            var stack: [String] = [zone]
-            try? TreeWalk(root: listing).run { visit in
-                stack.removeLast(max(0, stack.count - visit.depth))
-                let name = String(cString: visit.name)
-                switch visit.status.st_mode & S_IFMT {
-                case S_IFDIR:
-                    stack.append(name)
-                    return true
-                case S_IFREG:
-                    found[(stack + [name]).joined(separator: "/")] = visit.status
-                default:
-                    break
-                }
-                return false
+            for (path, status) in (try? TreeWalk(root: listing).regularFiles()) ?? [] {
+                found[zone + "/" + path] = status
             }
         }
         return found

@@ -122,23 +122,7 @@ struct CloudRemote: Sendable {
     func list() throws(Errno) -> [(String, stat)] {
         let (files, incoming) = try open()
         defer { files.closeQuietly(); incoming.closeQuietly() }
-        var found: [(String, stat)] = []
-        var stack: [String] = []
-        try TreeWalk(root: files).run { visit in
-            stack.removeLast(max(0, stack.count - (visit.depth - 1)))
-            let name = String(cString: visit.name)
-            switch visit.status.st_mode & S_IFMT {
-            case S_IFDIR:
-                stack.append(name)
-                return true
-            case S_IFREG:
-                found.append(((stack + [name]).joined(separator: "/"), visit.status))
-            default:
-                break
-            }
-            return false
-        }
-        return found
+        return try TreeWalk(root: files).regularFiles().map { ($0.path, $0.status) }
     }
 
     // MARK: Plumbing

@@ -25,12 +25,12 @@ extension CloudTier {
         guard status.st_mode & S_IFMT == S_IFREG, let directory = directoryPath(parent) else { return }
         let path = joined(directory, name)
         guard isUbiquitous(path) else { return }
-        lock.withLock { paths[EntryID(status)] = path }
+        withBooks { $0.paths[EntryID(status)] = path }
     }
 
     /// A file was closed: upload it after the debounce if it changed.
     func closed(_ id: EntryID) {
-        guard let path = lock.withLock({ paths[id] }) else { return }
+        guard let path = withBooks({ $0.paths[id] }) else { return }
         schedule(path, after: Self.debounce)
         kick()
     }
@@ -41,14 +41,14 @@ extension CloudTier {
         let path = joined(directory, name)
         let kind = status.st_mode & S_IFMT
         guard kind == S_IFREG || kind == S_IFDIR, isUbiquitous(path) || zones.contains(path) else { return }
-        lock.withLock {
+        withBooks { books in
             let prefix = path + "/"
-            let gone = manifest.records.keys.filter { $0 == path || $0.hasPrefix(prefix) }
-            for key in gone { manifest.records[key] = nil }
-            for (id, known) in paths where known == path || known.hasPrefix(prefix) { paths[id] = nil }
-            for key in pending.keys where key == path || key.hasPrefix(prefix) { pending[key] = nil }
-            manifest.intents.append(.remove(path))
-            saveManifest()
+            let gone = books.manifest.records.keys.filter { $0 == path || $0.hasPrefix(prefix) }
+            for key in gone { books.manifest.records[key] = nil }
+            for (id, known) in books.paths where known == path || known.hasPrefix(prefix) { books.paths[id] = nil }
+            for key in books.pending.keys where key == path || key.hasPrefix(prefix) { books.pending[key] = nil }
+            books.manifest.intents.append(.remove(path))
+            save(books.manifest)
         }
         kick()
     }
@@ -63,22 +63,26 @@ extension CloudTier {
         let fromInZone = isUbiquitous(from) || zones.contains(from)
         let toInZone = isUbiquitous(to) || zones.contains(to)
         guard fromInZone || toInZone else { return }
-        lock.withLock {
+        withBooks { books in
             let prefix = from + "/"
             func renamed(_ key: String) -> String? {
                 key == from ? to : key.hasPrefix(prefix) ? to + key.dropFirst(from.count) : nil
             }
             var moved: [String: CloudRecord] = [:]
-            for (key, record) in manifest.records { if let new = renamed(key) { manifest.records[key] = nil; moved[new] = record } }
-            for (id, key) in paths { if let new = renamed(key) { paths[id] = toInZone ? new : nil } }
-            for (key, due) in pending { if let new = renamed(key) { pending[key] = nil; if toInZone { pending[new] = due } } }
-            if fromInZone && toInZone {
-                for (key, record) in moved { manifest.records[key] = record }
-                manifest.intents.append(.rename(from, to))
-            } else if fromInZone {
-                manifest.intents.append(.remove(from))
+            for (key, record) in books.manifest.records {
+                if let new = renamed(key) { books.manifest.records[key] = nil; moved[new] = record }
             }
-            saveManifest()
+            for (id, key) in books.paths { if let new = renamed(key) { books.paths[id] = toInZone ? new : nil } }
+            for (key, due) in books.pending {
+                if let new = renamed(key) { books.pending[key] = nil; if toInZone { books.pending[new] = due } }
+            }
+            if fromInZone && toInZone {
+                for (key, record) in moved { books.manifest.records[key] = record }
+                books.manifest.intents.append(.rename(from, to))
+            } else if fromInZone {
+                books.manifest.intents.append(.remove(from))
+            }
+            save(books.manifest)
         }
         if toInZone && !fromInZone { scheduleChanged() }
         kick()
@@ -87,13 +91,13 @@ extension CloudTier {
     // MARK: Attributes
 
     private func stateOf(_ inode: Inode) throws(Errno) -> (path: String, status: stat, record: CloudRecord?) {
-        guard inode.isRegularFile, let path = lock.withLock({ paths[inode.key] }) else { throw Errno.noData }
+        guard inode.isRegularFile, let path = withBooks({ $0.paths[inode.key] }) else { throw Errno.noData }
         let status = try inode.withDescriptor { (file) throws(Errno) in try file.status() }
-        return (path, status, lock.withLock { manifest.records[path] })
+        return (path, status, withBooks { $0.manifest.records[path] })
     }
 
     func isUbiquitous(_ inode: Inode) -> Bool {
-        inode.isRegularFile && lock.withLock { paths[inode.key] != nil }
+        inode.isRegularFile && withBooks { $0.paths[inode.key] != nil }
     }
 
     func isUploaded(_ inode: Inode) throws(Errno) -> Bool {
@@ -115,13 +119,13 @@ extension CloudTier {
     /// remote that hangs; nil then, as for one that cannot be reached. One
     /// read per path at a time, so a hung remote does not gather threads.
     private func remoteStatus(_ path: String) -> stat? {
-        guard lock.withLock({ probing.insert(path).inserted }) else { return nil }
+        guard withBooks({ $0.probing.insert(path).inserted }) else { return nil }
         let answer = Mutex<stat?>(nil)
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async { [self] in
             let status = remote.status(path)
             answer.withLock { $0 = status }
-            lock.withLock { _ = probing.remove(path) }
+            withBooks { _ = $0.probing.remove(path) }
             done.signal()
         }
         guard done.wait(timeout: .now() + .milliseconds(Self.statusDeadlineMilliseconds)) == .success else {
@@ -140,7 +144,7 @@ extension CloudTier {
     /// changed since and shares nothing: `EINVAL` outside the zones, `EBUSY`
     /// otherwise (`refusal` says why, and `user.purgefs.evictable` tells).
     func evict(_ inode: Inode, reason: String = "manual") throws(Errno) {
-        guard inode.isRegularFile, lock.withLock({ paths[inode.key] != nil }) else { throw Errno.invalidArgument }
+        guard inode.isRegularFile, withBooks({ $0.paths[inode.key] != nil }) else { throw Errno.invalidArgument }
         try transfers.withLock { () throws(Errno) in
             let (path, status, record) = try stateOf(inode)
             if let refusal = refusal(inode, status: status, record: record) {
@@ -170,7 +174,7 @@ extension CloudTier {
         if record.evicted { return nil }
         guard let filesystem else { return .open }  // not mounted: nothing may go
         let open = filesystem.state.read { ledger, _ in (try? ledger.file(inode.key).openCount) ?? 0 }
-        let beingOpened = lock.withLock { (opening[inode.key] ?? 0) > 0 }
+        let beingOpened = withBooks { ($0.opening[inode.key] ?? 0) > 0 }
         if open > 0 || beingOpened { return .open }
         // Data a linked clone shares is other files' too (`dropData` checks again).
         if filesystem.clones.sharesBacking(EntryID(status)) { return .shared }
@@ -188,12 +192,12 @@ extension CloudTier {
         try file.setTimes(access: status.st_atim, modification: status.st_mtim)
         try file.sync()
         let after = try file.status()
-        lock.withLock {
-            var record = manifest.records[path] ?? CloudRecord(signature: CloudSignature(after), evicted: true)
+        withBooks { books in
+            var record = books.manifest.records[path] ?? CloudRecord(signature: CloudSignature(after), evicted: true)
             record.signature = CloudSignature(after)
             record.evicted = true
-            manifest.records[path] = record
-            saveManifest()
+            books.manifest.records[path] = record
+            save(books.manifest)
         }
         filesystem.events.resized(after, id: EntryID(after))
         tellKernel(after)
@@ -205,10 +209,10 @@ extension CloudTier {
     /// least recently used first, until `bytes` are freed. Returns bytes freed.
     func evictForSpace(_ bytes: UInt64, reason: String, holdingTransfers: Bool = false) -> UInt64 {
         guard optimizeStorage, let filesystem else { return 0 }
-        let candidates: [(EntryID, String)] = lock.withLock {
-            paths.compactMap { (id, path) in
-                guard let record = manifest.records[path], !record.evicted,
-                      record.signature.inode == id.inode, (opening[id] ?? 0) == 0
+        let candidates: [(EntryID, String)] = withBooks { books in
+            books.paths.compactMap { (id, path) in
+                guard let record = books.manifest.records[path], !record.evicted,
+                      record.signature.inode == id.inode, (books.opening[id] ?? 0) == 0
                 else { return nil }
                 return (id, path)
             }
@@ -225,9 +229,9 @@ extension CloudTier {
                 guard let file = try? CloudLocal.open(path, from: root, flags: O_WRONLY | O_NONBLOCK) else { return 0 }
                 defer { file.closeQuietly() }
                 guard let status = try? file.status(), EntryID(status) == id,
-                      let record = lock.withLock({ manifest.records[path] }),
+                      let record = withBooks({ $0.manifest.records[path] }),
                       record.signature == CloudSignature(status), !record.evicted,
-                      lock.withLock({ (opening[id] ?? 0) == 0 }),
+                      withBooks({ ($0.opening[id] ?? 0) == 0 }),
                       filesystem.state.read({ ledger, _ in (try? ledger.file(id).openCount) ?? 1 }) == 0
                 else { return 0 }
                 return (try? dropData(of: file, path: path, status: status, reason: reason)) ?? 0
@@ -239,8 +243,8 @@ extension CloudTier {
 
     /// Asks for a background download of an evicted file.
     func requestDownload(_ inode: Inode) throws(Errno) {
-        guard inode.isRegularFile, lock.withLock({ paths[inode.key] != nil }) else { throw Errno.invalidArgument }
-        lock.withLock { _ = downloads.insert(inode.key) }
+        guard inode.isRegularFile, withBooks({ $0.paths[inode.key] != nil }) else { throw Errno.invalidArgument }
+        withBooks { _ = $0.downloads.insert(inode.key) }
         kick()
     }
 
@@ -248,9 +252,9 @@ extension CloudTier {
     /// file first. Pair with `endOpen`.
     func beginOpen(_ inode: Inode) throws(Errno) {
         guard inode.isRegularFile else { return }
-        let known = lock.withLock { () -> Bool in
-            guard paths[inode.key] != nil else { return false }
-            opening[inode.key, default: 0] += 1
+        let known = withBooks { books -> Bool in
+            guard books.paths[inode.key] != nil else { return false }
+            books.opening[inode.key, default: 0] += 1
             return true
         }
         guard known else { return }
@@ -261,9 +265,9 @@ extension CloudTier {
     }
 
     func endOpen(_ inode: Inode) {
-        lock.withLock {
-            guard let count = opening[inode.key] else { return }
-            opening[inode.key] = count > 1 ? count - 1 : nil
+        withBooks { books in
+            guard let count = books.opening[inode.key] else { return }
+            books.opening[inode.key] = count > 1 ? count - 1 : nil
         }
     }
 
@@ -272,7 +276,7 @@ extension CloudTier {
     /// unreachable remote is `EIO`, with the reason in the log.
     func download(_ id: EntryID, inode: Inode?) throws(Errno) {
         // Most opens find local data: they do not wait for another file's transfer.
-        let evicted = lock.withLock { paths[id].flatMap { manifest.records[$0] }?.evicted == true }
+        let evicted = withBooks { books in books.paths[id].flatMap { books.manifest.records[$0] }?.evicted == true }
         guard evicted else { return }
         guard let inode else { return try downloadNow(id, inode: nil) }
         // An open waits a bounded time: a remote that hangs fails it with EIO
@@ -284,7 +288,7 @@ extension CloudTier {
             done.signal()
         }
         guard done.wait(timeout: .now() + .seconds(Self.downloadDeadline)) == .success else {
-            let path = lock.withLock { paths[id] } ?? "?"
+            let path = withBooks { $0.paths[id] } ?? "?"
             logCloud(path: path, bytes: 0, size: 0, reason: "download-failed", action: "download",
                      detail: "the remote did not answer within \(Self.downloadDeadline) s")
             throw Errno.ioError
@@ -303,8 +307,8 @@ extension CloudTier {
     private func downloadNow(_ id: EntryID, inode: Inode?) throws(Errno) {
         guard let filesystem else { throw Errno.ioError }  // not mounted
         try transfers.withLock { () throws(Errno) in
-            guard let path = lock.withLock({ paths[id] }),
-                  let record = lock.withLock({ manifest.records[path] }), record.evicted
+            guard let path = withBooks({ $0.paths[id] }),
+                  let record = withBooks({ $0.manifest.records[path] }), record.evicted
             else { return }
             let file: FileDescriptor
             if let inode {
@@ -353,9 +357,9 @@ extension CloudTier {
             }
             let after = try file.status()
             filesystem.events.resized(after, id: EntryID(after))
-            lock.withLock {
-                manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false, remote: remoteStatus)
-                saveManifest()
+            withBooks { books in
+                books.manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false, remote: remoteStatus)
+                save(books.manifest)
             }
             tellKernel(after)
         }

@@ -2,71 +2,66 @@ import Glibc
 import PurgeCore
 import PurgeSys
 
-/// What the tier does at mount, before the container is indexed: replay the
-/// journal, carry over deletes and renames a killed daemon did not finish,
-/// show the remote's documents this container lacks (a new device) as
-/// evicted placeholders, and schedule what is not uploaded yet.
+/// What the tier does at mount, before the container is indexed: the
+/// decisions are `CloudReconcile`'s (PurgeCore); here the zones are walked,
+/// the remote listed, and the actions carried out: the journal replayed
+/// (deletes and renames a killed daemon did not finish, and those made while
+/// unmounted), holes made again, the remote's documents this container lacks
+/// (a new device) shown as evicted placeholders, and what is not uploaded
+/// yet scheduled.
 extension CloudTier {
+    /// Finds what the zones and the remote hold, asks `CloudReconcile` what
+    /// to do, saves the manifest it gives, and carries out the actions.
     func reconcileAtMount() {
         for name in remote.removeStaleUploads(olderThan: 3600) {
             Diagnostics.note("removed \(CloudRemote.incomingName)/\(name) from the cloud directory, left by an interrupted upload")
         }
-        applyIntents(logging: false)  // the purge log is not open yet; the worker retries
         var local = CloudLocal.scan(zones: zones, from: root)
-        var byInode: [UInt64: String] = [:]
-        for (path, status) in local { byInode[UInt64(status.st_ino)] = path }
-        lock.withLock {
-            // A recorded file gone locally was deleted or renamed while the remote was not told.
-            for (path, record) in manifest.records.sorted(by: { $0.key < $1.key }) where local[path] == nil {
-                manifest.records[path] = nil
-                if let moved = byInode[record.signature.inode], manifest.records[moved] == nil {
-                    manifest.intents.append(.rename(path, moved))
-                    if let status = local[moved], CloudSignature(status) == record.signature {
-                        manifest.records[moved] = record
-                    }
-                } else {
-                    manifest.intents.append(.remove(path))
+        let listing = try? remote.list()
+        let found = local.mapValues { CloudLocalFile(signature: CloudSignature($0), allocated: $0.st_blocks != 0) }
+        let remoteFound = listing.map { files in
+            Dictionary(files.map { path, status in (path, CloudSignature(status)) }, uniquingKeysWith: { first, _ in first })
+        }
+        let (actions, manifest) = withBooks { books in
+            let plan = CloudReconcile.plan(manifest: books.manifest, local: found, remote: remoteFound, zones: zones)
+            books.manifest = plan.manifest
+            save(books.manifest)
+            return plan
+        }
+        // The remote copies by the name they have once the intents are applied.
+        var remoteByPath: [String: stat] = [:]
+        for (path, status) in listing ?? [] {
+            if let destination = manifest.intents.destination(of: path) { remoteByPath[destination] = status }
+        }
+        applyIntents(logging: false)  // the purge log is not open yet; the worker retries
+        let now = WallClock.nanoseconds()
+        for action in actions {
+            switch action {
+            case .removeRemote, .renameRemote:
+                break  // intents, applied above
+            case .restoreHole(let path, let signature):
+                do { local[path] = try CloudLocal.restoreHole(path, like: signature, from: root) } catch {
+                    Diagnostics.note("cannot restore evicted document \(path): \(error)")
                 }
-            }
-            saveManifest()
-        }
-        applyIntents(logging: false)
-        // A download cut short (kill -9) left part of the data: back to a hole, still evicted.
-        let evicted = lock.withLock { manifest.records.filter { $0.value.evicted } }
-        for (path, record) in evicted {
-            guard let status = local[path], UInt64(status.st_ino) == record.signature.inode,
-                  CloudSignature(status) != record.signature || status.st_blocks != 0
-            else { continue }
-            do {
-                local[path] = try CloudLocal.restoreHole(path, like: record.signature, from: root)
-            } catch {
-                Diagnostics.note("cannot restore evicted document \(path): \(error)")
-            }
-        }
-        // A new device: the remote's documents this container has never had.
-        if let listing = try? remote.list() {
-            for (path, status) in listing where local[path] == nil && CloudZones.contains(zones, path) {
-                let known = lock.withLock { manifest.records[path] != nil }
-                if known { continue }
+            case .placeholder(let path):
+                guard let status = remoteByPath[path] else { continue }
                 do {
                     let placeholder = try CloudLocal.makePlaceholder(path, like: status, from: root)
                     local[path] = placeholder
-                    lock.withLock {
-                        manifest.records[path] = CloudRecord(
+                    withBooks { books in
+                        books.manifest.records[path] = CloudRecord(
                             signature: CloudSignature(placeholder), evicted: true, remote: status)
                     }
                 } catch {
                     Diagnostics.note("cannot show remote document \(path): \(error)")
                 }
+            case .upload(let path):
+                withBooks { $0.pending[path] = now }
             }
         }
-        let now = WallClock.nanoseconds()
-        lock.withLock {
-            for (path, status) in local {
-                paths[EntryID(status)] = path
-                if manifest.records[path]?.signature != CloudSignature(status) { pending[path] = now }
-            }
-            saveManifest()
+        withBooks { books in
+            for (path, status) in local { books.paths[EntryID(status)] = path }
+            save(books.manifest)
         }
     }
 }

@@ -6,6 +6,6 @@ extension CloudTier {
     /// evicted or replaced by a download while it is open, so the kernel
     /// must not read it from a backing file behind the tier's back.
     func tracks(_ id: EntryID) -> Bool {
-        lock.withLock { paths[id] != nil }
+        withBooks { $0.paths[id] != nil }
     }
 }

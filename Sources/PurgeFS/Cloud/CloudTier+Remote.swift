@@ -21,26 +21,18 @@ extension CloudTier {
         // A remote copy this container deleted or renamed, the remote not
         // told yet, stays gone; a local file not uploaded yet stays as it is.
         func isNew(_ path: String) -> Bool {
-            lock.withLock { manifest.records[path] == nil && pending[path] == nil && !awaitsIntent(path, manifest.intents) }
-        }
-        func awaitsIntent(_ path: String, _ intents: [CloudIntent]) -> Bool {
-            intents.contains { intent in
-                let affected: String
-                switch intent {
-                case .remove(let removed): affected = removed
-                case .rename(let from, _): affected = from
-                }
-                return path == affected || path.hasPrefix(affected + "/")
+            withBooks { books in
+                books.manifest.records[path] == nil && books.pending[path] == nil && !books.manifest.intents.affect(path)
             }
         }
         for (path, status) in listing where CloudZones.contains(zones, path) && isNew(path) {
             do {
                 guard let placeholder = try filesystem.makePlaceholder(path, like: status, ifStill: { isNew(path) })
                 else { continue }
-                lock.withLock {
-                    paths[EntryID(placeholder)] = path
-                    manifest.records[path] = CloudRecord(signature: CloudSignature(placeholder), evicted: true, remote: status)
-                    saveManifest()
+                withBooks { books in
+                    books.paths[EntryID(placeholder)] = path
+                    books.manifest.records[path] = CloudRecord(signature: CloudSignature(placeholder), evicted: true, remote: status)
+                    save(books.manifest)
                 }
             } catch {
                 Diagnostics.note("cannot show remote document \(path): \(error)")

@@ -12,9 +12,10 @@ import Synchronization
 /// in a FUSE request; a download runs in the `open` that needs it.
 ///
 /// Lock order: `transfers` (one download or eviction at a time), then a
-/// namespace stripe and `ContainerState`'s lock (purging for room), and
-/// `lock` last: nothing is taken while `lock` is held but `ContainerState`'s.
-final class CloudTier: @unchecked Sendable {
+/// namespace stripe and `ContainerState`'s lock (purging for room), and the
+/// tier's `books` last: held around its tables and the manifest's save,
+/// taking nothing else.
+final class CloudTier: Sendable {
     let remote: CloudRemote
     let zones: [String]
     let root: FileDescriptor
@@ -41,22 +42,33 @@ final class CloudTier: @unchecked Sendable {
         }
     }
 
-    let lock = ThreadLock()
+    /// One download or eviction at a time: it orders work (a transfer
+    /// copies data and purges for room under it) and guards no data.
     let transfers = ThreadLock()
-    // Guarded by `lock`.
-    var manifest: CloudManifest
-    /// Local files of the ubiquitous zones, by identity.
-    var paths: [EntryID: String] = [:]
-    /// Uploads to make, with the time they are due (ns).
-    var pending: [String: UInt64] = [:]
-    /// Failed attempts in a row, for the backoff.
-    var failures: [String: Int] = [:]
-    /// Background downloads asked for.
-    var downloads: Set<EntryID> = []
-    /// Opens between their download check and the ledger's open count.
-    var opening: [EntryID: Int] = [:]
-    /// Remote paths whose status is being read by a `download_status` that gave up waiting.
-    var probing: Set<String> = []
+    /// The tier's tables: the tier's lock.
+    private let books: Mutex<Books>
+
+    /// Everything behind the tier's lock.
+    struct Books {
+        var manifest: CloudManifest
+        /// Local files of the ubiquitous zones, by identity.
+        var paths: [EntryID: String] = [:]
+        /// Uploads to make, with the time they are due (ns).
+        var pending: [String: UInt64] = [:]
+        /// Failed attempts in a row, for the backoff.
+        var failures: [String: Int] = [:]
+        /// Background downloads asked for.
+        var downloads: Set<EntryID> = []
+        /// Opens between their download check and the ledger's open count.
+        var opening: [EntryID: Int] = [:]
+        /// Remote paths whose status is being read by a `download_status` that gave up waiting.
+        var probing: Set<String> = []
+    }
+
+    /// Runs `body` holding the tier's lock, with everything it guards.
+    func withBooks<T, E: Error>(_ body: (inout Books) throws(E) -> T) throws(E) -> T {
+        try books.withLock { (books: inout sending Books) throws(E) -> sending T in try body(&books) }
+    }
 
     private let wake = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
@@ -78,7 +90,7 @@ final class CloudTier: @unchecked Sendable {
                 Diagnostics.note("state file \(CloudManifest.fileName) is malformed; starting afresh")
             }
         }
-        manifest = loaded
+        books = Mutex(Books(manifest: loaded))
     }
 
     // MARK: The worker
@@ -122,24 +134,25 @@ final class CloudTier: @unchecked Sendable {
 
     private func duePaths() -> [String] {
         let now = WallClock.nanoseconds()
-        return lock.withLock { pending.filter { $0.value <= now }.map(\.key).sorted() }
+        return withBooks { books in books.pending.filter { $0.value <= now }.map(\.key).sorted() }
     }
 
     private func takeDownloads() -> Set<EntryID> {
-        lock.withLock {
-            defer { downloads = [] }
-            return downloads
+        withBooks { books in
+            defer { books.downloads = [] }
+            return books.downloads
         }
     }
 
     /// Schedules `path` for upload after `delay` ns (keeping an earlier time).
     func schedule(_ path: String, after delay: UInt64) {
         let due = WallClock.nanoseconds() + delay
-        lock.withLock { pending[path] = min(pending[path] ?? due, due) }
+        withBooks { books in books.pending[path] = min(books.pending[path] ?? due, due) }
     }
 
-    /// Writes the manifest. Called with `lock` held.
-    func saveManifest() {
+    /// Writes the manifest. Called holding the tier's lock (`withBooks`), so
+    /// that saves land in the order of the changes.
+    func save(_ manifest: CloudManifest) {
         do { try stateDirectory.replace(CloudManifest.fileName, with: manifest.encoded) } catch {
             Diagnostics.note("cannot save the cloud manifest: \(error)")
         }
@@ -153,12 +166,12 @@ final class CloudTier: @unchecked Sendable {
     func upload(_ path: String) {
         let file: FileDescriptor
         do { file = try CloudLocal.open(path, from: root, flags: O_RDONLY | O_NONBLOCK) } catch {
-            lock.withLock { pending[path] = nil }  // gone: its delete or rename says what to do
+            withBooks { $0.pending[path] = nil }  // gone: its delete or rename says what to do
             return
         }
         defer { file.closeQuietly() }
         guard let status = try? file.status(), status.st_mode & S_IFMT == S_IFREG else {
-            lock.withLock { pending[path] = nil }
+            withBooks { $0.pending[path] = nil }
             return
         }
         let signature = CloudSignature(status)
@@ -168,10 +181,11 @@ final class CloudTier: @unchecked Sendable {
             schedule(path, after: Self.debounce)  // after its last close
             return
         }
-        let done: Bool = lock.withLock {
+        let done: Bool = withBooks { books in
             // An evicted file has no data here to upload, whatever its signature says.
-            if manifest.records[path]?.signature == signature || manifest.records[path]?.evicted == true {
-                pending[path] = nil
+            let record = books.manifest.records[path]
+            if record?.signature == signature || record?.evicted == true {
+                books.pending[path] = nil
                 return true
             }
             return false
@@ -188,22 +202,22 @@ final class CloudTier: @unchecked Sendable {
             schedule(path, after: Self.debounce)  // changed while copied: again
             return
         }
-        lock.withLock {
-            failures[path] = nil
-            if pending[path] ?? .max <= WallClock.nanoseconds() { pending[path] = nil }
-            guard paths[id] == path || paths[id] == nil else { return }  // renamed meanwhile: the rename carries it
-            paths[id] = path
-            manifest.records[path] = CloudRecord(signature: signature, evicted: false, remote: remoteStatus)
-            saveManifest()
+        withBooks { books in
+            books.failures[path] = nil
+            if books.pending[path] ?? .max <= WallClock.nanoseconds() { books.pending[path] = nil }
+            guard books.paths[id] == path || books.paths[id] == nil else { return }  // renamed meanwhile: the rename carries it
+            books.paths[id] = path
+            books.manifest.records[path] = CloudRecord(signature: signature, evicted: false, remote: remoteStatus)
+            save(books.manifest)
         }
     }
 
     private func failed(_ path: String, size: UInt64, error: Errno) {
-        let delay: UInt64 = lock.withLock {
-            let count = (failures[path] ?? 0) + 1
-            failures[path] = count
+        let delay: UInt64 = withBooks { books in
+            let count = (books.failures[path] ?? 0) + 1
+            books.failures[path] = count
             let delay = CloudBackoff(base: Self.debounce, longest: Self.longestBackoff).delay(afterFailures: count)
-            pending[path] = WallClock.nanoseconds() + delay
+            books.pending[path] = WallClock.nanoseconds() + delay
             return delay
         }
         logCloud(path: path, bytes: 0, size: size, reason: "upload-failed", action: "upload",
@@ -223,7 +237,7 @@ final class CloudTier: @unchecked Sendable {
     /// Applies the journalled intents, in order; stops at the first that
     /// fails (said in the purge log once the worker runs: `logging`).
     func applyIntents(logging: Bool = true) {
-        while let intent = lock.withLock({ manifest.intents.first }) {
+        while let intent = withBooks({ $0.manifest.intents.first }) {
             do {
                 switch intent {
                 case .remove(let path): try remote.remove(path)
@@ -236,9 +250,9 @@ final class CloudTier: @unchecked Sendable {
                 logCloud(path: path, bytes: 0, size: 0, reason: "remote-failed", action: "sync", detail: "\(error)")
                 return
             }
-            lock.withLock {
-                if manifest.intents.first == intent { manifest.intents.removeFirst() }
-                saveManifest()
+            withBooks { books in
+                if books.manifest.intents.first == intent { books.manifest.intents.removeFirst() }
+                save(books.manifest)
             }
         }
     }
@@ -247,12 +261,12 @@ final class CloudTier: @unchecked Sendable {
     func scheduleChanged() {
         let local = CloudLocal.scan(zones: zones, from: root)
         let now = WallClock.nanoseconds()
-        lock.withLock {
+        withBooks { books in
             for (path, status) in local {
-                paths[EntryID(status)] = path
-                let record = manifest.records[path]
-                if record?.signature != CloudSignature(status) && pending[path] == nil {
-                    pending[path] = now
+                books.paths[EntryID(status)] = path
+                let record = books.manifest.records[path]
+                if record?.signature != CloudSignature(status) && books.pending[path] == nil {
+                    books.pending[path] = now
                 }
             }
         }

@@ -86,6 +86,40 @@ protocol FileSystemObserver: Sendable {
     func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID)
     /// The removal `beforeRemove` announced failed: `name` is still there.
     func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID)
+
+    /// Reconciling a directory (`ContainerFileSystem.reconcile`, for the
+    /// live tracker, the periodic verification and the power-loss
+    /// simulation's repair) found a change the mount did not make: behind
+    /// the mount, in the backing directory, by a process that did not go
+    /// through the mount (or a name `crash()` undid). Not `created`,
+    /// `removed` or `moved`, which say what the mount did: an observer that
+    /// acts on those acts for the mount's user (the cloud tier deletes the
+    /// remote copy of a removed document), and a change found afterwards
+    /// lacks what they carry (the name a removed file had, where a directory
+    /// moved in came from). An observer that must follow the backing store
+    /// whatever changed it (the ledger) hears this too. Announced under the
+    /// directory's namespace lock. A size changed behind the mount is the
+    /// ordinary `resized`.
+    func foundBehindMount(_ change: FoundChange)
+}
+
+/// A change the mount did not make, as reconciling a directory found it
+/// (`foundBehindMount`). A file moved between two directories is found as a
+/// name `created` in one and `removed` from the other (its record, recency
+/// and pins stay: the name comes first); only a directory is found `moved`.
+enum FoundChange {
+    /// `name` in directory `in` is new to the ledger: a file (a new file, or one
+    /// more name of a file it has) or a directory. A new directory's entries
+    /// follow, each announced on its own, every directory before what it holds.
+    case created(stat, id: EntryID, name: CName, in: EntryID)
+    /// A name of `id` in directory `from` is gone. `status` carries only the type
+    /// and the identity: the entry is no longer there to be stat'ed, and
+    /// its name is not known. A directory comes after everything the ledger
+    /// had below it, each its own `removed`.
+    case removed(stat, id: EntryID, from: EntryID)
+    /// Directory `id`, recorded in `from`, is now `newName` in `to`
+    /// (renamed in place, or moved in from another directory).
+    case moved(stat, id: EntryID, from: EntryID, newName: CName, to: EntryID)
 }
 
 /// What is about to change a file's data (`beforeModify`).
@@ -133,4 +167,5 @@ extension FileSystemObserver {
     func directorySynced(_ directory: EntryID) {}
     func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID) {}
     func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID) {}
+    func foundBehindMount(_ change: FoundChange) {}
 }

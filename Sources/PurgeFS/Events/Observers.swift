@@ -95,6 +95,10 @@ struct Observers: Sendable {
         for observer in all { observer.removeAbandoned(status, name: name, parent: directory) }
     }
 
+    func foundBehindMount(_ change: FoundChange) {
+        for observer in all { observer.foundBehindMount(change) }
+    }
+
     /// Asks each observer in turn for what is still missing, until `bytes`
     /// are freed; returns what was freed.
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 {
