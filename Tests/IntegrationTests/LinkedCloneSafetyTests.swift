@@ -11,7 +11,7 @@ import XCTest
 /// still read their own content").
 final class LinkedCloneSafetyTests: Ext4ImageTestCase {
     /// Room for a 256 MiB file and two whole copies of it.
-    override var imageSize: String { "1G" }
+    override var imageSize: Int { 1 << 30 }
     /// What the `kill -9` tests break: big enough that its copy takes a while.
     static let big = 256 << 20
     /// The file (`data`) the other tests clone.

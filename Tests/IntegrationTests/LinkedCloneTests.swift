@@ -10,7 +10,9 @@ import XCTest
 /// and writers, through the mount and in the backing directory, across
 /// remounts and `kill -9`; the accounting counts shared data once.
 final class LinkedCloneTests: Ext4ImageTestCase {
-    static let big = 64 << 20
+    /// The file every test clones: big enough that a copy of it shows (the
+    /// tests allow 1 MiB of growth for a clone), small enough to read often.
+    static let big = 16 << 20
     /// What a test writes into a file: one block, unlike any random data.
     static let block = [UInt8](repeating: 0xAB, count: 4096)
 
@@ -26,7 +28,7 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         let before = backingFree()
         run(["cp", m + "/big", m + "/copy"])
         let grown = Int64(before) - Int64(backingFree())
-        XCTAssertLessThan(grown, 1 << 20, "cp of a 64 MiB file grew the backing filesystem by \(grown) bytes")
+        XCTAssertLessThan(grown, 1 << 20, "cp of a \(Self.big >> 20) MiB file grew the backing filesystem by \(grown) bytes")
         XCTAssertTrue(sameContent(m + "/big", m + "/copy"))
         XCTAssertEqual(contentID("big").errorCode, 0)
         XCTAssertEqual(contentID("big"), contentID("copy"))
@@ -191,7 +193,7 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         // made in the backing directory, then a remount.
         let pairs = ways.flatMap { way in [(way, "clone"), (way, "source")] }
         XCTAssertEqual(unmountPurgefs(), [])
-        for index in pairs.indices { try writeRandom(container + "/source\(index)", count: 8 << 20, seed: UInt64(index)) }
+        for index in pairs.indices { try writeRandom(container + "/source\(index)", count: 4 << 20, seed: UInt64(index)) }
         try mountPurgefs()
         for (index, ((way, modify), side)) in pairs.enumerated() {
             let (source, clone) = ("source\(index)", "clone\(index)")
@@ -474,7 +476,7 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         let made = try Subprocess.run([fixture.binary, "clone", m + "/big", m + "/caches/c"], timeout: 30)
         XCTAssertEqual(made.status, 0, "\(made)")
         let grown = Int64(before) - Int64(backingFree())
-        XCTAssertLessThan(grown, 1 << 20, "purgefs clone of a 64 MiB file grew the backing filesystem by \(grown) bytes")
+        XCTAssertLessThan(grown, 1 << 20, "purgefs clone of a \(Self.big >> 20) MiB file grew the backing filesystem by \(grown) bytes")
         XCTAssertTrue(sameContent(m + "/big", m + "/caches/c"))
         XCTAssertEqual(try status(m + "/caches/c").st_mode & 0o7777, 0o640)
         XCTAssertEqual(contentID("big"), contentID("caches/c"))
@@ -497,7 +499,7 @@ final class LinkedCloneTests: Ext4ImageTestCase {
     // MARK: Space
 
     func testABreakPurgesFirstAndFailsWithENOSPCWhenNothingIsLeft() throws {
-        try writeRandom(m + "/caches/junk", count: 72 << 20, seed: 9)
+        try writeRandom(m + "/caches/junk", count: Self.big + (2 << 20), seed: 9)
         run(["cp", m + "/big", m + "/clone"])
         XCTAssertEqual(unmountPurgefs(), [])
         // The monitor never purges (low=0): only writes do.
@@ -506,7 +508,7 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         XCTAssertEqual(setAttr(m, pf("capacity"), String(used + (1 << 20))), 0, "1 MiB free")
         let original = try contents("big")
 
-        // Breaking the clone copies the whole 64 MiB file: it purges the 72 MiB cache first.
+        // Breaking the clone copies the whole file: it purges the cache (2 MiB bigger) first.
         overwrite(m + "/clone", at: 0, Self.block)
         assertPurged("caches/junk", "the write purged the cache first")
         XCTAssertTrue(readPurgeLog(container).contains { $0.reason == "write" && $0.path == "caches/junk" },
@@ -515,7 +517,7 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         assertReads("clone", patched(original, at: 0, Self.block), "after a write that purged to break the clone")
         assertAccounting("after a write that purged to break the clone")
 
-        // About 9 MiB left and nothing purgeable: breaking another clone does
+        // About 3 MiB left and nothing purgeable: breaking another clone does
         // not fit. ENOSPC (at the open for writing or at the write), and
         // neither file changes: the second clone still shares the original.
         run(["cp", m + "/big", m + "/second"])

@@ -31,7 +31,10 @@ enum ImageKind: String {
 /// the test itself on a loop device: `truncate`, `mkfs`, `losetup`,
 /// `mount`, so the backing filesystem holds only this test's files.
 /// Skipped with a message where that cannot be made. Teardown unmounts
-/// purgefs, then the image, then detaches the loop device.
+/// purgefs, then the image, then detaches the loop device and removes the
+/// image. The image file itself lives in memory (`imageDirectory`) where it
+/// can: every fsync inside the image then costs a copy, not a write to the
+/// host's disk, which other work on the machine may keep busy for seconds.
 /// Subclasses say which filesystem (`kind`) and how to count its shared
 /// data independently (`walkFigures`).
 class LoopImageTestCase: XCTestCase {
@@ -45,8 +48,10 @@ class LoopImageTestCase: XCTestCase {
     var m: String { fixture.mountpoint }
 
     var kind: ImageKind { preconditionFailure("\(Self.self) must say which filesystem it tests on") }
-    /// The image's size (`truncate -s`): sparse, so only what the test writes costs space.
-    var imageSize: String { "512M" }
+    /// The image's size in bytes (`truncate -s`): sparse, so only what the test writes costs space.
+    var imageSize: Int { 512 << 20 }
+    /// Where the image file is: a directory of its own, removed in teardown.
+    private var imageDirectory: String?
 
     override func setUpWithError() throws {
         try super.setUpWithError()
@@ -61,13 +66,18 @@ class LoopImageTestCase: XCTestCase {
             if let loopDevice, (try? Subprocess.run(["losetup", "-d", loopDevice], timeout: 30))?.status != 0 {
                 XCTFail("teardown: cannot detach \(loopDevice)")
             }
+            if let imageDirectory, imageDirectory != fixture.base, let failure = removeTree(imageDirectory) {
+                XCTFail("teardown: cannot remove \(imageDirectory): \(failure)")
+            }
             for problem in fixture.destroy() { XCTFail("teardown: \(problem)") }
         }
         guard access("/sbin/\(kind.mkfs[0])", X_OK) == 0 || access("/usr/sbin/\(kind.mkfs[0])", X_OK) == 0 else {
             throw Self.unavailable("\(kind.mkfs[0]) is not installed (package \(kind.package)): \(kind) image tests skipped")
         }
-        let image = fixture.base + "/\(kind).img"
-        let truncated = try Subprocess.run(["truncate", "-s", imageSize, image], timeout: 30)
+        let directory = Self.memoryDirectory(room: imageSize) ?? fixture.base
+        imageDirectory = directory
+        let image = directory + "/\(kind).img"
+        let truncated = try Subprocess.run(["truncate", "-s", String(imageSize), image], timeout: 30)
         let made = truncated.status == 0 ? try Subprocess.run(kind.mkfs + [image], timeout: 60) : truncated
         guard made.status == 0 else { throw Self.unavailable("cannot make an \(kind) image: \(made)") }
         let attached = try Subprocess.run(["losetup", "-f", "--show", image], timeout: 30)
@@ -87,6 +97,20 @@ class LoopImageTestCase: XCTestCase {
     /// these tests (clones, hangs) must never pass there by not running.
     static func unavailable(_ reason: String) -> Error {
         ProcessInfo.processInfo.environment["CI"] == "true" ? SubprocessError("under CI: " + reason) : XCTSkip(reason)
+    }
+
+    /// A new directory for the image on a tmpfs with room for all of it:
+    /// under `PURGEFS_TEST_IMAGES` (scripts/test makes one per run and
+    /// removes it), else `/dev/shm`. nil where there is none: the image then
+    /// goes into the fixture's directory, on the host's disk.
+    static func memoryDirectory(room: Int) -> String? {
+        let parent = ProcessInfo.processInfo.environment["PURGEFS_TEST_IMAGES"] ?? "/dev/shm"
+        var figures = statvfs()
+        guard (try? MountTable.current())?.mount(containing: parent)?.fileSystemType == "tmpfs",
+              statvfs(parent, &figures) == 0, UInt64(figures.f_bavail) * UInt64(figures.f_frsize) >= UInt64(room) else { return nil }
+        var template = Array((parent + "/purgefs-image-XXXXXX").utf8CString)
+        guard mkdtemp(&template) != nil else { return nil }
+        return String(cString: template)
     }
 
     /// Called before the first mount: put files into the container here.
