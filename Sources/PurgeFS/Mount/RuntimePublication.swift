@@ -35,10 +35,24 @@ struct RuntimePublication {
         return publication
     }
 
-    /// Removes the record; one already gone is fine.
+    /// Removes the record if it is still this daemon's; one already gone is
+    /// fine. It is withdrawn after the mount has left the table, and the
+    /// kernel may by then have given the mount's ID to a new mount, whose
+    /// daemon has published its own record under the same name: that one
+    /// stays. (Between the check and the removal a new record could still
+    /// land: a window of two system calls, against a mount and a daemon's
+    /// start.)
     func withdraw() {
+        let path = directory + "/" + fileName
         do throws(Errno) {
-            try Paths.removeFile(directory + "/" + fileName)
+            let file = try FileDescriptor.open(path: path, flags: O_RDONLY | O_NOFOLLOW)
+            let contents = try? file.readAll(limit: 1 << 16)
+            file.closeQuietly()
+            if let record = contents.flatMap(RuntimeRecord.init(decoding:)),
+               record.processID != CurrentProcess.id.rawValue {
+                return
+            }
+            try Paths.removeFile(path)
         } catch where error == .noEntry {
         } catch {
             Diagnostics.note("cannot withdraw the runtime record \(directory)/\(fileName): \(error)")
