@@ -181,8 +181,15 @@ final class RunCommandTests: XCTestCase {
         while !FileManager.default.fileExists(atPath: started), process.isRunning, Date() < deadline { usleep(10_000) }
         XCTAssertTrue(FileManager.default.fileExists(atPath: started), "the command read the terminal and went on")
         try input.fileHandleForWriting.write(contentsOf: Data([0x03]))  // Ctrl-C
-        XCTAssertTrue(Subprocess.wait(process, timeout: 30), "run ended")
-        let output = (try? String(contentsOfFile: scratch + "/out", encoding: .utf8)) ?? ""
+        let outputPath = scratch + "/out"
+        // Reading the status of a process still running traps and ends the whole suite.
+        guard Subprocess.wait(process, timeout: 30) else {
+            process.interrupt()
+            Subprocess.wait(process, timeout: 10)
+            let sofar = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            return XCTFail("run did not end within 30 s of Ctrl-C: \(sofar)")
+        }
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         XCTAssertEqual(process.terminationStatus, 130, output)
         XCTAssertTrue(output.contains("read typed"), output)
         let result = CommandResult(arguments: ["script"], status: process.terminationStatus, stdout: output, stderr: "", timedOut: false)
