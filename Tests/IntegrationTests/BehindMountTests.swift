@@ -60,6 +60,35 @@ final class BehindMountTests: MountedTestCase {
         try Self.runWorkload(fixture)
     }
 
+    /// Bytes rewritten behind the mount at the same size (no figure
+    /// changes) still reach a reader through the mount: the kernel's cached
+    /// pages of the file are dropped, not kept until they age out.
+    func testSameSizeRewriteBehindTheMountIsReadThroughTheMount() throws {
+        let m = fixture.mountpoint, c = fixture.container
+        try FileManager.default.createDirectory(atPath: m + "/Documents", withIntermediateDirectories: true)
+        let before = Data(repeating: 0x61, count: 64 << 10), after = Data(repeating: 0x62, count: 64 << 10)
+        try before.write(to: URL(fileURLWithPath: m + "/Documents/notes"))
+        // Held open, so the kernel keeps the inode and its cached pages.
+        let reader = open(m + "/Documents/notes", O_RDONLY)
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        defer { close(reader) }
+        func readAll() -> Data {
+            var buffer = [UInt8](repeating: 0, count: 64 << 10)
+            let count = pread(reader, &buffer, buffer.count, 0)
+            return Data(buffer.prefix(max(count, 0)))
+        }
+        XCTAssertEqual(readAll(), before)  // now cached
+        let writer = try XCTUnwrap(FileHandle(forWritingAtPath: c + "/Documents/notes"))
+        try writer.write(contentsOf: after)
+        try writer.close()
+        var seen = Data()
+        let reached = eventually(timeout: 10) {
+            seen = readAll()
+            return seen == after
+        }
+        XCTAssertTrue(reached, "the mount still reads \(seen.prefix(4).map { String($0) }) after the rewrite behind it")
+    }
+
     func testCacheFileMadeBehindTheMountIsPurgedUnderPressure() throws {
         let c = fixture.container
         let m = fixture.mountpoint

@@ -47,6 +47,13 @@ extension ContainerFileSystem {
         if let node = inodes.node(for: id) {
             for name in names where name.count > 1 {
                 all.notices.append(.deleted(parent: node, child: nil, name: name))
+                // Its data may have changed at the same size: the kernel's
+                // cached pages go too (it does not compare mtimes itself,
+                // `initialize`).
+                if let status = (name.withUnsafeBufferPointer { try? directory.status(of: $0.baseAddress!) }),
+                   status.st_mode & S_IFMT == S_IFREG, let child = inodes.node(for: EntryID(status)) {
+                    all.notices.append(.dataChanged(child))
+                }
             }
             if !changes.repairs.isEmpty { all.notices.append(.dataChanged(node)) }
         }

@@ -15,7 +15,14 @@ extension ContainerFileSystem {
         // from that very write(2), not later at close. No killpriv v1 (the
         // daemon, as root, would clear nothing): KernelWire asks for v2, where
         // the kernel says when to clear suid/sgid.
-        connection.pointee.want &= ~UInt32(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_HANDLE_KILLPRIV)
+        // No automatic invalidation of a file's cached pages when a GETATTR
+        // shows a new mtime: libfuse asks for it by default, and then every
+        // write through the mount (which already updates the cache) cost the
+        // whole file's cache at the next GETATTR, so a database re-read its
+        // tables through the daemon after each write. The data changes behind
+        // the kernel's back only where purgefs says so itself (`dataChanged`:
+        // changes behind the mount, a crash, a purge, a download).
+        connection.pointee.want &= ~UInt32(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_HANDLE_KILLPRIV | FUSE_CAP_AUTO_INVAL_DATA)
         connection.pointee.time_gran = 1
         whenReady()
     }
