@@ -47,13 +47,6 @@ extension ContainerFileSystem {
         if let node = inodes.node(for: id) {
             for name in names where name.count > 1 {
                 all.notices.append(.deleted(parent: node, child: nil, name: name))
-                // Its data may have changed at the same size: the kernel's
-                // cached pages go too (it does not compare mtimes itself,
-                // `initialize`).
-                if let status = (name.withUnsafeBufferPointer { try? directory.status(of: $0.baseAddress!) }),
-                   status.st_mode & S_IFMT == S_IFREG, let child = inodes.node(for: EntryID(status)) {
-                    all.notices.append(.dataChanged(child))
-                }
             }
             if !changes.repairs.isEmpty { all.notices.append(.dataChanged(node)) }
         }
@@ -150,6 +143,9 @@ extension ContainerFileSystem {
             changes.repairs.append("directory \(place)/\(Self.text(entry.name)): renamed")
         }
         for entry in touched {
+            // Its data may have changed, even at the same size: the kernel's
+            // cached pages go (it does not compare mtimes itself, `initialize`).
+            if let node = inodes.node(for: entry.id) { changes.notices.append(.dataChanged(node)) }
             refresh(entry, in: directory, place: place, into: &changes)
         }
         guard listing else { return changes }
@@ -232,7 +228,6 @@ extension ContainerFileSystem {
             if changes.repairs.last != "file \(place)/\(Self.text(entry.name)): \(known.size) -> \(status.st_size) bytes" {
                 changes.repairs.append("file \(place)/\(Self.text(entry.name)): \(known.size) -> \(status.st_size) bytes")
             }
-            if let node = inodes.node(for: entry.id) { changes.notices.append(.dataChanged(node)) }
             guard let again = (entry.name.withUnsafeBufferPointer { try? directory.status(of: $0.baseAddress!) }),
                   EntryID(again) == EntryID(status) else { return }
             status = again
