@@ -45,10 +45,7 @@ struct RuntimePublication {
     func withdraw() {
         let path = directory + "/" + fileName
         do throws(Errno) {
-            let file = try FileDescriptor.open(path: path, flags: O_RDONLY | O_NOFOLLOW)
-            let contents = try? file.readAll(limit: 1 << 16)
-            file.closeQuietly()
-            if let record = contents.flatMap(RuntimeRecord.init(decoding:)),
+            if let record = RuntimeRecord(decoding: try FileDescriptor.readFile(path, limit: 1 << 16)),
                record.processID != CurrentProcess.id.rawValue {
                 return
             }
