@@ -23,7 +23,8 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         // Linux calls and constants that Swift's Glibc module does not expose.
-        .target(name: "CLinux"),
+        // liburing (Debian's liburing-dev) drives FUSE over io_uring (fuse_ring.c).
+        .target(name: "CLinux", linkerSettings: [.linkedLibrary("uring")]),
         // The policy: FUSE-free, I/O-free, tested in-process.
         // libm: Double rounding calls floor/trunc, and nothing else links libm
         // into a binary that uses PurgeCore without Glibc (its tests).

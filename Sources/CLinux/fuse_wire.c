@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "clinux_fuse_wire.h"
+#include "clinux_fuse_ring.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,8 +41,16 @@ struct wire_backing_map {
 
 const uint32_t clinux_FOPEN_PASSTHROUGH = WIRE_FOPEN_PASSTHROUGH;
 
+// FUSE over io_uring (7.42, Linux 6.14): a flags2 bit, offered only where
+// /sys/module/fuse/parameters/enable_uring is on.
+#define WIRE_OVER_IO_URING_FLAGS2 (1u << (41 - 32))
+
 static int want_killpriv_v2;
 static int want_passthrough;
+static int ring_threads_per_queue;
+static _Atomic int negotiated_ring;
+/// The largest payload a request or reply may carry, from the INIT reply.
+static _Atomic size_t ring_payload;
 static _Atomic uint32_t offered_flags2;
 static _Atomic int negotiated_passthrough;
 /// The INIT request's unique and the flags the kernel offered in it.
@@ -51,10 +60,18 @@ static _Atomic int negotiated_killpriv_v2;
 /// Set by `read` for the request this thread serves next.
 static _Thread_local int kill_suidgid;
 
-void clinux_fuse_wire_configure(int killpriv_v2, int passthrough) {
+void clinux_fuse_wire_configure(int killpriv_v2, int passthrough, int ring_per_queue) {
     want_killpriv_v2 = killpriv_v2;
     want_passthrough = passthrough;
+    ring_threads_per_queue = ring_per_queue;
 }
+
+int clinux_fuse_wire_ring_offered(void) {
+    return ring_threads_per_queue > 0 && (atomic_load(&offered_flags) & FUSE_INIT_EXT) &&
+           (atomic_load(&offered_flags2) & WIRE_OVER_IO_URING_FLAGS2);
+}
+
+int clinux_fuse_wire_ring(void) { return atomic_load(&negotiated_ring); }
 
 int clinux_fuse_wire_killpriv_v2(void) { return atomic_load(&negotiated_killpriv_v2); }
 
@@ -78,7 +95,7 @@ int clinux_fuse_wire_kill_suidgid(void) { return kill_suidgid; }
     ((length) >= sizeof(struct fuse_in_header) + sizeof(T) \
          ? (const T *)((const char *)(message) + sizeof(struct fuse_in_header)) : NULL)
 
-static void note(const void *message, size_t length) {
+void clinux_fuse_wire_note(const void *message, size_t length) {
     kill_suidgid = 0;
     if (length < sizeof(struct fuse_in_header)) return;
     const struct fuse_in_header *header = message;
@@ -124,7 +141,7 @@ ssize_t clinux_fuse_wire_read(int fd, void *buf, size_t buf_len, void *userdata)
     ssize_t length = read(fd, buf, buf_len);
     if (length > 0) {
         int saved = errno;
-        note(buf, (size_t)length);
+        clinux_fuse_wire_note(buf, (size_t)length);
         errno = saved;
     }
     return length;
@@ -157,11 +174,32 @@ static void amend_init(struct iovec *iov, int count) {
         out[9] = 1;
         atomic_store(&negotiated_passthrough, 1);
     }
+    // fuse_init_out: max_write is word 5, max_pages the low half of word 7;
+    // the kernel refuses ring entries smaller than either allows.
+    if (clinux_fuse_wire_ring_offered() && iov[1].iov_len >= 9 * sizeof(uint32_t)) {
+        size_t pages = (size_t)(out[7] & 0xffff) * (size_t)sysconf(_SC_PAGESIZE);
+        size_t payload = out[5] > pages ? out[5] : pages;
+        out[3] |= FUSE_INIT_EXT;
+        out[8] |= WIRE_OVER_IO_URING_FLAGS2;
+        atomic_store(&ring_payload, payload > 8192 ? payload : 8192);
+        atomic_store(&negotiated_ring, 1);
+    }
 }
 
 ssize_t clinux_fuse_wire_writev(int fd, struct iovec *iov, int count, void *userdata) {
     (void)userdata;
-    if (atomic_load_explicit(&init_unique, memory_order_relaxed) != 0) amend_init(iov, count);
+    if (atomic_load_explicit(&init_unique, memory_order_relaxed) != 0) {
+        amend_init(iov, count);
+        ssize_t written = writev(fd, iov, count);
+        // The kernel registers ring entries only once INIT is answered.
+        if (written > 0 && atomic_load(&negotiated_ring))
+            clinux_fuse_ring_start(atomic_load(&ring_payload), ring_threads_per_queue);
+        return written;
+    }
+    if (atomic_load_explicit(&negotiated_ring, memory_order_relaxed)) {
+        ssize_t committed = clinux_fuse_ring_reply(iov, count);
+        if (committed != 0) return committed;
+    }
     return writev(fd, iov, count);
 }
 

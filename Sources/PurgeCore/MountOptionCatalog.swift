@@ -65,6 +65,9 @@ public enum MountOptionCatalog {
         Entry(name: "passthrough", valueName: "on|off",
               summary: "kernel passthrough (Linux 6.9+) for files opened read-only; while one is open, opening it for writing fails (EIO)",
               defaultText: "off"),
+        Entry(name: "uring", valueName: "on|off",
+              summary: "FUSE over io_uring (Linux 6.14+) where the kernel offers it (/sys/module/fuse/parameters/enable_uring): each request is served on the CPU that made it",
+              defaultText: "on"),
     ]
 
     /// FUSE and kernel mount flags that libfuse 3.14 accepts, passed through as given.

@@ -102,6 +102,13 @@ extension MountOptions {
             case "off": passthrough = false
             default: throw .invalidValue(option: name, value: text, reason: .notOnOrOff)
             }
+        case "uring":
+            let text = try Self.required(name, value)
+            switch text {
+            case "on": uring = true
+            case "off": uring = false
+            default: throw .invalidValue(option: name, value: text, reason: .notOnOrOff)
+            }
         case "subtype":
             let text = try Self.required(name, value)
             guard text == "purgefs" else { throw .unsupportedSubtype(text) }

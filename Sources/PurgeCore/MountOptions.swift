@@ -41,6 +41,8 @@ public struct MountOptions: Equatable, Sendable {
     public var given: Set<String> = []
     /// Kernel passthrough for files opened read-only, where the kernel offers it.
     public var passthrough = false
+    /// FUSE over io_uring, where the kernel offers it (`enable_uring`).
+    public var uring = true
     /// Standard FUSE and mount options (`allow_other`, `ro`, ...), passed to libfuse as given.
     public var fuseOptions: [String] = []
 

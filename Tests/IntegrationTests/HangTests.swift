@@ -103,11 +103,23 @@ final class HangTests: Ext4ImageTestCase {
     /// After the last round the container is remounted, loaded without a
     /// kill, and its accounting is checked against a walk.
     func testKill9UnderLoadNeverHangs() throws {
+        try assertKill9UnderLoadNeverHangs(rounds: Self.stressRounds)
+    }
+
+    /// The same over FUSE over io_uring: the killed daemon's rings go with
+    /// it (the kernel cancels their entries), and the guard aborts the
+    /// connection, so requests queued for the ring get their answer too.
+    func testKill9UnderLoadNeverHangsOverTheRing() throws {
+        try KernelRing.enable(for: self)
+        try assertKill9UnderLoadNeverHangs(rounds: 1)
+    }
+
+    private func assertKill9UnderLoadNeverHangs(rounds: Int) throws {
         // A simulated device, so that squeezes (external usage) make the monitor purge.
         let options = ["capacity=400M"]
         XCTAssertEqual(unmountPurgefs(), [])
         try mountPurgefs(options: options)
-        for round in 1...Self.stressRounds {
+        for round in 1...rounds {
             try withLoad(seconds: 600, label: "round \(round)") { load, progress in
                 XCTAssertTrue(eventually(timeout: 60) { progress() >= 200 },
                               "round \(round): the load made no progress: \(loadOutput())\ndaemon: \(daemonLog())")
@@ -127,7 +139,7 @@ final class HangTests: Ext4ImageTestCase {
         // What a round left in flight is settled at the next mount.
         XCTAssertEqual(unmountPurgefs(), [])
         try mountPurgefs(options: options)
-        assertAccounting("after \(Self.stressRounds) kills under load")
+        assertAccounting("after \(rounds) kills under load")
     }
 
     /// The watchdog names a request that has waited long: a write stuck on a

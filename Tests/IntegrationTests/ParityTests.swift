@@ -34,8 +34,9 @@ func pattern(_ count: Int, seed: UInt64, from offset: Int = 0) -> [UInt8] {
 
 /// The same operations on a native directory and through the mount: same
 /// results, same errno values. Every operation of the passthrough is here,
-/// with its error cases.
-final class ParityTests: ParityTestCase {
+/// with its error cases. `RingParityTests` runs them all again over FUSE
+/// over io_uring.
+class ParityTests: ParityTestCase {
     override func setUpWithError() throws {
         umask(0o022)
         try super.setUpWithError()

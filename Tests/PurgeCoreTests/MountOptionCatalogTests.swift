@@ -27,7 +27,7 @@ final class MountOptionCatalogTests: XCTestCase {
     func testCatalogMatchesSpecTable() {
         XCTAssertEqual(MountOptionCatalog.purgefsOptions.map(\.name), [
             "capacity", "external", "low", "high", "purgeable", "cloud", "ubiquitous", "state", "bundle",
-            "metrics_interval", "optimize_storage", "crashable", "faults", "device", "device_policy", "cache_quota", "passthrough",
+            "metrics_interval", "optimize_storage", "crashable", "faults", "device", "device_policy", "cache_quota", "passthrough", "uring",
         ], "SPEC's tables, crashable (the power-loss simulation's switch) and passthrough (kernel passthrough's), README")
         XCTAssertTrue(try MountOptions.parse(["crashable"]).crashable)
         XCTAssertFalse(try MountOptions.parse([]).crashable)

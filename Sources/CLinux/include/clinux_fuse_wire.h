@@ -14,10 +14,22 @@
 
 #include <sys/uio.h>
 
-/// Asks for killpriv v2 and for kernel passthrough (FUSE_PASSTHROUGH, with
-/// a stack depth of 1) in the INIT reply, each when the kernel offers it.
-/// Set before the session starts; one session per process.
-void clinux_fuse_wire_configure(int want_killpriv_v2, int want_passthrough);
+/// Asks for killpriv v2, for kernel passthrough (FUSE_PASSTHROUGH, with a
+/// stack depth of 1) and, when `ring_per_queue` > 0, for FUSE over io_uring
+/// with that many threads per CPU (clinux_fuse_ring.h) in the INIT reply,
+/// each when the kernel offers it. Set before the session starts; one
+/// session per process.
+void clinux_fuse_wire_configure(int want_killpriv_v2, int want_passthrough, int ring_per_queue);
+
+/// Whether the kernel's INIT offers the ring and it was asked for: known
+/// when libfuse's init callback runs, before the reply is sent.
+int clinux_fuse_wire_ring_offered(void);
+/// Whether the INIT reply sent turned the ring on (0 before INIT).
+int clinux_fuse_wire_ring(void);
+
+/// Notes what a request tells the thread that serves it (the ring's threads
+/// call it for the requests they are handed).
+void clinux_fuse_wire_note(const void *message, size_t length);
 
 /// Whether the INIT reply sent turned killpriv v2 on (0 before INIT).
 int clinux_fuse_wire_killpriv_v2(void);
@@ -40,7 +52,9 @@ int clinux_fuse_backing_close(int device, int backing_id);
 
 /// The custom I/O `read`: read(2) of one message, noted on the way.
 ssize_t clinux_fuse_wire_read(int fd, void *buf, size_t buf_len, void *userdata);
-/// The custom I/O `writev`: writev(2) of one reply, the INIT reply amended.
+/// The custom I/O `writev`: writev(2) of one reply, the INIT reply amended
+/// (and the ring started after it); a reply to a request a ring entry holds
+/// is committed through the ring instead.
 ssize_t clinux_fuse_wire_writev(int fd, struct iovec *iov, int count, void *userdata);
 /// The custom I/O `splice_send`: splice(2) as libfuse would call it, so that
 /// read replies stay zero-copy.

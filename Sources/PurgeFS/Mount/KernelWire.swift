@@ -11,6 +11,11 @@ import CLinux
 ///   truncation or chown must clear suid/sgid (`killsSetID`), which the daemon
 ///   then does itself (`ContainerFileSystem.clearSetIDIfAsked`).
 /// - `FUSE_PASSTHROUGH` (with `passthrough=on`), for `KernelPassthrough`.
+/// - `FUSE_OVER_IO_URING` (with `uring=on`, where the kernel offers it):
+///   requests then come through one io_uring queue per CPU, served by
+///   threads pinned to that CPU (`fuse_ring.c`), and their replies go back
+///   through the ring; libfuse's own loop still serves what comes through
+///   /dev/fuse (FORGET, INTERRUPT, and everything before the ring is ready).
 ///
 /// Messages are still read with read(2) (no splice on receive, as before:
 /// libfuse's receive buffer never fitted the default pipe); replies of file
@@ -18,8 +23,15 @@ import CLinux
 enum KernelWire {
     /// Routes the session's connection through the hook. Call after
     /// mounting and before the loop.
-    static func attach(to session: OpaquePointer, passthrough: Bool) throws(MountError) {
-        clinux_fuse_wire_configure(1, passthrough ? 1 : 0)
+    static func attach(to session: OpaquePointer, passthrough: Bool, ring: Bool) throws(MountError) {
+        clinux_fuse_wire_configure(1, passthrough ? 1 : 0, ring ? Int32(ringThreadsPerQueue) : 0)
+        clinux_fuse_ring_configure(fuse_session_fd(session), UnsafeMutableRawPointer(session)) { session, message, length in
+            var buffer = fuse_buf()
+            buffer.size = length
+            buffer.mem = UnsafeMutableRawPointer(mutating: message)
+            buffer.fd = -1
+            fuse_session_process_buf(OpaquePointer(session), &buffer)
+        }
         var io = fuse_custom_io()
         io.read = { fd, buffer, length, userdata in clinux_fuse_wire_read(fd, buffer, length, userdata) }
         io.writev = { fd, vector, count, userdata in clinux_fuse_wire_writev(fd, vector, count, userdata) }
@@ -34,6 +46,18 @@ enum KernelWire {
 
     /// Whether the kernel agreed to killpriv v2 (known once INIT is answered).
     static var handlesKillPrivilegeV2: Bool { clinux_fuse_wire_killpriv_v2() != 0 }
+
+    /// Ring threads per CPU: each serves one request at a time, so this many
+    /// requests from one CPU may wait in handlers (a fault's delay, a
+    /// download) before that CPU's next request waits for one of them.
+    static let ringThreadsPerQueue = 4
+
+    /// Whether INIT offered the ring and this session asked for it; known
+    /// in libfuse's init callback, before the reply turns it on.
+    static var ringOffered: Bool { clinux_fuse_wire_ring_offered() != 0 }
+
+    /// Ends the ring's threads (after the unmount, before the connection closes).
+    static func stopRing() { clinux_fuse_ring_stop() }
 
     /// Whether the kernel agreed to passthrough (`KernelPassthrough`).
     static var passesThrough: Bool { clinux_fuse_wire_passthrough() != 0 }

@@ -34,8 +34,10 @@ struct Session {
             throw MountError("cannot mount on \(request.mountpoint)\(Self.capturedLog())")
         }
         cfuse_capture_log(0)
+        // After the unmount (defers run in reverse): no request comes to the ring then.
+        defer { KernelWire.stopRing() }
         defer { fuse_session_unmount(session) }
-        try KernelWire.attach(to: session, passthrough: filesystem.kernelPassthrough.wanted)
+        try KernelWire.attach(to: session, passthrough: filesystem.kernelPassthrough.wanted, ring: request.options.uring)
         filesystem.kernelPassthrough.attach(fuse_session_fd(session))
         defer { filesystem.kernelPassthrough.detach() }
         // Stopped before unmounting: no notice is queued on a connection nobody serves.

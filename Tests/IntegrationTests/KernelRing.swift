@@ -1,0 +1,42 @@
+import Foundation
+import Glibc
+import XCTest
+
+/// FUSE over io_uring on this machine: the kernel offers it to a mount only
+/// while `enable_uring` is on, so a test that wants it turns it on and puts
+/// the old value back at its teardown (whatever the test's outcome).
+enum KernelRing {
+    static let switchPath = "/sys/module/fuse/parameters/enable_uring"
+
+    /// Turns the ring on for the test; skips where the kernel has none.
+    static func enable(for test: XCTestCase) throws {
+        guard let old = try? String(contentsOfFile: switchPath, encoding: .utf8) else {
+            throw XCTSkip("this kernel has no FUSE over io_uring (\(switchPath))")
+        }
+        try write(true)
+        test.addTeardownBlock { try? write(old.hasPrefix("Y")) }
+    }
+
+    private static func write(_ on: Bool) throws {
+        try (on ? "Y" : "N").write(toFile: switchPath, atomically: false, encoding: .utf8)
+    }
+
+    /// Completions the daemon's rings have posted, from the kernel's own
+    /// accounting (`CqTail` in /proc/PID/fdinfo of each io_uring descriptor);
+    /// nil when the process holds no ring.
+    static func completions(of pid: pid_t) -> Int? {
+        let directory = "/proc/\(pid)/fd"
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
+        var total: Int?
+        for descriptor in descriptors {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + descriptor),
+                  target == "anon_inode:[io_uring]",
+                  let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(descriptor)", encoding: .utf8)
+            else { continue }
+            for line in info.split(separator: "\n") where line.hasPrefix("CqTail:") {
+                total = (total ?? 0) + (Int(line.dropFirst("CqTail:".count).trimmingCharacters(in: .whitespaces)) ?? 0)
+            }
+        }
+        return total
+    }
+}
