@@ -8,6 +8,8 @@
 #include <linux/fs.h>
 #include <linux/fiemap.h>
 #include <linux/fuse.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/uio.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -172,4 +174,11 @@ pid_t clinux_gettid(void) {
     static __thread pid_t cached;
     if (cached == 0) cached = (pid_t)syscall(SYS_gettid);
     return cached;
+}
+
+int clinux_pin_thread(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return -pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }

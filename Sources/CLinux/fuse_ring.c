@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "clinux_fuse_ring.h"
+#include "clinux.h"
 
 #include <errno.h>
 #include <liburing.h>
@@ -62,6 +63,9 @@ static struct {
     size_t payload;
     /// Never freed: a late reply may still look an entry up (one session a process).
     struct ring_thread *threads;
+    int per_queue;
+    /// Per queue: its threads now in a long wait (clinux_fuse_ring_may_wait).
+    _Atomic int *waiting;
     _Atomic int count;
     _Atomic int stopping;
     _Atomic int alive;
@@ -170,17 +174,10 @@ static void serve(struct ring_thread *t) {
     R.process(R.session, message, in.len);
 }
 
-static void pin(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set); // an offline CPU: left unpinned
-}
-
 static void *ring_main(void *argument) {
     struct ring_thread *t = argument;
     self = t;
-    pin(t->qid);
+    clinux_pin_thread(t->qid); // an offline CPU's queue: left unpinned
     pthread_mutex_lock(&t->lock);
     queue_command(t, RING_CMD_REGISTER, 0);
     pthread_mutex_unlock(&t->lock);
@@ -231,11 +228,15 @@ int clinux_fuse_ring_start(size_t payload, int per_queue) {
         status = -EINVAL;
         goto out;
     }
+    // At most about 64 threads in all (libfuse's own limit), 2 a queue at least.
+    if (queues * per_queue > 64) per_queue = 64 / queues > 2 ? 64 / queues : 2;
     R.threads = calloc((size_t)(queues * per_queue), sizeof *R.threads);
-    if (!R.threads) {
+    R.waiting = calloc((size_t)queues, sizeof *R.waiting);
+    if (!R.threads || !R.waiting) {
         status = -ENOMEM;
         goto out;
     }
+    R.per_queue = per_queue;
     R.payload = payload;
     for (int index = 0; index < queues * per_queue; index++) {
         struct ring_thread *t = &R.threads[index];
@@ -283,6 +284,18 @@ void clinux_fuse_ring_stop(void) {
         pthread_mutex_unlock(&t->lock);
     }
     pthread_mutex_unlock(&R.lifecycle);
+}
+
+int clinux_fuse_ring_may_wait(void) {
+    if (!self) return 1;
+    _Atomic int *waiting = &R.waiting[self->qid];
+    if (atomic_fetch_add(waiting, 1) < R.per_queue / 2) return 1;
+    atomic_fetch_sub(waiting, 1);
+    return 0;
+}
+
+void clinux_fuse_ring_done_waiting(void) {
+    if (self) atomic_fetch_sub(&R.waiting[self->qid], 1);
 }
 
 ssize_t clinux_fuse_ring_reply(const struct iovec *iov, int count) {

@@ -1,3 +1,4 @@
+internal import CLinux
 import Foundation
 import Glibc
 import PurgeCore
@@ -127,6 +128,60 @@ final class FaultRuleMountTests: PurgefsCommandTestCase {
         XCTAssertEqual(outcome.result.withLock { $0 }, 0, "the delayed fsync returns, and runs as usual")
         XCTAssertGreaterThan(others, 3, "other calls were answered while it was held")
         XCTAssertEqual(try faultLog().first?["result"] as? String, "delayed 3s")
+    }
+
+    /// Over FUSE over io_uring the kernel gives a CPU's requests to that
+    /// CPU's ring threads only: delays may hold half of them, and the rest
+    /// of that CPU's calls are still answered. Eight fsyncs from CPU 0 meet a
+    /// delay rule; some are held, the others run undelayed (logged so), and
+    /// opens from CPU 0 are answered while the held ones wait.
+    func testDelaysOverTheRingLeaveEachCPUThreadsToAnswer() throws {
+        try KernelRing.enable(for: self)
+        try mount()
+        try add("--op", "fsync", "--path", "Documents/slow*", "--delay", "4s")
+        let descriptors = (0..<8).map { open(mnt + "/Documents/slow\($0)", O_WRONLY | O_CREAT, 0o644) }
+        defer { descriptors.forEach { close($0) } }
+        XCTAssertTrue(descriptors.allSatisfy { $0 >= 0 })
+        let outcomes = descriptors.map { _ in CallOutcome() }
+        let threads = zip(descriptors, outcomes).map { fd, outcome in
+            Thread {
+                Self.runOnCPU0()
+                let result = fsync(fd)
+                outcome.result.withLock { $0 = result }
+            }
+        }
+        threads.forEach { $0.start() }
+        let answered = Atomic<Int>(0)
+        let report = mnt + "/Documents/report.txt"
+        let prober = Thread {
+            Self.runOnCPU0()
+            let deadline = Date().addingTimeInterval(20)
+            while outcomes.contains(where: { $0.result.withLock { $0 } == nil }) && Date() < deadline {
+                // An open always reaches the daemon (a stat may not: the kernel caches attributes).
+                let fd = open(report, O_RDONLY)
+                if fd >= 0 { close(fd) }
+                if fd >= 0, outcomes.contains(where: { $0.result.withLock { $0 } == nil }) {
+                    answered.add(1, ordering: .relaxed)
+                }
+                usleep(20_000)
+            }
+        }
+        prober.start()
+        let deadline = Date().addingTimeInterval(30)
+        while outcomes.contains(where: { $0.result.withLock { $0 } == nil }) && Date() < deadline { usleep(50_000) }
+        XCTAssertTrue(outcomes.allSatisfy { $0.result.withLock { $0 } == 0 }, "every fsync returns, and succeeds")
+        XCTAssertGreaterThan(answered.load(ordering: .relaxed), 3, "CPU 0's other calls were answered while fsyncs were held")
+        let results = try faultLog().compactMap { $0["result"] as? String }
+        let held = results.filter { $0 == "delayed 4s" }.count
+        let passed = results.filter { $0.hasPrefix("not delayed: half of this CPU's ring threads") }.count
+        XCTAssertEqual(held + passed, 8, "\(results)")
+        XCTAssertGreaterThan(held, 0, "\(results)")
+        XCTAssertGreaterThan(passed, 0, "\(results)")
+    }
+
+    /// Pins the calling thread to CPU 0: its requests go to ring queue 0.
+    private static func runOnCPU0() {
+        XCTAssertEqual(clinux_pin_thread(0), 0)
     }
 
     func testTheSameSeedRepeatsARunExactlyAsTheCoreDrawsIt() throws {

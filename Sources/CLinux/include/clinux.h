@@ -99,4 +99,7 @@ pid_t clinux_gettid(void);
 /// malloc_trim(3): hands freed heap memory back to the system.
 int clinux_malloc_trim(void);
 
+/// Pins the calling thread to one CPU (pthread_setaffinity_np). 0 or -errno.
+int clinux_pin_thread(int cpu);
+
 #endif

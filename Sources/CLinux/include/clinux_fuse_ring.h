@@ -23,8 +23,9 @@ typedef void (*clinux_fuse_ring_process)(void *session, const void *message, siz
 /// it is written (clinux_fuse_wire_writev), never before.
 void clinux_fuse_ring_configure(int device, void *session, clinux_fuse_ring_process process);
 
-/// Starts one queue per possible CPU, `per_queue` threads each, every thread
-/// with one entry of `payload` bytes. Returns the threads started, or -errno.
+/// Starts one queue per possible CPU, `per_queue` threads each (fewer where
+/// that would pass 64 threads, never fewer than 2), every thread with one
+/// entry of `payload` bytes. Returns the threads started, or -errno.
 int clinux_fuse_ring_start(size_t payload, int per_queue);
 
 /// Wakes every ring thread, waits for it (a thread inside a handler finishes
@@ -39,6 +40,15 @@ int clinux_fuse_ring_threads(void);
 
 /// Requests served through the ring so far.
 uint64_t clinux_fuse_ring_served(void);
+
+/// Before a long wait inside a handler (a fault's delay): whether the
+/// calling thread may take it. A ring thread may while fewer than half of
+/// its queue's threads wait so: the kernel gives a CPU's requests only to
+/// that CPU's queue, which must keep a thread to answer. Any other thread
+/// may (libfuse's workers have limits of their own). Pair a 1 with
+/// clinux_fuse_ring_done_waiting.
+int clinux_fuse_ring_may_wait(void);
+void clinux_fuse_ring_done_waiting(void);
 
 /// If the reply in `iov` answers a request a ring entry holds, commits it
 /// through that entry's ring and returns its length (-1 with errno if the

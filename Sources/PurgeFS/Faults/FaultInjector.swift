@@ -20,6 +20,8 @@ import Synchronization
 /// `FileSystemServer.maximumWorkerThreads`; at most half of them may sleep in
 /// delays at once, and a call beyond that is let through undelayed (and
 /// logged so), so a delay never leaves the mount without a thread to answer.
+/// Over FUSE over io_uring the same holds per CPU (`KernelWire.mayWait`):
+/// the kernel gives a CPU's requests to its own ring threads only.
 final class FaultInjector: Sendable {
     private let armed = Atomic<Bool>(false)
     private let book = Mutex<FaultBook>(FaultBook())
@@ -132,6 +134,10 @@ final class FaultInjector: Sendable {
             return "not delayed: \(Self.maximumDelayed) calls are being delayed already"
         }
         defer { delayed.subtract(1, ordering: .relaxed) }
+        guard KernelWire.mayWait() else {
+            return "not delayed: half of this CPU's ring threads are being delayed already"
+        }
+        defer { KernelWire.doneWaiting() }
         let deadline = WallClock.nanoseconds() &+ nanoseconds
         while true {
             let now = WallClock.nanoseconds()

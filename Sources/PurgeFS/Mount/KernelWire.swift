@@ -47,10 +47,18 @@ enum KernelWire {
     /// Whether the kernel agreed to killpriv v2 (known once INIT is answered).
     static var handlesKillPrivilegeV2: Bool { clinux_fuse_wire_killpriv_v2() != 0 }
 
-    /// Ring threads per CPU: each serves one request at a time, so this many
-    /// requests from one CPU may wait in handlers (a fault's delay, a
-    /// download) before that CPU's next request waits for one of them.
-    static let ringThreadsPerQueue = 4
+    /// Ring threads per CPU (fewer where CPUs are many: 64 in all at most):
+    /// each serves one request at a time, and the kernel gives a CPU's
+    /// requests to that CPU's queue only, so this many requests from one CPU
+    /// may wait in handlers (a download, a purge before a write) before its
+    /// next request waits for one of them. Fault delays take at most half.
+    static let ringThreadsPerQueue = 8
+
+    /// Whether the calling thread may sleep in a fault's delay: a ring
+    /// thread only while half of its CPU's ring threads do not. Pair `true`
+    /// with `doneWaiting()`.
+    static func mayWait() -> Bool { clinux_fuse_ring_may_wait() != 0 }
+    static func doneWaiting() { clinux_fuse_ring_done_waiting() }
 
     /// Whether INIT offered the ring and this session asked for it; known
     /// in libfuse's init callback, before the reply turns it on.
