@@ -286,6 +286,11 @@ void clinux_fuse_ring_stop(void) {
     pthread_mutex_unlock(&R.lifecycle);
 }
 
+void *clinux_fuse_ring_reply_area(size_t size) {
+    if (!self || atomic_load(&self->serving) == 0 || size > R.payload) return NULL;
+    return self->area + PREFIX;
+}
+
 int clinux_fuse_ring_may_wait(void) {
     if (!self) return 1;
     _Atomic int *waiting = &R.waiting[self->qid];
@@ -321,9 +326,12 @@ ssize_t clinux_fuse_ring_reply(const struct iovec *iov, int count) {
     }
     memcpy(t->header->in_out, out, sizeof *out);
     char *payload = t->area + PREFIX;
-    for (int index = 1; index < count; index++) {
-        memcpy(payload, iov[index].iov_base, iov[index].iov_len);
-        payload += iov[index].iov_len;
+    // Data read straight into the entry (clinux_fuse_ring_reply_area) is in place.
+    if (!(count == 2 && iov[1].iov_base == payload)) {
+        for (int index = 1; index < count; index++) {
+            memcpy(payload, iov[index].iov_base, iov[index].iov_len);
+            payload += iov[index].iov_len;
+        }
     }
     t->header->entry.payload_sz = (uint32_t)total;
     int status = commit(t, unique);

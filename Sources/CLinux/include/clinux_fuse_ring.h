@@ -41,6 +41,12 @@ int clinux_fuse_ring_threads(void);
 /// Requests served through the ring so far.
 uint64_t clinux_fuse_ring_served(void);
 
+/// Where the calling ring thread may put `size` bytes of the reply to the
+/// request it serves, so that the reply needs no copy: its entry's payload
+/// buffer (the request's own payload is spent by then only for requests
+/// that carry none, such as READ). NULL on any other thread, or when larger.
+void *clinux_fuse_ring_reply_area(size_t size);
+
 /// Before a long wait inside a handler (a fault's delay): whether the
 /// calling thread may take it. A ring thread may while fewer than half of
 /// its queue's threads wait so: the kernel gives a CPU's requests only to

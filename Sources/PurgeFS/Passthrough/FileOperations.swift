@@ -1,3 +1,4 @@
+import CLinux
 import CFuse
 import Glibc
 import PurgeCore
@@ -42,6 +43,11 @@ enum FileOperations {
             fs.read(file)
             if size <= FileOperations.copiedReadLimit {
                 FileOperations.replyCopied(request, file.descriptor, size: size, offset: offset)
+                return
+            }
+            // A ring thread reads into its entry: one copy, as a splice would cost.
+            if let area = clinux_fuse_ring_reply_area(size) {
+                FileOperations.replyRead(request, file.descriptor, into: UnsafeMutableRawBufferPointer(start: area, count: size), offset: offset)
                 return
             }
             // Spliced from the backing file to the kernel where possible: no copy through userspace.
@@ -121,11 +127,19 @@ extension FileOperations {
     static let copiedReadLimit = 32 * 1024
 
     static func replyCopied(_ request: fuse_req_t?, _ descriptor: FileDescriptor, size: Int, offset: off_t) {
+        if let area = clinux_fuse_ring_reply_area(size) {
+            return replyRead(request, descriptor, into: UnsafeMutableRawBufferPointer(start: area, count: size), offset: offset)
+        }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 4096)
         defer { buffer.deallocate() }
+        replyRead(request, descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), offset: offset)
+    }
+
+    /// Reads into `buffer` (at least 1 byte of memory) and replies with what was read.
+    static func replyRead(_ request: fuse_req_t?, _ descriptor: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer, offset: off_t) {
         do throws(Errno) {
-            let count = try descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), at: Int64(offset))
-            fuse_reply_buf(request, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), count)
+            let count = try descriptor.read(into: buffer, at: Int64(offset))
+            fuse_reply_buf(request, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), count)
         } catch {
             fuse_reply_err(request, error.rawValue)
         }
