@@ -32,6 +32,38 @@ final class RingParityTests: ParityTests {
     }
 }
 
+extension RingParityTests {
+    /// Stopped (`SIGTERM`) while a process holds a file open: the daemon
+    /// unmounts, ends its ring threads (the kernel cancels their waiting
+    /// entries), closes the connection and exits; the holder's next request
+    /// gets an error, not a wait.
+    func testStoppingTheDaemonLeavesNoRequestWaiting() throws {
+        let path = fixture.mountpoint + "/held"
+        XCTAssertEqual(writeBytes(path, pattern(4096, seed: 63)), 0)
+        let go = fixture.base + "/go", output = fixture.base + "/holder.out"
+        // fsync always reaches the daemon (a read may be served from the page cache).
+        let script = """
+            import os, sys, time
+            fd = os.open(sys.argv[1], os.O_RDONLY)
+            print("open", flush=True)
+            while not os.path.exists(sys.argv[2]): time.sleep(0.02)
+            try:
+                os.fsync(fd); print("answered")
+            except OSError as error:
+                print("error", error.errno)
+            """
+        let holder = try Subprocess.spawn(["python3", "-c", script, path, go], stdoutPath: output, stderrPath: output + ".err")
+        XCTAssertTrue(eventually(timeout: 10) { (try? String(contentsOfFile: output, encoding: .utf8))?.contains("open") == true })
+        let daemon = try XCTUnwrap(fixture.daemon)
+        kill(daemon.processIdentifier, SIGTERM)
+        XCTAssertTrue(Subprocess.wait(daemon, timeout: 15), "the daemon exits while a file is held open")
+        XCTAssertTrue(FileManager.default.createFile(atPath: go, contents: nil))
+        XCTAssertTrue(Subprocess.wait(holder, timeout: 15), "the holder's fsync got an answer")
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        XCTAssertTrue(text.contains("error \(ENOTCONN)"), "the held file's request after the daemon left: \(text)")
+    }
+}
+
 /// `uring=off`: the same kernel offers the ring, the daemon declines it.
 final class RingDeclinedTests: MountedTestCase {
     override var mountOptions: [String] { ["uring=off"] }
