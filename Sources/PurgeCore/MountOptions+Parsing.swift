@@ -96,19 +96,9 @@ extension MountOptions {
             try Self.flag(name, value)
             crashable = true
         case "passthrough":
-            let text = try Self.required(name, value)
-            switch text {
-            case "on": passthrough = true
-            case "off": passthrough = false
-            default: throw .invalidValue(option: name, value: text, reason: .notOnOrOff)
-            }
+            passthrough = try Self.onOrOff(name, value)
         case "uring":
-            let text = try Self.required(name, value)
-            switch text {
-            case "on": uring = true
-            case "off": uring = false
-            default: throw .invalidValue(option: name, value: text, reason: .notOnOrOff)
-            }
+            uring = try Self.onOrOff(name, value)
         case "subtype":
             let text = try Self.required(name, value)
             guard text == "purgefs" else { throw .unsupportedSubtype(text) }
@@ -138,6 +128,15 @@ extension MountOptions {
     private static func required(_ name: String, _ value: String?) throws(OptionError) -> String {
         guard let value else { throw .missingValue(option: name) }
         return value
+    }
+
+    private static func onOrOff(_ name: String, _ value: String?) throws(OptionError) -> Bool {
+        let text = try required(name, value)
+        switch text {
+        case "on": return true
+        case "off": return false
+        default: throw .invalidValue(option: name, value: text, reason: .notOnOrOff)
+        }
     }
 
     private static func flag(_ name: String, _ value: String?) throws(OptionError) {
