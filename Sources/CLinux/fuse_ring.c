@@ -1,6 +1,5 @@
 #define _GNU_SOURCE
 #include "clinux_fuse_ring.h"
-#include "clinux.h"
 
 #include <errno.h>
 #include <liburing.h>
@@ -177,7 +176,9 @@ static void serve(struct ring_thread *t) {
 static void *ring_main(void *argument) {
     struct ring_thread *t = argument;
     self = t;
-    clinux_pin_thread(t->qid); // an offline CPU's queue: left unpinned
+    // Not pinned to its queue's CPU: a thread that waits in a handler (an
+    // fsync, a read from disk) is then woken where the I/O completes, and a
+    // busy CPU's requests are served on an idle one (BENCHMARKS, session 6).
     pthread_mutex_lock(&t->lock);
     queue_command(t, RING_CMD_REGISTER, 0);
     pthread_mutex_unlock(&t->lock);

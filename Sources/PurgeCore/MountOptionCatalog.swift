@@ -66,7 +66,7 @@ public enum MountOptionCatalog {
               summary: "kernel passthrough (Linux 6.9+) for files opened read-only; while one is open, opening it for writing fails (EIO)",
               defaultText: "off"),
         Entry(name: "uring", valueName: "on|off",
-              summary: "FUSE over io_uring (Linux 6.14+) where the kernel offers it (/sys/module/fuse/parameters/enable_uring): each request is served on the CPU that made it",
+              summary: "FUSE over io_uring (Linux 6.14+) where the kernel offers it (/sys/module/fuse/parameters/enable_uring): requests come through one ring per CPU instead of /dev/fuse",
               defaultText: "on"),
     ]
 

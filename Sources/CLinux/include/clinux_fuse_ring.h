@@ -1,8 +1,9 @@
 // FUSE over io_uring (Linux 6.14+), driven beside libfuse 3.14, which knows
 // nothing of it. The kernel hands each request to a ring entry of the queue
-// of the CPU the caller runs on; a thread pinned to that CPU serves it and
-// commits the reply through the same ring, so a request costs no wake-up of
-// another CPU. FORGET and INTERRUPT still come through read(2) of /dev/fuse,
+// of the CPU the caller runs on; the entry's thread serves it and commits
+// the reply through the same ring: no read(2) and write(2) on /dev/fuse,
+// and the request comes to the thread as io_uring task work, on the
+// thread's own CPU. FORGET and INTERRUPT still come through read(2) of /dev/fuse,
 // as does everything before every queue has an entry (libfuse's own loop
 // keeps serving those). Plain types only (see clinux.h).
 #ifndef PURGEFS_CLINUX_FUSE_RING_H

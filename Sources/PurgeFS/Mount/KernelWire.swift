@@ -13,7 +13,7 @@ import CLinux
 /// - `FUSE_PASSTHROUGH` (with `passthrough=on`), for `KernelPassthrough`.
 /// - `FUSE_OVER_IO_URING` (with `uring=on`, where the kernel offers it):
 ///   requests then come through one io_uring queue per CPU, served by
-///   threads pinned to that CPU (`fuse_ring.c`), and their replies go back
+///   that queue's threads (`fuse_ring.c`), and their replies go back
 ///   through the ring; libfuse's own loop still serves what comes through
 ///   /dev/fuse (FORGET, INTERRUPT, and everything before the ring is ready).
 ///
