@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "clinux_fuse_ring.h"
+#include "clinux.h"
 
 #include <errno.h>
 #include <liburing.h>
@@ -58,6 +59,7 @@ struct ring_thread {
 static struct {
     int device;
     void *session;
+    int pinned;
     clinux_fuse_ring_process process;
     size_t payload;
     /// Never freed: a late reply may still look an entry up (one session a process).
@@ -77,9 +79,10 @@ static _Thread_local struct ring_thread *self;
 // fuse_wire.c: what a request tells the thread that serves it.
 void clinux_fuse_wire_note(const void *message, size_t length);
 
-void clinux_fuse_ring_configure(int device, void *session, clinux_fuse_ring_process process) {
+void clinux_fuse_ring_configure(int device, void *session, int pinned, clinux_fuse_ring_process process) {
     R.device = device;
     R.session = session;
+    R.pinned = pinned;
     R.process = process;
 }
 
@@ -176,9 +179,12 @@ static void serve(struct ring_thread *t) {
 static void *ring_main(void *argument) {
     struct ring_thread *t = argument;
     self = t;
-    // Not pinned to its queue's CPU: a thread that waits in a handler (an
-    // fsync, a read from disk) is then woken where the I/O completes, and a
-    // busy CPU's requests are served on an idle one (BENCHMARKS, session 6).
+    // Unpinned (`uring=on`), a thread that waits in a handler (an fsync, a
+    // read from disk) is woken where the I/O completes, and a busy CPU's
+    // requests are served on an idle one; pinned (`uring=pinned`), a
+    // request never wakes another CPU: many small files go faster, fsyncs
+    // slower (BENCHMARKS, session 6). An offline CPU's queue stays unpinned.
+    if (R.pinned) clinux_pin_thread(t->qid);
     pthread_mutex_lock(&t->lock);
     queue_command(t, RING_CMD_REGISTER, 0);
     pthread_mutex_unlock(&t->lock);

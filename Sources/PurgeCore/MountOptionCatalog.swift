@@ -65,8 +65,8 @@ public enum MountOptionCatalog {
         Entry(name: "passthrough", valueName: "on|off",
               summary: "kernel passthrough (Linux 6.9+) for files opened read-only; while one is open, opening it for writing fails (EIO)",
               defaultText: "off"),
-        Entry(name: "uring", valueName: "on|off",
-              summary: "FUSE over io_uring (Linux 6.14+) where the kernel offers it (/sys/module/fuse/parameters/enable_uring): requests come through one ring per CPU instead of /dev/fuse",
+        Entry(name: "uring", valueName: "on|pinned|off",
+              summary: "FUSE over io_uring (Linux 6.14+) where the kernel offers it (/sys/module/fuse/parameters/enable_uring): requests come through one ring per CPU instead of /dev/fuse; pinned: each CPU's ring threads stay on it",
               defaultText: "on"),
     ]
 

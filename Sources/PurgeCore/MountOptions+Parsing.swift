@@ -98,7 +98,11 @@ extension MountOptions {
         case "passthrough":
             passthrough = try Self.onOrOff(name, value)
         case "uring":
-            uring = try Self.onOrOff(name, value)
+            let text = try Self.required(name, value)
+            guard let mode = RingMode(rawValue: text) else {
+                throw .invalidValue(option: name, value: text, reason: .notOnPinnedOrOff)
+            }
+            uring = mode
         case "subtype":
             let text = try Self.required(name, value)
             guard text == "purgefs" else { throw .unsupportedSubtype(text) }

@@ -42,7 +42,7 @@ public struct MountOptions: Equatable, Sendable {
     /// Kernel passthrough for files opened read-only, where the kernel offers it.
     public var passthrough = false
     /// FUSE over io_uring, where the kernel offers it (`enable_uring`).
-    public var uring = true
+    public var uring = RingMode.on
     /// Standard FUSE and mount options (`allow_other`, `ro`, ...), passed to libfuse as given.
     public var fuseOptions: [String] = []
 
@@ -64,4 +64,12 @@ public enum SpaceThreshold: Equatable, Sendable {
         case .percent(let share): return UInt64((Double(capacity) * share / 100).rounded(.down))
         }
     }
+}
+
+/// How requests come from the kernel (`uring=`): through `/dev/fuse`, or
+/// through FUSE over io_uring where the kernel offers it, with each CPU's
+/// ring threads free to run anywhere (`on`) or pinned to that CPU
+/// (`pinned`: faster for many small files, slower for fsync; BENCHMARKS).
+public enum RingMode: String, Equatable, Sendable {
+    case off, on, pinned
 }

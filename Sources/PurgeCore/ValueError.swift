@@ -28,6 +28,8 @@ public enum ValueError: Error, Equatable, Sendable, CustomStringConvertible {
     case zero
     /// Neither `on` nor `off`.
     case notOnOrOff
+    /// None of `on`, `pinned`, `off`.
+    case notOnPinnedOrOff
 
     public var description: String {
         switch self {
@@ -43,6 +45,7 @@ public enum ValueError: Error, Equatable, Sendable, CustomStringConvertible {
         case .lessThanOneSecond: return "must be at least one second"
         case .zero: return "must be more than 0"
         case .notOnOrOff: return "must be on or off"
+        case .notOnPinnedOrOff: return "must be on, pinned or off"
         }
     }
 }

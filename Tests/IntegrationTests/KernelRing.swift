@@ -21,6 +21,27 @@ enum KernelRing {
         try (on ? "Y" : "N").write(toFile: switchPath, atomically: false, encoding: .utf8)
     }
 
+    /// The io_uring descriptors `pid` holds: one a ring thread.
+    static func rings(of pid: pid_t) -> Int {
+        let directory = "/proc/\(pid)/fd"
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return descriptors.filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0)) == "anon_inode:[io_uring]"
+        }.count
+    }
+
+    /// Threads of `pid` allowed on one CPU only (`Cpus_allowed_list`).
+    static func threadsOnOneCPU(of pid: pid_t) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.filter { task in
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") })
+            else { return false }
+            let list = line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces)
+            return !list.contains("-") && !list.contains(",")
+        }.count
+    }
+
     /// Completions the daemon's rings have posted, from the kernel's own
     /// accounting (`CqTail` in /proc/PID/fdinfo of each io_uring descriptor);
     /// nil when the process holds no ring.

@@ -29,6 +29,9 @@ final class RingParityTests: ParityTests {
         let after = try XCTUnwrap(KernelRing.completions(of: pid))
         // Each file: lookup, create, writes, flush, release, open, reads, unlink.
         XCTAssertGreaterThan(after - before, 50 * 6, "requests served through the ring")
+        if sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1 {
+            XCTAssertEqual(KernelRing.threadsOnOneCPU(of: pid), 0, "uring=on leaves the ring's threads free to move")
+        }
     }
 }
 
@@ -61,6 +64,27 @@ extension RingParityTests {
         XCTAssertTrue(Subprocess.wait(holder, timeout: 15), "the holder's fsync got an answer")
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         XCTAssertTrue(text.contains("error \(ENOTCONN)"), "the held file's request after the daemon left: \(text)")
+    }
+}
+
+/// `uring=pinned`: each CPU's ring threads stay on that CPU.
+final class RingPinnedTests: MountedTestCase {
+    override var mountOptions: [String] { ["uring=pinned"] }
+
+    override func setUpWithError() throws {
+        try KernelRing.enable(for: self)
+        try super.setUpWithError()
+    }
+
+    func testRingThreadsArePinnedAndServe() throws {
+        let data = pattern(256 << 10, seed: 64)
+        XCTAssertEqual(writeBytes(fixture.mountpoint + "/f", data), 0)
+        XCTAssertEqual(readBytes(fixture.mountpoint + "/f"), data)
+        let pid = try XCTUnwrap(fixture.daemonPID)
+        XCTAssertGreaterThan(try XCTUnwrap(KernelRing.completions(of: pid), "the daemon holds no io_uring"), 0)
+        if sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1 {
+            XCTAssertEqual(KernelRing.threadsOnOneCPU(of: pid), KernelRing.rings(of: pid), "one pinned thread a ring")
+        }
     }
 }
 

@@ -6,7 +6,7 @@ final class MountOptionCatalogTests: XCTestCase {
     private let sampleValues = [
         "SIZE": "1G", "SIZE|N%": "15%", "P1:P2": "zone", "DIR": "/srv/elsewhere", "P": "App", "DURATION": "30s", "FILE": "/etc/app.rules",
         "NAME": "phone", "quota|lru": "lru",
-        "on|off": "on",
+        "on|off": "on", "on|pinned|off": "pinned",
     ]
 
     func testEveryPurgefsOptionInTheCatalogParses() throws {

@@ -23,7 +23,7 @@ final class MountOptionsParsingTests: XCTestCase {
         XCTAssertEqual(options.metricsIntervalSeconds, 3600)
         XCTAssertFalse(options.optimizeStorage)
         XCTAssertFalse(options.passthrough)
-        XCTAssertTrue(options.uring, "FUSE over io_uring wherever the kernel offers it")
+        XCTAssertEqual(options.uring, .on, "FUSE over io_uring wherever the kernel offers it")
         XCTAssertEqual(options.fuseOptions, [])
     }
 
@@ -46,8 +46,9 @@ final class MountOptionsParsingTests: XCTestCase {
         XCTAssertTrue(options.optimizeStorage)
         XCTAssertTrue(options.passthrough)
         XCTAssertFalse(try MountOptions.parse(["passthrough=on,passthrough=off"]).passthrough)
-        XCTAssertFalse(try MountOptions.parse(["uring=off"]).uring)
-        XCTAssertTrue(try MountOptions.parse(["uring=off,uring=on"]).uring)
+        XCTAssertEqual(try MountOptions.parse(["uring=off"]).uring, .off)
+        XCTAssertEqual(try MountOptions.parse(["uring=pinned"]).uring, .pinned)
+        XCTAssertEqual(try MountOptions.parse(["uring=off,uring=on"]).uring, .on)
     }
 
     func testRepeatedOptionsLastWins() throws {
@@ -126,7 +127,7 @@ final class MountOptionsParsingTests: XCTestCase {
         assertRefused(["subtype=other"], .unsupportedSubtype("other"))
         assertRefused(["passthrough=yes"], .invalidValue(option: "passthrough", value: "yes", reason: .notOnOrOff))
         assertRefused(["passthrough"], .missingValue(option: "passthrough"))
-        assertRefused(["uring=1"], .invalidValue(option: "uring", value: "1", reason: .notOnOrOff))
+        assertRefused(["uring=1"], .invalidValue(option: "uring", value: "1", reason: .notOnPinnedOrOff))
         assertRefused(["uring"], .missingValue(option: "uring"))
     }
 

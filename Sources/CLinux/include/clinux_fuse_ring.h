@@ -19,10 +19,11 @@
 /// the custom I/O `writev` (clinux_fuse_wire_writev).
 typedef void (*clinux_fuse_ring_process)(void *session, const void *message, size_t length);
 
-/// Set before the session starts: the connection's descriptor, what serves
-/// a request, and with what. The ring starts once the INIT reply asking for
-/// it is written (clinux_fuse_wire_writev), never before.
-void clinux_fuse_ring_configure(int device, void *session, clinux_fuse_ring_process process);
+/// Set before the session starts: the connection's descriptor, whether each
+/// queue's threads are pinned to its CPU, what serves a request, and with
+/// what. The ring starts once the INIT reply asking for it is written
+/// (clinux_fuse_wire_writev), never before.
+void clinux_fuse_ring_configure(int device, void *session, int pinned, clinux_fuse_ring_process process);
 
 /// Starts one queue per possible CPU, `per_queue` threads each (fewer where
 /// that would pass 64 threads, never fewer than 2), every thread with one

@@ -1,5 +1,6 @@
 import CFuse
 import CLinux
+import PurgeCore
 
 /// What libfuse 3.14 cannot negotiate with the kernel, reached through its
 /// custom I/O hook (`fuse_session_custom_io`), which sees every message
@@ -23,9 +24,10 @@ import CLinux
 enum KernelWire {
     /// Routes the session's connection through the hook. Call after
     /// mounting and before the loop.
-    static func attach(to session: OpaquePointer, passthrough: Bool, ring: Bool) throws(MountError) {
-        clinux_fuse_wire_configure(1, passthrough ? 1 : 0, ring ? Int32(ringThreadsPerQueue) : 0)
-        clinux_fuse_ring_configure(fuse_session_fd(session), UnsafeMutableRawPointer(session)) { session, message, length in
+    static func attach(to session: OpaquePointer, passthrough: Bool, ring: RingMode) throws(MountError) {
+        clinux_fuse_wire_configure(1, passthrough ? 1 : 0, ring == .off ? 0 : Int32(ringThreadsPerQueue))
+        let pinned: Int32 = ring == .pinned ? 1 : 0
+        clinux_fuse_ring_configure(fuse_session_fd(session), UnsafeMutableRawPointer(session), pinned) { session, message, length in
             var buffer = fuse_buf()
             buffer.size = length
             buffer.mem = UnsafeMutableRawPointer(mutating: message)
