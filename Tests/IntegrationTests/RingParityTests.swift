@@ -67,20 +67,29 @@ extension RingParityTests {
     }
 }
 
-/// `uring=pinned`: each CPU's ring threads stay on that CPU.
-final class RingPinnedTests: MountedTestCase {
-    override var mountOptions: [String] { ["uring=pinned"] }
-
+/// A mount made while the kernel offers the ring, with a file written and
+/// read back through it before each test looks at the daemon.
+class RingMountTestCase: MountedTestCase {
     override func setUpWithError() throws {
         try KernelRing.enable(for: self)
         try super.setUpWithError()
     }
 
-    func testRingThreadsArePinnedAndServe() throws {
-        let data = pattern(256 << 10, seed: 64)
+    /// Writes `size` bytes through the mount, reads them back, and returns the daemon's pid.
+    func roundTrip(size: Int, seed: UInt64) throws -> pid_t {
+        let data = pattern(size, seed: seed)
         XCTAssertEqual(writeBytes(fixture.mountpoint + "/f", data), 0)
         XCTAssertEqual(readBytes(fixture.mountpoint + "/f"), data)
-        let pid = try XCTUnwrap(fixture.daemonPID)
+        return try XCTUnwrap(fixture.daemonPID)
+    }
+}
+
+/// `uring=pinned`: each CPU's ring threads stay on that CPU.
+final class RingPinnedTests: RingMountTestCase {
+    override var mountOptions: [String] { ["uring=pinned"] }
+
+    func testRingThreadsArePinnedAndServe() throws {
+        let pid = try roundTrip(size: 256 << 10, seed: 64)
         XCTAssertGreaterThan(try XCTUnwrap(KernelRing.completions(of: pid), "the daemon holds no io_uring"), 0)
         if sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1 {
             XCTAssertEqual(KernelRing.threadsOnOneCPU(of: pid), KernelRing.rings(of: pid), "one pinned thread a ring")
@@ -89,19 +98,11 @@ final class RingPinnedTests: MountedTestCase {
 }
 
 /// `uring=off`: the same kernel offers the ring, the daemon declines it.
-final class RingDeclinedTests: MountedTestCase {
+final class RingDeclinedTests: RingMountTestCase {
     override var mountOptions: [String] { ["uring=off"] }
 
-    override func setUpWithError() throws {
-        try KernelRing.enable(for: self)
-        try super.setUpWithError()
-    }
-
     func testUringOffServesThroughTheDevice() throws {
-        let data = pattern(64 << 10, seed: 62)
-        XCTAssertEqual(writeBytes(fixture.mountpoint + "/f", data), 0)
-        XCTAssertEqual(readBytes(fixture.mountpoint + "/f"), data)
-        let pid = try XCTUnwrap(fixture.daemonPID)
+        let pid = try roundTrip(size: 64 << 10, seed: 62)
         XCTAssertNil(KernelRing.completions(of: pid), "a daemon told uring=off holds no io_uring")
     }
 }
