@@ -41,13 +41,9 @@ enum FileOperations {
             let file = OpenFile.from(info!)
             if fs.isStale(file) { fuse_reply_err(request, EIO); return }  // opened before a crash
             fs.read(file)
-            if size <= FileOperations.copiedReadLimit {
+            // A ring thread reads any read straight into its entry: one copy, as a splice would cost.
+            if size <= FileOperations.copiedReadLimit || clinux_fuse_ring_reply_area(size) != nil {
                 FileOperations.replyCopied(request, file.descriptor, size: size, offset: offset)
-                return
-            }
-            // A ring thread reads into its entry: one copy, as a splice would cost.
-            if let area = clinux_fuse_ring_reply_area(size) {
-                FileOperations.replyRead(request, file.descriptor, into: UnsafeMutableRawBufferPointer(start: area, count: size), offset: offset)
                 return
             }
             // Spliced from the backing file to the kernel where possible: no copy through userspace.
@@ -135,8 +131,8 @@ extension FileOperations {
         replyRead(request, descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), offset: offset)
     }
 
-    /// Reads into `buffer` (at least 1 byte of memory) and replies with what was read.
-    static func replyRead(_ request: fuse_req_t?, _ descriptor: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer, offset: off_t) {
+    /// Reads into `buffer` and replies with what was read.
+    private static func replyRead(_ request: fuse_req_t?, _ descriptor: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer, offset: off_t) {
         do throws(Errno) {
             let count = try descriptor.read(into: buffer, at: Int64(offset))
             fuse_reply_buf(request, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), count)
