@@ -69,8 +69,6 @@ static struct {
     _Atomic int *waiting;
     _Atomic int count;
     _Atomic int stopping;
-    _Atomic int alive;
-    _Atomic uint64_t served;
     pthread_mutex_t lifecycle;
 } R = {.device = -1, .lifecycle = PTHREAD_MUTEX_INITIALIZER};
 
@@ -85,10 +83,6 @@ void clinux_fuse_ring_configure(int device, void *session, int pinned, clinux_fu
     R.pinned = pinned;
     R.process = process;
 }
-
-int clinux_fuse_ring_threads(void) { return atomic_load(&R.alive); }
-
-uint64_t clinux_fuse_ring_served(void) { return atomic_load(&R.served); }
 
 /// The kernel makes one queue per possible CPU (num_possible_cpus).
 static int possible_cpus(void) {
@@ -171,7 +165,6 @@ static void serve(struct ring_thread *t) {
     memcpy(message, &in, sizeof in);
     memcpy(message + sizeof in, t->header->op_in, argument);
     atomic_store(&t->serving, in.unique);
-    atomic_fetch_add_explicit(&R.served, 1, memory_order_relaxed);
     clinux_fuse_wire_note(message, in.len);
     R.process(R.session, message, in.len);
 }
@@ -205,7 +198,6 @@ static void *ring_main(void *argument) {
         if (result < 0) break;
         serve(t);
     }
-    atomic_fetch_sub(&R.alive, 1);
     return NULL;
 }
 
@@ -250,9 +242,7 @@ int clinux_fuse_ring_start(size_t payload, int per_queue) {
         status = prepare(t, index % queues, payload);
         if (status < 0) break;
         t->running = 1;
-        atomic_fetch_add(&R.alive, 1);
         if ((status = -pthread_create(&t->thread, NULL, ring_main, t)) < 0) {
-            atomic_fetch_sub(&R.alive, 1);
             io_uring_queue_exit(&t->ring);
             t->running = 0;
             break;

@@ -71,8 +71,6 @@ int clinux_fuse_wire_ring_offered(void) {
            (atomic_load(&offered_flags2) & WIRE_OVER_IO_URING_FLAGS2);
 }
 
-int clinux_fuse_wire_ring(void) { return atomic_load(&negotiated_ring); }
-
 int clinux_fuse_wire_killpriv_v2(void) { return atomic_load(&negotiated_killpriv_v2); }
 
 int clinux_fuse_wire_passthrough(void) { return atomic_load(&negotiated_passthrough); }

@@ -37,12 +37,6 @@ int clinux_fuse_ring_start(size_t payload, int per_queue);
 /// connection.
 void clinux_fuse_ring_stop(void);
 
-/// Ring threads still serving (each ends when the kernel refuses or cancels its entry).
-int clinux_fuse_ring_threads(void);
-
-/// Requests served through the ring so far.
-uint64_t clinux_fuse_ring_served(void);
-
 /// Where the calling ring thread may put `size` bytes of the reply to the
 /// request it serves, so that the reply needs no copy: its entry's payload
 /// buffer (the request's own payload is spent by then only for requests

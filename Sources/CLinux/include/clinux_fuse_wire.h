@@ -24,8 +24,6 @@ void clinux_fuse_wire_configure(int want_killpriv_v2, int want_passthrough, int 
 /// Whether the kernel's INIT offers the ring and it was asked for: known
 /// when libfuse's init callback runs, before the reply is sent.
 int clinux_fuse_wire_ring_offered(void);
-/// Whether the INIT reply sent turned the ring on (0 before INIT).
-int clinux_fuse_wire_ring(void);
 
 /// Notes what a request tells the thread that serves it (the ring's threads
 /// call it for the requests they are handed).
