@@ -19,6 +19,10 @@ public struct ChangeEvent: Sendable {
         public static let onDirectory = Kind(rawValue: 1 << 5)
         /// The kernel dropped events: anything may have changed.
         public static let overflow = Kind(rawValue: 1 << 6)
+        /// inotify's watch is gone (its directory was deleted): its number
+        /// may be given to another directory, and the directory's inode
+        /// number to a new directory.
+        public static let unwatched = Kind(rawValue: 1 << 7)
     }
 
     /// The directory an event is about: by file handle (fanotify) or by watch (inotify).
@@ -140,7 +144,8 @@ public final class InotifyWatch: Sendable {
 
     public func wait(milliseconds: Int32) -> Bool { ChangeWatchIO.wait(descriptor, milliseconds: milliseconds) }
 
-    /// The events ready now. A watch whose directory is gone reports nothing more.
+    /// The events ready now. A watch whose directory is gone reports
+    /// `unwatched` once, then nothing more.
     public func read() throws(Errno) -> [ChangeEvent] {
         try ChangeWatchIO.drain(descriptor) { buffer, length in
             var events: [ChangeEvent] = []
@@ -158,7 +163,8 @@ public final class InotifyWatch: Sendable {
                 if raw.mask & (clinux_IN_MODIFY | clinux_IN_CLOSE_WRITE) != 0 { kind.insert(.modified) }
                 if raw.mask & clinux_IN_ATTRIB != 0 { kind.insert(.attributes) }
                 if raw.mask & UInt32(0x4000_0000) != 0 { kind.insert(.onDirectory) }  // IN_ISDIR
-                if kind.isEmpty { continue }  // IN_IGNORED and the like
+                if raw.mask & clinux_IN_IGNORED != 0 { kind.insert(.unwatched) }
+                if kind.isEmpty { continue }  // IN_UNMOUNT and the like
                 let name = raw.name.map { Array(UnsafeBufferPointer(start: $0, count: strlen($0) + 1)) } ?? [0]
                 events.append(ChangeEvent(kind: kind, pid: 0, directory: raw.wd >= 0 ? .watch(raw.wd) : nil, name: name, target: nil))
             }

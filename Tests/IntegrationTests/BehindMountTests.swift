@@ -60,6 +60,10 @@ final class BehindMountTests: MountedTestCase {
         try Self.runWorkload(fixture)
     }
 
+    func testADirectoryMadeWithADeletedOnesInodeNumberIsANewDirectory() throws {
+        try Self.runInodeReuse(fixture)
+    }
+
     /// Bytes rewritten behind the mount at the same size (no figure
     /// changes) still reach a reader through the mount: the kernel's cached
     /// pages of the file are dropped, not kept until they age out.
@@ -109,6 +113,39 @@ final class BehindMountTests: MountedTestCase {
 }
 
 extension BehindMountTests {
+    /// ext4 gives a new directory the inode number of one just deleted; the
+    /// new directory is a new one to the daemon (not the old one renamed), and
+    /// with inotify it is watched (the old watch went with the old
+    /// directory), so a file made and grown in it is seen. Nothing below
+    /// `caches` is looked up through the mount before the end, so only the
+    /// watches can tell the daemon (a lookup would also hold the old inode).
+    static func runInodeReuse(_ fixture: MountFixture) throws {
+        let c = fixture.container, m = fixture.mountpoint
+        func cachesFigure(_ name: String) -> XattrOutcome { getAttr(m + "/caches", pf(name)) }
+        makeDirectories(c, ["caches", "caches/old"])
+        XCTAssertEqual(writeBytes(c + "/caches/old/x", tiled(1_000, seed: 12)), 0)
+        XCTAssertTrue(eventually(timeout: 10) { cachesFigure("files") == .value("1") }, "caches files \(cachesFigure("files"))")
+        var old = stat(), new = stat()
+        XCTAssertEqual(stat(c + "/caches/old", &old), 0)
+        XCTAssertEqual(unlink(c + "/caches/old/x"), 0)
+        XCTAssertEqual(rmdir(c + "/caches/old"), 0)
+        makeDirectories(c, ["caches/new"])
+        XCTAssertEqual(stat(c + "/caches/new", &new), 0)
+        XCTAssertEqual(new.st_ino, old.st_ino, "this test needs the backing filesystem to reuse the inode number (ext4 does)")
+        XCTAssertTrue(eventually(timeout: 10) { cachesFigure("files") == .value("0") }, "caches files \(cachesFigure("files"))")
+        XCTAssertEqual(writeBytes(c + "/caches/new/file", tiled(10_000, seed: 13)), 0)
+        XCTAssertTrue(eventually(timeout: 10) { cachesFigure("size") == .value("10000") },
+                      "the file made in caches/new is seen; caches size \(cachesFigure("size"))")
+        let fd = open(c + "/caches/new/file", O_WRONLY | O_APPEND | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        let more = tiled(500_000, seed: 14)
+        XCTAssertEqual(more.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }, more.count)
+        close(fd)
+        XCTAssertTrue(eventually(timeout: 10) { cachesFigure("size") == .value("510000") },
+                      "its growth is seen; caches size \(cachesFigure("size"))")
+        assertSettles(fixture, "at the end")
+    }
+
     /// Writes, growth, truncation, renames, links and deletes in the backing
     /// container, each phase followed by a wait for the mount to agree with a walk.
     static func runWorkload(_ fixture: MountFixture) throws {
@@ -160,6 +197,11 @@ final class BehindMountInotifyTests: MountedTestCase {
     func testTheInotifyFallbackFollowsTheSameChanges() throws {
         try fixture.mount(options: ["capacity=64M", "low=4M", "high=8M"], launcher: ["env", "PURGEFS_TRACK_BEHIND=inotify"])
         try BehindMountTests.runWorkload(fixture)
+    }
+
+    func testADirectoryMadeWithADeletedOnesInodeNumberIsWatched() throws {
+        try fixture.mount(options: ["capacity=64M", "low=4M", "high=8M"], launcher: ["env", "PURGEFS_TRACK_BEHIND=inotify"])
+        try BehindMountTests.runInodeReuse(fixture)
     }
 }
 

@@ -83,7 +83,9 @@ final class BehindMountTracker: Sendable {
         DispatchQueue(label: "purgefs.behind-mount-tracker").async { [self] in
             var outside: Set<FileHandle> = []
             var watches = WatchTable()
-            if case .inotify(let watch) = source { watches.watchAll(filesystem, with: watch) }
+            if case .inotify(let watch) = source {
+                for (_, descriptor) in watches.watchAll(filesystem, with: watch) { descriptor.closeQuietly() }
+            }
             let me = CurrentProcess.id.rawValue
             while !stopping.load(ordering: .acquiring) {
                 guard wait(milliseconds: 250) else { continue }
@@ -174,6 +176,12 @@ final class BehindMountTracker: Sendable {
                 verifier?.kick()
                 continue
             }
+            if event.kind.contains(.unwatched), case .watch(let wd)? = event.directory {
+                // Its directory is gone; a new one may get its inode number
+                // (ext4 reuses it at once) and must then be watched anew.
+                watches.forget(wd)
+                continue
+            }
             // Our own changes: the ledger has them from the handlers already.
             if event.pid == me { continue }
             guard let place = event.directory else { continue }
@@ -207,11 +215,35 @@ final class BehindMountTracker: Sendable {
             for (place, name, listing, destination) in retries { note(place, name, listing: listing, destination: destination) }
             reconcileAll()
         }
+        if case .inotify(let watch) = source, newDirectoryNamed || !changes.addedDirectories.isEmpty {
+            changes.merge(watchNewDirectories(with: watch, in: &watches))
+        }
         if !changes.addedDirectories.isEmpty { outside.removeAll() }
         for notice in changes.notices { filesystem.notifier.send(notice) }
-        if case .inotify(let watch) = source, newDirectoryNamed || !changes.addedDirectories.isEmpty {
-            watches.watchAll(filesystem, with: watch)
+    }
+
+    /// Watches the ledger's directories that are not watched yet, then lists
+    /// each of them once more: what was made in a new directory after the
+    /// walk that found it and before its watch sent no event. A directory
+    /// that listing finds is watched and listed in turn.
+    private func watchNewDirectories(with watch: InotifyWatch, in watches: inout WatchTable) -> ContainerFileSystem.BehindMountChanges {
+        var changes = ContainerFileSystem.BehindMountChanges()
+        var fresh = watches.watchAll(filesystem, with: watch)
+        // Each round needs directories made meanwhile; the bound only keeps
+        // a process making them without end from holding this loop (its
+        // later directories are watched at the next batch).
+        for _ in 0..<64 where !fresh.isEmpty {
+            var added = false
+            for (id, descriptor) in fresh {
+                let found = filesystem.reconcile(id, at: descriptor, names: [], listing: true)
+                descriptor.closeQuietly()
+                added = added || !found.addedDirectories.isEmpty
+                changes.merge(found)
+            }
+            fresh = added ? watches.watchAll(filesystem, with: watch) : []
         }
+        for (_, descriptor) in fresh { descriptor.closeQuietly() }
+        return changes
     }
 
     /// The directory `place` names, open, if the ledger has it.
@@ -244,9 +276,16 @@ private struct WatchTable {
     var watched: Set<EntryID> = []
     var full = false
 
+    /// Forgets a watch the kernel removed (its directory was deleted).
+    mutating func forget(_ wd: Int32) {
+        guard let id = directories.removeValue(forKey: wd) else { return }
+        watched.remove(id)
+    }
+
     /// Watches every directory of the ledger not watched yet (opened by its
     /// recorded names), and forgets watches of directories it no longer has.
-    mutating func watchAll(_ filesystem: ContainerFileSystem, with watch: InotifyWatch) {
+    /// Returns the directories watched now, open (the caller closes them).
+    mutating func watchAll(_ filesystem: ContainerFileSystem, with watch: InotifyWatch) -> [(EntryID, FileDescriptor)] {
         let (ids, chains) = filesystem.state.read { ledger, names -> ([EntryID], [EntryID: [(id: EntryID, name: [CChar])]]) in
             let ids = ledger.directoryIDs
             var chains: [EntryID: [(id: EntryID, name: [CChar])]] = [:]
@@ -259,20 +298,26 @@ private struct WatchTable {
             directories[wd] = nil
             watched.remove(id)
         }
+        var fresh: [(EntryID, FileDescriptor)] = []
         for (id, chain) in chains {
             guard let descriptor = try? DirectoryNames.open(chain, from: filesystem.root) else { continue }
-            defer { descriptor.closeQuietly() }
             do {
                 let wd = try watch.watch(descriptor)
+                // The same number for an inode watched already: a directory
+                // whose watch is kept under its old identity.
+                if let earlier = directories[wd] { watched.remove(earlier) }
                 directories[wd] = id
                 watched.insert(id)
+                fresh.append((id, descriptor))
             } catch {
+                descriptor.closeQuietly()
                 if !full {
                     Diagnostics.note("changes behind the mount: cannot watch every directory (\(error)); the periodic verification repairs the rest")
                 }
                 full = true
-                return
+                break
             }
         }
+        return fresh
     }
 }

@@ -26,6 +26,9 @@ extension ContainerFileSystem {
         var notices: [KernelNotifier.Notice] = []
         /// Directories that entered the ledger (made or moved in).
         var addedDirectories: [EntryID] = []
+        /// Recorded directories found under another name here, by that name:
+        /// compared entry by entry next (`reconcile`).
+        fileprivate var renamed: [(id: EntryID, name: [CChar])] = []
 
         mutating func merge(_ other: BehindMountChanges) {
             repairs += other.repairs
@@ -39,16 +42,31 @@ extension ContainerFileSystem {
     /// compared (names made, removed, renamed); `names` are entries whose
     /// data may have changed or that may be new, looked at one by one. The
     /// kernel is told about `names` in any case.
+    ///
+    /// A recorded directory found under another name is either that
+    /// directory renamed or moved, or a new one that got the inode number of
+    /// one just deleted (ext4 hands it out again at once). Its entries are
+    /// compared too, which is right either way: files of a deleted directory
+    /// are not kept as if they lived on in the new one.
     func reconcile(_ id: EntryID, at directory: FileDescriptor, names: Set<[CChar]>, listing: Bool) -> BehindMountChanges {
         let changes = (try? locks.withLocks(id) { () -> BehindMountChanges in
             reconcileLocked(id, at: directory, names: names, listing: listing)
         }) ?? BehindMountChanges()
         var all = changes
+        all.renamed = []
         if let node = inodes.node(for: id) {
             for name in names where name.count > 1 {
                 all.notices.append(.deleted(parent: node, child: nil, name: name))
             }
             if !changes.repairs.isEmpty { all.notices.append(.dataChanged(node)) }
+        }
+        for (child, name) in changes.renamed {
+            guard let opened = (name.withUnsafeBufferPointer {
+                try? FileDescriptor.open($0.baseAddress!, in: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            }) else { continue }
+            defer { opened.closeQuietly() }
+            guard let status = try? opened.status(), EntryID(status) == child else { continue }
+            all.merge(reconcile(child, at: opened, names: [], listing: true))
         }
         return all
     }
@@ -141,6 +159,7 @@ extension ContainerFileSystem {
                 events.foundBehindMount(.moved(entry.status, id: entry.id, from: id, newName: $0.baseAddress!, to: id))
             }
             changes.repairs.append("directory \(place)/\(Self.text(entry.name)): renamed")
+            changes.renamed.append((entry.id, entry.name))
         }
         for entry in touched {
             // Its data may have changed, even at the same size: the kernel's
@@ -175,6 +194,7 @@ extension ContainerFileSystem {
             events.foundBehindMount(.moved(entry.status, id: entry.id, from: from, newName: name, to: parent))
             changes.repairs.append("directory \(place)/\(Self.text(entry.name)): moved in")
             changes.addedDirectories.append(entry.id)
+            changes.renamed.append((entry.id, entry.name))
             return
         }
         events.foundBehindMount(.created(entry.status, id: entry.id, name: name, in: parent))
