@@ -172,11 +172,12 @@ static void serve(struct ring_thread *t) {
 static void *ring_main(void *argument) {
     struct ring_thread *t = argument;
     self = t;
+    // Pinned (`uring=pinned`, the default), a request never wakes another
+    // CPU: creates, small files, stats and cached reads go faster.
     // Unpinned (`uring=on`), a thread that waits in a handler (an fsync, a
     // read from disk) is woken where the I/O completes, and a busy CPU's
-    // requests are served on an idle one; pinned (`uring=pinned`), a
-    // request never wakes another CPU: many small files go faster, fsyncs
-    // slower (BENCHMARKS, session 6). An offline CPU's queue stays unpinned.
+    // requests are served on an idle one: a database's bulk load goes a
+    // tenth faster (BENCHMARKS, run P). An offline CPU's queue stays unpinned.
     if (R.pinned) clinux_pin_thread(t->qid);
     pthread_mutex_lock(&t->lock);
     queue_command(t, RING_CMD_REGISTER, 0);

@@ -3,7 +3,7 @@ import Glibc
 import XCTest
 
 /// Every parity test again, with the requests served through FUSE over
-/// io_uring (the kernel's `enable_uring` on, purgefs's `uring=on` default):
+/// io_uring (the kernel's `enable_uring` on, purgefs's `uring=pinned` default):
 /// the same results and errno values as a native directory, through the
 /// ring's own path for requests and replies (`fuse_ring.c`).
 final class RingParityTests: ParityTests {
@@ -30,7 +30,8 @@ final class RingParityTests: ParityTests {
         // Each file: lookup, create, writes, flush, release, open, reads, unlink.
         XCTAssertGreaterThan(after - before, 50 * 6, "requests served through the ring")
         if sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1 {
-            XCTAssertEqual(KernelRing.threadsOnOneCPU(of: pid), 0, "uring=on leaves the ring's threads free to move")
+            XCTAssertEqual(KernelRing.threadsOnOneCPU(of: pid), KernelRing.rings(of: pid),
+                           "by default (uring=pinned) each ring's thread stays on its CPU")
         }
     }
 }
@@ -93,6 +94,19 @@ final class RingPinnedTests: RingMountTestCase {
         XCTAssertGreaterThan(try XCTUnwrap(KernelRing.completions(of: pid), "the daemon holds no io_uring"), 0)
         if sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1 {
             XCTAssertEqual(KernelRing.threadsOnOneCPU(of: pid), KernelRing.rings(of: pid), "one pinned thread a ring")
+        }
+    }
+}
+
+/// `uring=on`: the ring, its threads free to run on any CPU.
+final class RingUnpinnedTests: RingMountTestCase {
+    override var mountOptions: [String] { ["uring=on"] }
+
+    func testRingThreadsAreFreeToMoveAndServe() throws {
+        let pid = try roundTrip(size: 256 << 10, seed: 65)
+        XCTAssertGreaterThan(try XCTUnwrap(KernelRing.completions(of: pid), "the daemon holds no io_uring"), 0)
+        if sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1 {
+            XCTAssertEqual(KernelRing.threadsOnOneCPU(of: pid), 0, "uring=on leaves the ring's threads free to move")
         }
     }
 }

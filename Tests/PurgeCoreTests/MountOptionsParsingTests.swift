@@ -23,7 +23,7 @@ final class MountOptionsParsingTests: XCTestCase {
         XCTAssertEqual(options.metricsIntervalSeconds, 3600)
         XCTAssertFalse(options.optimizeStorage)
         XCTAssertFalse(options.passthrough)
-        XCTAssertEqual(options.uring, .on, "FUSE over io_uring wherever the kernel offers it")
+        XCTAssertEqual(options.uring, .pinned, "FUSE over io_uring wherever the kernel offers it, each CPU's threads on it")
         XCTAssertEqual(options.fuseOptions, [])
     }
 
