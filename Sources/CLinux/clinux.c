@@ -52,6 +52,14 @@ ssize_t clinux_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *
 
 int clinux_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 
+int64_t clinux_birth_time(int dirfd, const char *name) {
+    struct statx status;
+    int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | (name[0] == 0 ? AT_EMPTY_PATH : 0);
+    if (statx(dirfd, name, flags, STATX_BTIME, &status) != 0) return -errno;
+    if (!(status.stx_mask & STATX_BTIME)) return 0;
+    return (int64_t)status.stx_btime.tv_sec * 1000000000 + status.stx_btime.tv_nsec;
+}
+
 int clinux_flock_exclusive_nonblocking(int fd) { return flock(fd, LOCK_EX | LOCK_NB); }
 
 int clinux_fallocate(int fd, int mode, int64_t offset, int64_t len) {

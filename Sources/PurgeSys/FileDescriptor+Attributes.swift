@@ -19,6 +19,16 @@ extension FileDescriptor {
         return result
     }
 
+    /// When the inode of `name` in this directory (or, for nil, of this
+    /// descriptor) was made, in nanoseconds since the epoch; nil where the
+    /// filesystem does not keep it. It tells a new inode from an earlier
+    /// one that had the same number. Wraps `statx(2)` with `STATX_BTIME`.
+    public func birthTime(of name: CName? = nil) throws(Errno) -> UInt64? {
+        let result = name.map { clinux_birth_time(rawValue, $0) } ?? clinux_birth_time(rawValue, "")
+        if result < 0 { throw Errno(Int32(-result)) }
+        return result == 0 ? nil : UInt64(result)
+    }
+
     /// Changes the mode bits. Wraps `chmod(2)` on the `/proc/self/fd` link,
     /// which works for `O_PATH` descriptors.
     public func changeMode(_ mode: mode_t) throws(Errno) {

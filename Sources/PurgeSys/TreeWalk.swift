@@ -15,6 +15,8 @@ public struct TreeWalk {
         public let status: stat
         /// Depth below the root (1 for the root's own entries).
         public let depth: Int
+        /// The directory holding the entry, open during the visit only.
+        public let directory: FileDescriptor
     }
 
     public let root: FileDescriptor
@@ -56,7 +58,7 @@ public struct TreeWalk {
             do { status = try listing.status(of: entry.name) } catch {
                 continue  // removed since it was listed
             }
-            let enter = visit(Visit(parent: directoryStatus, name: entry.name, status: status, depth: depth))
+            let enter = visit(Visit(parent: directoryStatus, name: entry.name, status: status, depth: depth, directory: listing))
             guard enter, status.st_mode & S_IFMT == S_IFDIR, status.st_dev == device else { continue }
             let child: FileDescriptor
             do {

@@ -33,6 +33,10 @@ extern const int clinux_XATTR_REPLACE;
 
 /// renameat2(2).
 int clinux_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags);
+/// The birth time of `name` in `dirfd` (or of `dirfd` itself for ""), not
+/// following a symlink, in nanoseconds since the epoch: statx(2) with
+/// STATX_BTIME. 0 when the filesystem does not keep it, -errno on error.
+int64_t clinux_birth_time(int dirfd, const char *name);
 /// copy_file_range(2).
 ssize_t clinux_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len, unsigned flags);
 /// pipe2(2), for `O_CLOEXEC` on both ends at once.

@@ -26,9 +26,10 @@ extension ContainerFileSystem {
         var notices: [KernelNotifier.Notice] = []
         /// Directories that entered the ledger (made or moved in).
         var addedDirectories: [EntryID] = []
-        /// Recorded directories found under another name here, by that name:
-        /// compared entry by entry next (`reconcile`).
-        fileprivate var renamed: [(id: EntryID, name: [CChar])] = []
+        /// Recorded directories an event named here, or found here under
+        /// another name, by their name now: compared entry by entry next
+        /// (`reconcile`).
+        fileprivate var relisted: [(id: EntryID, name: [CChar])] = []
 
         mutating func merge(_ other: BehindMountChanges) {
             repairs += other.repairs
@@ -43,24 +44,26 @@ extension ContainerFileSystem {
     /// data may have changed or that may be new, looked at one by one. The
     /// kernel is told about `names` in any case.
     ///
-    /// A recorded directory found under another name is either that
-    /// directory renamed or moved, or a new one that got the inode number of
-    /// one just deleted (ext4 hands it out again at once). Its entries are
-    /// compared too, which is right either way: files of a deleted directory
-    /// are not kept as if they lived on in the new one.
+    /// A recorded directory that an event named, or found under another
+    /// name, is either that directory (renamed, moved, changed) or a new one
+    /// that got the inode number of one just deleted (ext4 hands it out again
+    /// at once, even under the same name). Its entries are compared too,
+    /// which is right either way: files of a deleted directory are not kept
+    /// as if they lived on in the new one. Flags set on an earlier inode
+    /// with the number are dropped (`dropFlagsOfAnEarlierInode`).
     func reconcile(_ id: EntryID, at directory: FileDescriptor, names: Set<[CChar]>, listing: Bool) -> BehindMountChanges {
         let changes = (try? locks.withLocks(id) { () -> BehindMountChanges in
             reconcileLocked(id, at: directory, names: names, listing: listing)
         }) ?? BehindMountChanges()
         var all = changes
-        all.renamed = []
+        all.relisted = []
         if let node = inodes.node(for: id) {
             for name in names where name.count > 1 {
                 all.notices.append(.deleted(parent: node, child: nil, name: name))
             }
             if !changes.repairs.isEmpty { all.notices.append(.dataChanged(node)) }
         }
-        for (child, name) in changes.renamed {
+        for (child, name) in changes.relisted {
             guard let opened = (name.withUnsafeBufferPointer {
                 try? FileDescriptor.open($0.baseAddress!, in: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
             }) else { continue }
@@ -68,6 +71,7 @@ extension ContainerFileSystem {
             guard let status = try? opened.status(), EntryID(status) == child else { continue }
             all.merge(reconcile(child, at: opened, names: [], listing: true))
         }
+        state.saveFlagsIfChanged()
         return all
     }
 
@@ -110,7 +114,12 @@ extension ContainerFileSystem {
                 }
             } else if recordedDirectories.contains(entry) {
                 seenDirectories.insert(entry)
-                if directoryNames[entry] != seen.name { renamedHere.append(seen) }
+                if directoryNames[entry] != seen.name {
+                    renamedHere.append(seen)
+                } else if names.contains(seen.name) {
+                    dropFlagsOfAnEarlierInode(seen, in: directory, place: place, into: &changes)
+                    changes.relisted.append((entry, seen.name))
+                }
             } else {
                 found.append(seen)
             }
@@ -159,12 +168,14 @@ extension ContainerFileSystem {
                 events.foundBehindMount(.moved(entry.status, id: entry.id, from: id, newName: $0.baseAddress!, to: id))
             }
             changes.repairs.append("directory \(place)/\(Self.text(entry.name)): renamed")
-            changes.renamed.append((entry.id, entry.name))
+            dropFlagsOfAnEarlierInode(entry, in: directory, place: place, into: &changes)
+            changes.relisted.append((entry.id, entry.name))
         }
         for entry in touched {
             // Its data may have changed, even at the same size: the kernel's
             // cached pages go (it does not compare mtimes itself, `initialize`).
             if let node = inodes.node(for: entry.id) { changes.notices.append(.dataChanged(node)) }
+            dropFlagsOfAnEarlierInode(entry, in: directory, place: place, into: &changes)
             refresh(entry, in: directory, place: place, into: &changes)
         }
         guard listing else { return changes }
@@ -194,7 +205,8 @@ extension ContainerFileSystem {
             events.foundBehindMount(.moved(entry.status, id: entry.id, from: from, newName: name, to: parent))
             changes.repairs.append("directory \(place)/\(Self.text(entry.name)): moved in")
             changes.addedDirectories.append(entry.id)
-            changes.renamed.append((entry.id, entry.name))
+            dropFlagsOfAnEarlierInode(entry, in: directory, place: place, into: &changes)
+            changes.relisted.append((entry.id, entry.name))
             return
         }
         events.foundBehindMount(.created(entry.status, id: entry.id, name: name, in: parent))
@@ -232,6 +244,31 @@ extension ContainerFileSystem {
             return true
         })
         changes.repairs.append("directory \(place)/\(Self.text(entry.name)): added with \(files) files (\(bytes) bytes) below")
+    }
+
+    /// Drops `pinned`, `group` and `tombstone` of a recorded entry when they
+    /// were set on an earlier inode that had its number: the flags are kept
+    /// by identity, and a file or directory deleted behind the mount and
+    /// followed at once by a new one with its inode number must not pass
+    /// them on. Only entries with flags cost a `statx`.
+    private func dropFlagsOfAnEarlierInode(_ entry: Seen, in directory: FileDescriptor, place: String,
+                                           into changes: inout BehindMountChanges) {
+        guard state.withBooks({ $0.flags.flags(of: entry.id) }) != [] else { return }
+        let birth = entry.name.withUnsafeBufferPointer { try? directory.birthTime(of: $0.baseAddress!) }
+        guard let born = birth ?? nil else { return }
+        let dropped = state.withBooks { books -> StoredFlags.Flags in
+            guard !books.flags.belong(to: entry.id, born: born) else { return [] }
+            let old = books.flags.flags(of: entry.id)
+            books.flags.remove(entry.id)
+            books.flagsChanged = true
+            if old.contains(.pinned) { try? books.ledger.setPinned(entry.id, false) }
+            if old.contains(.group) { try? books.ledger.setGroup(entry.id, false) }
+            if old.contains(.tombstone) { try? books.ledger.setTombstone(entry.id, false) }
+            return old
+        }
+        if !dropped.isEmpty {
+            changes.repairs.append("\(place)/\(Self.text(entry.name)): flags of an earlier inode with its number dropped")
+        }
     }
 
     /// Brings a recorded file's size and allocation up to date. Re-reads

@@ -6,6 +6,8 @@ import PurgeSys
 extension ContainerFileSystem {
     func setFlag(_ attribute: PurgeAttribute, _ on: Bool, for inode: Inode) throws(Errno) {
         let id = inode.key
+        // Read before the lock: it tells this inode from an earlier one with its number.
+        let born = (try? inode.withDescriptor { (file) throws(Errno) in try file.birthTime() }) ?? nil
         try state.withBooks { (books) throws(Errno) in
             do throws(FlagError) {
                 try Self.apply(attribute, on, to: id, in: &books.ledger)
@@ -15,7 +17,7 @@ extension ContainerFileSystem {
                 case .core(let error): throw Errno(error)
                 }
             }
-            books.flags.set(StoredFlags.Flags(attribute), on, for: id)
+            books.flags.set(StoredFlags.Flags(attribute), on, for: id, born: born)
             books.flagsChanged = true
         }
         state.saveFlagsIfChanged()

@@ -20,6 +20,9 @@ struct ContainerScan {
     var linkedClones = LinkedCloneRegistry()
     /// After `run`: the stored purge order had a stamp for every file found, and no other.
     private(set) var recencyIsCurrent = false
+    /// After `run`: entries whose stored flags were set on an earlier inode
+    /// with the same number (deleted while unmounted); not applied.
+    private(set) var staleFlags: [EntryID] = []
     /// Called every `progressInterval` entries with the count so far.
     var progress: (Int) -> Void = { _ in }
     var progressInterval = 100_000
@@ -53,7 +56,7 @@ struct ContainerScan {
                     try ledger.addDirectory(id, parent: parent)
                     names.record(id, parent: parent, name: visit.name)
                     if zones.contains(id) { try ledger.setZone(id, true) }
-                    try apply(flags.flags(of: id), to: id, in: &ledger)
+                    try applyFlags(of: id, visit, to: &ledger)
                     return true
                 case S_IFREG:
                     if CloneLeftovers.matches(visit.name) {
@@ -66,7 +69,7 @@ struct ContainerScan {
                             id, parent: parent, size: UInt64(visit.status.st_size),
                             allocated: ContainerState.allocated(visit.status),
                             lastUsed: Self.stamp(fromTimesOf: visit.status))
-                        try apply(flags.flags(of: id), to: id, in: &ledger)
+                        try applyFlags(of: id, visit, to: &ledger)
                     }
                 default:
                     break
@@ -94,6 +97,19 @@ struct ContainerScan {
         return linkedClones.identity(
             of: EntryID(status), regularFile: status.st_mode & S_IFMT == S_IFREG,
             named: .init(parent: parent, name: CNames.bytes(name)))
+    }
+
+    /// The stored flags of the entry `visit` found, unless they were set on
+    /// an earlier inode with its number (only an entry with flags costs a `statx`).
+    private mutating func applyFlags(of id: EntryID, _ visit: TreeWalk.Visit, to ledger: inout Ledger) throws(PurgeCoreError) {
+        let stored = flags.flags(of: id)
+        guard !stored.isEmpty else { return }
+        let born = (try? visit.directory.birthTime(of: visit.name)) ?? nil
+        guard flags.belong(to: id, born: born) else {
+            staleFlags.append(id)
+            return
+        }
+        try apply(stored, to: id, in: &ledger)
     }
 
     private func apply(_ stored: StoredFlags.Flags, to id: EntryID, in ledger: inout Ledger) throws(PurgeCoreError) {

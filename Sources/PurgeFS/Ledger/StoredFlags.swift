@@ -3,7 +3,8 @@ import PurgeCore
 /// The purgefs flags set with `setfattr` (`pinned`, `group`, `tombstone`),
 /// kept in the state directory by backing identity rather than as xattrs on
 /// the files, so the walk at mount reads one small file instead of an
-/// attribute per file. Lines of `device inode flags`.
+/// attribute per file, with each inode's birth time to tell it from a later
+/// inode given the same number.
 struct StoredFlags: Equatable, Sendable {
     struct Flags: OptionSet, Hashable, Sendable {
         let rawValue: UInt8
@@ -14,16 +15,34 @@ struct StoredFlags: Equatable, Sendable {
 
     static let fileName = "flags"
 
-    private(set) var entries: [EntryID: Flags] = [:]
+    /// An entry's flags, and when the inode they were set on was made
+    /// (nanoseconds since the epoch; 0 where the filesystem does not say).
+    struct Entry: Equatable, Sendable {
+        var flags: Flags
+        var born: UInt64
+    }
+
+    private(set) var entries: [EntryID: Entry] = [:]
 
     init() {}
 
-    func flags(of id: EntryID) -> Flags { entries[id] ?? [] }
+    func flags(of id: EntryID) -> Flags { entries[id]?.flags ?? [] }
 
-    mutating func set(_ flag: Flags, _ on: Bool, for id: EntryID) {
-        var current = flags(of: id)
+    /// Whether the flags stored for `id` were set on the inode made at
+    /// `born`, not on an earlier one that had its number (ext4 hands a freed
+    /// inode number out again at once). An unknown time on either side
+    /// counts as the same inode.
+    func belong(to id: EntryID, born: UInt64?) -> Bool {
+        guard let entry = entries[id], entry.born != 0, let born else { return true }
+        return entry.born == born
+    }
+
+    /// Sets or clears `flag` of the inode `id` made at `born`; flags left by
+    /// an earlier inode with that number are dropped first.
+    mutating func set(_ flag: Flags, _ on: Bool, for id: EntryID, born: UInt64?) {
+        var current = belong(to: id, born: born) ? flags(of: id) : []
         if on { current.insert(flag) } else { current.remove(flag) }
-        entries[id] = current.isEmpty ? nil : current
+        entries[id] = current.isEmpty ? nil : Entry(flags: current, born: born ?? entries[id]?.born ?? 0)
     }
 
     /// Forgets an entry that no longer exists.
@@ -31,22 +50,26 @@ struct StoredFlags: Equatable, Sendable {
         entries[id] = nil
     }
 
+    /// Lines of `device inode flags born`.
     var encoded: [UInt8] {
         var text = ""
-        for (id, flags) in entries.sorted(by: { $0.key < $1.key }) {
-            text += "\(id.device) \(id.inode) \(flags.rawValue)\n"
+        for (id, entry) in entries.sorted(by: { $0.key < $1.key }) {
+            text += "\(id.device) \(id.inode) \(entry.flags.rawValue) \(entry.born)\n"
         }
         return Array(text.utf8)
     }
 
-    /// Parses the file; nil when any line is malformed.
+    /// Parses the file (lines without `born`, as written before it was kept,
+    /// are read as unknown); nil when any line is malformed.
     init?(decoding data: [UInt8]) {
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
             let fields = line.split(separator: " ")
-            guard fields.count == 3, let device = UInt64(fields[0]), let inode = UInt64(fields[1]),
+            guard fields.count == 3 || fields.count == 4, let device = UInt64(fields[0]), let inode = UInt64(fields[1]),
                   let raw = UInt8(fields[2])
             else { return nil }
-            entries[EntryID(device: device, inode: inode)] = Flags(rawValue: raw)
+            let born = fields.count == 4 ? UInt64(fields[3]) : 0
+            guard let born else { return nil }
+            entries[EntryID(device: device, inode: inode)] = Entry(flags: Flags(rawValue: raw), born: born)
         }
     }
 }

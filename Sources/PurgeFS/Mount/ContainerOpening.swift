@@ -48,9 +48,11 @@ struct ContainerOpening {
         }
         leftovers.remove(from: prepared.root, names: names)
         if showProgress { Self.say("indexing \(container): done, \(ledger.linkedFileCount) files") }
-        // Flags of entries the walk did not find are gone with them.
+        // Flags of entries the walk did not find are gone with them, and so
+        // are those of an earlier inode whose number a new one was given.
         var liveFlags = flags
         for id in flags.entries.keys where !ledger.contains(id) { liveFlags.remove(id) }
+        for id in scan.staleFlags { liveFlags.remove(id) }
         state = ContainerState(
             ledger: ledger, names: names, model: CapacityModel(options: options), counters: counters, flags: liveFlags,
             zones: zones, backing: prepared.root, stateDirectory: directory)

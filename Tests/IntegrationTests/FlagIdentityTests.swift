@@ -1,0 +1,79 @@
+import Foundation
+import Glibc
+import XCTest
+
+/// `pinned`, `group` and `tombstone` are kept by the backing inode's
+/// identity (device, inode number). ext4 gives a new file or directory the
+/// number of one just deleted, so a flag must stay with the inode it was set
+/// on: deleted behind the mount or while unmounted and replaced by a new
+/// entry with its number, the new entry has no flag.
+final class FlagIdentityTests: MountedTestCase {
+    override var mountsInSetUp: Bool { false }
+
+    private func replace(_ old: String, with new: String, directory: Bool,
+                         file: StaticString = #filePath, line: UInt = #line) {
+        replaceReusingInode(fixture.container, old, with: new, directory: directory, file: file, line: line)
+    }
+
+    func testAPinDoesNotPassToAFileMadeWithItsNumberWhileUnmounted() throws {
+        let m = fixture.mountpoint
+        try fixture.mount()
+        try FileManager.default.createDirectory(atPath: m + "/caches", withIntermediateDirectories: true)
+        XCTAssertEqual(writeBytes(m + "/caches/a", tiled(10_000, seed: 40)), 0)
+        XCTAssertEqual(setAttr(m + "/caches/a", pf("pinned"), "1"), 0)
+        XCTAssertEqual(getAttr(m + "/caches/a", pf("pinned")), .value("1"))
+        XCTAssertEqual(fixture.unmount(), [])
+
+        replace("caches/a", with: "caches/b", directory: false)
+        try fixture.mount()
+        XCTAssertEqual(getAttr(m + "/caches/b", pf("pinned")), .value("0"), "the new file is not pinned")
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
+        XCTAssertFalse(exists(fixture.container + "/caches/b"), "and so it is purged")
+    }
+
+    func testATombstoneDoesNotPassToADirectoryMadeWithItsNumberWhileUnmounted() throws {
+        let m = fixture.mountpoint
+        try fixture.mount()
+        try FileManager.default.createDirectory(atPath: m + "/caches/old", withIntermediateDirectories: true)
+        XCTAssertEqual(setAttr(m + "/caches/old", pf("tombstone"), "1"), 0)
+        XCTAssertEqual(setAttr(m + "/caches/old", pf("group"), "1"), 0)
+        XCTAssertEqual(fixture.unmount(), [])
+
+        replace("caches/old", with: "caches/new", directory: true)
+        try fixture.mount()
+        XCTAssertEqual(getAttr(m + "/caches/new", pf("tombstone")), .value("0"), "the new directory keeps no tombstone")
+        XCTAssertEqual(getAttr(m + "/caches/new", pf("group")), .value("0"), "nor a group")
+    }
+
+    /// The same behind a live mount: the pinned file is deleted and a new
+    /// one takes its number within one batch of the tracker's.
+    func testAPinDoesNotPassToAFileMadeWithItsNumberBehindTheMount() throws {
+        let m = fixture.mountpoint
+        try fixture.mount()
+        try FileManager.default.createDirectory(atPath: m + "/caches", withIntermediateDirectories: true)
+        XCTAssertEqual(writeBytes(m + "/caches/a", tiled(10_000, seed: 40)), 0)
+        XCTAssertEqual(setAttr(m + "/caches/a", pf("pinned"), "1"), 0)
+        XCTAssertEqual(getAttr(m + "/caches/a", pf("pinned")), .value("1"))
+        // The daemon holds the looked-up file until the kernel forgets it;
+        // only then does deleting it free its number.
+        let pid = try XCTUnwrap(fixture.daemonPID)
+        XCTAssertTrue(eventually(timeout: 20) {
+            _ = try? "2".write(toFile: "/proc/sys/vm/drop_caches", atomically: false, encoding: .utf8)
+            return !Self.holds(pid, fixture.container + "/caches/a")
+        }, "the daemon let go of caches/a")
+
+        replace("caches/a", with: "caches/b", directory: false)
+        XCTAssertTrue(eventually(timeout: 10) { getAttr(m + "/caches", pf("size")) == .value("20000") },
+                      "the tracker saw caches/b; caches size \(getAttr(m + "/caches", pf("size")))")
+        XCTAssertEqual(getAttr(m + "/caches/b", pf("pinned")), .value("0"), "the new file is not pinned")
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
+        XCTAssertFalse(exists(fixture.container + "/caches/b"), "and so it is purged")
+    }
+
+    /// Whether process `pid` holds a descriptor on `path`.
+    private static func holds(_ pid: pid_t, _ path: String) -> Bool {
+        let directory = "/proc/\(pid)/fd"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return entries.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0)) == path }
+    }
+}
