@@ -15,20 +15,30 @@ final class FlagIdentityTests: MountedTestCase {
         replaceReusingInode(fixture.container, old, with: new, directory: directory, file: file, line: line)
     }
 
-    func testAPinDoesNotPassToAFileMadeWithItsNumberWhileUnmounted() throws {
+    /// Mounts, and makes `caches/a` through the mount, pinned.
+    private func mountWithPinnedFile() throws {
         let m = fixture.mountpoint
         try fixture.mount()
         try FileManager.default.createDirectory(atPath: m + "/caches", withIntermediateDirectories: true)
         XCTAssertEqual(writeBytes(m + "/caches/a", tiled(10_000, seed: 40)), 0)
         XCTAssertEqual(setAttr(m + "/caches/a", pf("pinned"), "1"), 0)
         XCTAssertEqual(getAttr(m + "/caches/a", pf("pinned")), .value("1"))
+    }
+
+    private func assertUnpinnedAndPurged(_ path: String, file: StaticString = #filePath, line: UInt = #line) {
+        let m = fixture.mountpoint
+        XCTAssertEqual(getAttr(m + "/" + path, pf("pinned")), .value("0"), "the new file is not pinned", file: file, line: line)
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0, file: file, line: line)
+        XCTAssertFalse(exists(fixture.container + "/" + path), "and so it is purged", file: file, line: line)
+    }
+
+    func testAPinDoesNotPassToAFileMadeWithItsNumberWhileUnmounted() throws {
+        try mountWithPinnedFile()
         XCTAssertEqual(fixture.unmount(), [])
 
         replace("caches/a", with: "caches/b", directory: false)
         try fixture.mount()
-        XCTAssertEqual(getAttr(m + "/caches/b", pf("pinned")), .value("0"), "the new file is not pinned")
-        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
-        XCTAssertFalse(exists(fixture.container + "/caches/b"), "and so it is purged")
+        assertUnpinnedAndPurged("caches/b")
     }
 
     func testATombstoneDoesNotPassToADirectoryMadeWithItsNumberWhileUnmounted() throws {
@@ -49,11 +59,7 @@ final class FlagIdentityTests: MountedTestCase {
     /// one takes its number within one batch of the tracker's.
     func testAPinDoesNotPassToAFileMadeWithItsNumberBehindTheMount() throws {
         let m = fixture.mountpoint
-        try fixture.mount()
-        try FileManager.default.createDirectory(atPath: m + "/caches", withIntermediateDirectories: true)
-        XCTAssertEqual(writeBytes(m + "/caches/a", tiled(10_000, seed: 40)), 0)
-        XCTAssertEqual(setAttr(m + "/caches/a", pf("pinned"), "1"), 0)
-        XCTAssertEqual(getAttr(m + "/caches/a", pf("pinned")), .value("1"))
+        try mountWithPinnedFile()
         // The daemon holds the looked-up file until the kernel forgets it;
         // only then does deleting it free its number.
         let pid = try XCTUnwrap(fixture.daemonPID)
@@ -65,9 +71,7 @@ final class FlagIdentityTests: MountedTestCase {
         replace("caches/a", with: "caches/b", directory: false)
         XCTAssertTrue(eventually(timeout: 10) { getAttr(m + "/caches", pf("size")) == .value("20000") },
                       "the tracker saw caches/b; caches size \(getAttr(m + "/caches", pf("size")))")
-        XCTAssertEqual(getAttr(m + "/caches/b", pf("pinned")), .value("0"), "the new file is not pinned")
-        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
-        XCTAssertFalse(exists(fixture.container + "/caches/b"), "and so it is purged")
+        assertUnpinnedAndPurged("caches/b")
     }
 
     /// Whether process `pid` holds a descriptor on `path`.
