@@ -85,28 +85,34 @@ class RingMountTestCase: MountedTestCase {
     }
 }
 
-/// `uring=pinned`: each CPU's ring threads stay on that CPU.
+/// `uring=pinned` and `uring=on`: the ring serves, its threads kept on
+/// their queue's CPU or free to run on any.
 final class RingPinnedTests: RingMountTestCase {
     override var mountOptions: [String] { ["uring=pinned"] }
 
     func testRingThreadsArePinnedAndServe() throws {
-        let pid = try roundTrip(size: 256 << 10, seed: 64)
-        XCTAssertGreaterThan(try XCTUnwrap(KernelRing.completions(of: pid), "the daemon holds no io_uring"), 0)
-        if sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1 {
-            XCTAssertEqual(KernelRing.threadsOnOneCPU(of: pid), KernelRing.rings(of: pid), "one pinned thread a ring")
-        }
+        try assertServes(pinnedThreads: { pid in KernelRing.rings(of: pid) }, "one pinned thread a ring")
     }
 }
 
-/// `uring=on`: the ring, its threads free to run on any CPU.
 final class RingUnpinnedTests: RingMountTestCase {
     override var mountOptions: [String] { ["uring=on"] }
 
     func testRingThreadsAreFreeToMoveAndServe() throws {
-        let pid = try roundTrip(size: 256 << 10, seed: 65)
-        XCTAssertGreaterThan(try XCTUnwrap(KernelRing.completions(of: pid), "the daemon holds no io_uring"), 0)
+        try assertServes(pinnedThreads: { _ in 0 }, "uring=on leaves the ring's threads free to move")
+    }
+}
+
+extension RingMountTestCase {
+    /// The ring served a round trip, and as many of the daemon's threads
+    /// are held to one CPU as `pinnedThreads` says (where there are two CPUs).
+    func assertServes(pinnedThreads: (pid_t) -> Int, _ message: String,
+                      file: StaticString = #filePath, line: UInt = #line) throws {
+        let pid = try roundTrip(size: 256 << 10, seed: 64)
+        XCTAssertGreaterThan(try XCTUnwrap(KernelRing.completions(of: pid), "the daemon holds no io_uring"), 0,
+                             file: file, line: line)
         if sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1 {
-            XCTAssertEqual(KernelRing.threadsOnOneCPU(of: pid), 0, "uring=on leaves the ring's threads free to move")
+            XCTAssertEqual(KernelRing.threadsOnOneCPU(of: pid), pinnedThreads(pid), message, file: file, line: line)
         }
     }
 }
