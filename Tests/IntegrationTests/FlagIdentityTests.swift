@@ -74,6 +74,28 @@ final class FlagIdentityTests: MountedTestCase {
         assertUnpinnedAndPurged("caches/b")
     }
 
+    /// A clone's identity is its anchor's, not the inode its name holds: a
+    /// pinned clone that breaks away (its name then holds another inode)
+    /// keeps its pin across a remount.
+    func testAPinnedCloneKeepsItsPinWhenItBreaksAway() throws {
+        let m = fixture.mountpoint
+        try mountWithPinnedFile()
+        let copy = try Subprocess.run(["cp", m + "/caches/a", m + "/caches/copy"], timeout: 30)
+        XCTAssertEqual(copy.status, 0, "\(copy)")
+        XCTAssertEqual(getAttr(m + "/caches/copy", pf("content_id")), getAttr(m + "/caches/a", pf("content_id")), "a clone")
+        XCTAssertEqual(setAttr(m + "/caches/copy", pf("pinned"), "1"), 0)
+        let fd = open(m + "/caches/copy", O_WRONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertEqual(pwrite(fd, "changed", 7, 0), 7)  // breaks away
+        close(fd)
+        XCTAssertEqual(fixture.unmount(), [])
+
+        try fixture.mount()
+        XCTAssertEqual(getAttr(m + "/caches/copy", pf("pinned")), .value("1"), "the broken clone is still pinned")
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
+        XCTAssertTrue(exists(fixture.container + "/caches/copy"), "and so it is not purged")
+    }
+
     /// Whether process `pid` holds a descriptor on `path`.
     private static func holds(_ pid: pid_t, _ path: String) -> Bool {
         let directory = "/proc/\(pid)/fd"

@@ -253,7 +253,8 @@ extension ContainerFileSystem {
     /// them on. Only entries with flags cost a `statx`.
     private func dropFlagsOfAnEarlierInode(_ entry: Seen, in directory: FileDescriptor, place: String,
                                            into changes: inout BehindMountChanges) {
-        guard state.withBooks({ $0.flags.flags(of: entry.id) }) != [] else { return }
+        // A linked clone's identity is its anchor's, not the inode its name holds.
+        guard entry.id == EntryID(entry.status), state.withBooks({ $0.flags.flags(of: entry.id) }) != [] else { return }
         let birth = entry.name.withUnsafeBufferPointer { try? directory.birthTime(of: $0.baseAddress!) }
         guard let born = birth ?? nil else { return }
         let dropped = state.withBooks { books -> StoredFlags.Flags in

@@ -6,8 +6,12 @@ import PurgeSys
 extension ContainerFileSystem {
     func setFlag(_ attribute: PurgeAttribute, _ on: Bool, for inode: Inode) throws(Errno) {
         let id = inode.key
-        // Read before the lock: it tells this inode from an earlier one with its number.
-        let born = (try? inode.withDescriptor { (file) throws(Errno) in try file.birthTime() }) ?? nil
+        // Read before the lock: it tells this inode from an earlier one with
+        // its number. Not for a linked clone, whose identity is its anchor's,
+        // not the inode its name holds.
+        let born = (try? inode.withDescriptor { (file) throws(Errno) -> UInt64? in
+            EntryID(try file.status()) == id ? try file.birthTime() : nil
+        }) ?? nil
         try state.withBooks { (books) throws(Errno) in
             do throws(FlagError) {
                 try Self.apply(attribute, on, to: id, in: &books.ledger)

@@ -104,7 +104,8 @@ struct ContainerScan {
     private mutating func applyFlags(of id: EntryID, _ visit: TreeWalk.Visit, to ledger: inout Ledger) throws(PurgeCoreError) {
         let stored = flags.flags(of: id)
         guard !stored.isEmpty else { return }
-        let born = (try? visit.directory.birthTime(of: visit.name)) ?? nil
+        // A linked clone's identity is its anchor's, not the inode its name holds.
+        let born = id == EntryID(visit.status) ? (try? visit.directory.birthTime(of: visit.name)) ?? nil : nil
         guard flags.belong(to: id, born: born) else {
             staleFlags.append(id)
             return
