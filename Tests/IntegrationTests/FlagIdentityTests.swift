@@ -96,6 +96,25 @@ final class FlagIdentityTests: MountedTestCase {
         XCTAssertTrue(exists(fixture.container + "/caches/copy"), "and so it is not purged")
     }
 
+    /// The same for the original a clone was made from: modified, it gets
+    /// data of its own, and keeps its pin across a remount.
+    func testAPinnedOriginalKeepsItsPinWhenItIsModifiedAfterACopy() throws {
+        let m = fixture.mountpoint
+        try mountWithPinnedFile()
+        let copy = try Subprocess.run(["cp", m + "/caches/a", m + "/caches/copy"], timeout: 30)
+        XCTAssertEqual(copy.status, 0, "\(copy)")
+        let fd = open(m + "/caches/a", O_WRONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertEqual(pwrite(fd, "changed", 7, 0), 7)
+        close(fd)
+        XCTAssertEqual(fixture.unmount(), [])
+
+        try fixture.mount()
+        XCTAssertEqual(getAttr(m + "/caches/a", pf("pinned")), .value("1"), "the modified original is still pinned")
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
+        XCTAssertTrue(exists(fixture.container + "/caches/a"), "and so it is not purged")
+    }
+
     /// Whether process `pid` holds a descriptor on `path`.
     private static func holds(_ pid: pid_t, _ path: String) -> Bool {
         let directory = "/proc/\(pid)/fd"
