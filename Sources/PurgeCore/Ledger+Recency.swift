@@ -23,7 +23,11 @@ extension Ledger {
 
     /// Applies a snapshot from an earlier mount to the files known now
     /// (entries no longer present are ignored), and recomputes each group's
-    /// age from its files. The clock moves past every restored stamp.
+    /// age from its files. A restored stamp never ages a file below the one
+    /// the walk gave it (its last modification or access): a file written
+    /// while unmounted, or a new one that got a deleted file's inode number
+    /// (ext4 reuses them at once), is not taken for the earlier record's.
+    /// The clock moves past every restored stamp.
     /// Returns how many of the snapshot's stamps were applied.
     @discardableResult
     public mutating func restoreRecency(_ snapshot: RecencySnapshot) -> Int {
@@ -32,11 +36,12 @@ extension Ledger {
         for record in snapshot.records {
             guard let ref = ref(of: record.id), !ref.isDirectory else { continue }
             applied += 1
-            clock.observe(record.lastUsed)
             let f = ref.slot
-            files[Int(f)].lastUsed = record.lastUsed
+            let stamp = max(record.lastUsed, files[Int(f)].lastUsed)
+            clock.observe(stamp)
+            files[Int(f)].lastUsed = stamp
             let item = RecencyIndex.Item.file(f)
-            if index.contains(item) { index.touch(item, stamp: record.lastUsed) }
+            if index.contains(item) { index.touch(item, stamp: stamp) }
         }
         for x in directories.indices where directories[x].group == UInt32(x) {
             directories[x].lastUsed = 0

@@ -50,4 +50,30 @@ final class RecencySnapshotTests: XCTestCase {
         XCTAssertEqual(try second.file(entry(17)).lastUsed, try first.file(entry(17)).lastUsed)
         XCTAssertEqual(try second.directory(group).lastUsed, try first.directory(group).lastUsed)
     }
+
+    /// A file the walk finds newer than its record (written while unmounted,
+    /// or a new file with a deleted one's inode number) keeps the walk's stamp.
+    func testARestoredStampNeverAgesAFileBelowWhatTheWalkFound() throws {
+        var first = Ledger()
+        try first.addDirectory(Container.root, parent: nil)
+        try first.addDirectory(Container.tmp, parent: Container.root)
+        try first.addFile(entry(40), parent: Container.tmp, size: 1, allocated: 100)
+        try first.addFile(entry(41), parent: Container.tmp, size: 1, allocated: 100)
+        try first.markUsed(entry(40))
+        try first.markUsed(entry(41))
+        let snapshot = try RecencySnapshot(decoding: first.recencySnapshot().encoded())
+
+        var second = Ledger()
+        try second.addDirectory(Container.root, parent: nil)
+        try second.addDirectory(Container.tmp, parent: Container.root)
+        try second.setZone(Container.tmp, true)
+        let later = first.clock.last + 1_000
+        try second.addFile(entry(40), parent: Container.tmp, size: 1, allocated: 100, lastUsed: later)
+        try second.addFile(entry(41), parent: Container.tmp, size: 1, allocated: 100, lastUsed: 0)
+        XCTAssertEqual(second.restoreRecency(snapshot), 2)
+        XCTAssertEqual(try second.file(entry(40)).lastUsed, later, "the walk's newer stamp stays")
+        XCTAssertEqual(try second.file(entry(41)).lastUsed, try first.file(entry(41)).lastUsed, "an older one is restored")
+        XCTAssertEqual(PurgePlanner.plan(.all, in: second).victims.map(\.file), [entry(41), entry(40)])
+        assertConsistent(second)
+    }
 }

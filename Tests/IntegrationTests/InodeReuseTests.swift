@@ -2,12 +2,12 @@ import Foundation
 import Glibc
 import XCTest
 
-/// `pinned`, `group` and `tombstone` are kept by the backing inode's
-/// identity (device, inode number). ext4 gives a new file or directory the
-/// number of one just deleted, so a flag must stay with the inode it was set
-/// on: deleted behind the mount or while unmounted and replaced by a new
-/// entry with its number, the new entry has no flag.
-final class FlagIdentityTests: MountedTestCase {
+/// `pinned`, `group` and `tombstone`, and recency across a remount, are
+/// kept by the backing inode's identity (device, inode number). ext4 gives a
+/// new file or directory the number of one just deleted, so they must stay
+/// with the inode they belong to: an entry deleted behind the mount or while
+/// unmounted and replaced by a new one with its number passes nothing on.
+final class InodeReuseTests: MountedTestCase {
     override var mountsInSetUp: Bool { false }
 
     private func replace(_ old: String, with new: String, directory: Bool,
@@ -113,6 +113,23 @@ final class FlagIdentityTests: MountedTestCase {
         XCTAssertEqual(getAttr(m + "/caches/a", pf("pinned")), .value("1"), "the modified original is still pinned")
         XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
         XCTAssertTrue(exists(fixture.container + "/caches/a"), "and so it is not purged")
+    }
+
+    /// A new file with a deleted one's number is not aged by the deleted
+    /// file's last use: the monitor takes the file really used least recently.
+    func testANewFileWithADeletedOnesNumberIsNotAgedByItsRecord() throws {
+        let m = fixture.mountpoint
+        try fixture.mount()
+        try FileManager.default.createDirectory(atPath: m + "/caches", withIntermediateDirectories: true)
+        XCTAssertEqual(writeBytes(m + "/caches/a", tiled(10_000, seed: 42)), 0)
+        XCTAssertEqual(writeBytes(m + "/caches/z", tiled(10_000, seed: 43)), 0)  // used after a
+        XCTAssertEqual(fixture.unmount(), [])
+
+        replace("caches/a", with: "caches/b", directory: false)  // made now, after z's last use
+        try fixture.mount()
+        XCTAssertEqual(setAttr(m, pf("purge"), "10000"), 0)
+        XCTAssertFalse(exists(fixture.container + "/caches/z"), "z, used least recently, is purged")
+        XCTAssertTrue(exists(fixture.container + "/caches/b"), "b, made after it, is not")
     }
 
     /// Whether process `pid` holds a descriptor on `path`.
