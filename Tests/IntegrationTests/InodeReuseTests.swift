@@ -84,16 +84,7 @@ final class InodeReuseTests: MountedTestCase {
         XCTAssertEqual(copy.status, 0, "\(copy)")
         XCTAssertEqual(getAttr(m + "/caches/copy", pf("content_id")), getAttr(m + "/caches/a", pf("content_id")), "a clone")
         XCTAssertEqual(setAttr(m + "/caches/copy", pf("pinned"), "1"), 0)
-        let fd = open(m + "/caches/copy", O_WRONLY | O_CLOEXEC)
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        XCTAssertEqual(pwrite(fd, "changed", 7, 0), 7)  // breaks away
-        close(fd)
-        XCTAssertEqual(fixture.unmount(), [])
-
-        try fixture.mount()
-        XCTAssertEqual(getAttr(m + "/caches/copy", pf("pinned")), .value("1"), "the broken clone is still pinned")
-        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
-        XCTAssertTrue(exists(fixture.container + "/caches/copy"), "and so it is not purged")
+        try assertPinSurvivesAWriteAndARemount("caches/copy")  // the write breaks it away
     }
 
     /// The same for the original a clone was made from: modified, it gets
@@ -103,16 +94,23 @@ final class InodeReuseTests: MountedTestCase {
         try mountWithPinnedFile()
         let copy = try Subprocess.run(["cp", m + "/caches/a", m + "/caches/copy"], timeout: 30)
         XCTAssertEqual(copy.status, 0, "\(copy)")
-        let fd = open(m + "/caches/a", O_WRONLY | O_CLOEXEC)
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        XCTAssertEqual(pwrite(fd, "changed", 7, 0), 7)
+        try assertPinSurvivesAWriteAndARemount("caches/a")
+    }
+
+    /// Writes into the pinned `path`, remounts, and checks it is still
+    /// pinned and survives `purge all`.
+    private func assertPinSurvivesAWriteAndARemount(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let m = fixture.mountpoint
+        let fd = open(m + "/" + path, O_WRONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(fd, 0, file: file, line: line)
+        XCTAssertEqual(pwrite(fd, "changed", 7, 0), 7, file: file, line: line)
         close(fd)
-        XCTAssertEqual(fixture.unmount(), [])
+        XCTAssertEqual(fixture.unmount(), [], file: file, line: line)
 
         try fixture.mount()
-        XCTAssertEqual(getAttr(m + "/caches/a", pf("pinned")), .value("1"), "the modified original is still pinned")
-        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
-        XCTAssertTrue(exists(fixture.container + "/caches/a"), "and so it is not purged")
+        XCTAssertEqual(getAttr(m + "/" + path, pf("pinned")), .value("1"), "\(path) is still pinned", file: file, line: line)
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0, file: file, line: line)
+        XCTAssertTrue(exists(fixture.container + "/" + path), "and so it is not purged", file: file, line: line)
     }
 
     /// A new file with a deleted one's number is not aged by the deleted
