@@ -325,3 +325,26 @@ final class GroupAndTombstoneTests: PurgeTestCase {
         XCTAssertEqual(setAttr(m + "/caches/g/g1", pf("group"), "1"), EINVAL, "group on a file")
     }
 }
+
+/// A file whose times lie in the future (a skewed clock, `touch -d`, an
+/// unpacked archive) counts as used at the mount, not years from now: it
+/// is not held back from purging for good, and the recency clock stays on
+/// the wall clock for every later use.
+final class FutureTimesTests: PurgeTestCase {
+    override func prepareContainer() throws {
+        makeDirectories(fixture.container, ["caches"])
+        makeAged("caches/future", size: 10_000, age: -10 * 365 * 86_400)
+        makeAged("caches/today", size: 10_000, age: 60)
+    }
+
+    func testTimesInTheFutureCountAsTheMount() throws {
+        let m = fixture.mountpoint
+        let later = Int(Date().timeIntervalSince1970) + 60
+        let future = try XCTUnwrap(getAttr(m + "/caches/future", pf("last_used")).valueNumber)
+        XCTAssertLessThanOrEqual(future, UInt64(later), "last_used of a file dated ten years ahead")
+        XCTAssertEqual(readBytes(m + "/caches/today")?.count, 10_000)
+        let used = try XCTUnwrap(getAttr(m + "/caches/today", pf("last_used")).valueNumber)
+        XCTAssertLessThanOrEqual(used, UInt64(later), "a use after the mount is stamped with the wall clock")
+        XCTAssertGreaterThanOrEqual(used, UInt64(now), "and not before it")
+    }
+}

@@ -34,6 +34,7 @@ struct ContainerScan {
     mutating func run(clock: RecencyClock) throws(Errno) -> (Ledger, DirectoryNames) {
         let rootStatus = try root.status()
         let rootID = EntryID(rootStatus)
+        let now = WallClock.nanoseconds()
         var ledger = Ledger(clock: clock)
         var names = DirectoryNames(root: rootID)
         do {
@@ -68,7 +69,7 @@ struct ContainerScan {
                         try ledger.addFile(
                             id, parent: parent, size: UInt64(visit.status.st_size),
                             allocated: ContainerState.allocated(visit.status),
-                            lastUsed: Self.stamp(fromTimesOf: visit.status))
+                            lastUsed: Self.stamp(fromTimesOf: visit.status, notAfter: now))
                         try applyFlags(of: id, visit, to: &ledger)
                     }
                 default:
@@ -121,10 +122,13 @@ struct ContainerScan {
 
     /// A file never seen through the mount counts as last used when it was
     /// last modified or read, whichever is later.
-    static func stamp(fromTimesOf status: stat) -> UInt64 {
+    /// A time in the future (a skewed clock, `touch -d`, an unpacked
+    /// archive) counts as `now`: it would put the file last in the purge
+    /// order for good and carry the recency clock past the wall clock.
+    static func stamp(fromTimesOf status: stat, notAfter now: UInt64) -> UInt64 {
         func nanoseconds(_ time: timespec) -> UInt64 {
             time.tv_sec < 0 ? 0 : UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
         }
-        return max(nanoseconds(status.st_mtim), nanoseconds(status.st_atim))
+        return min(max(nanoseconds(status.st_mtim), nanoseconds(status.st_atim)), now)
     }
 }
