@@ -253,10 +253,11 @@ extension ContainerFileSystem {
     /// them on. Only entries with flags cost a `statx`.
     private func dropFlagsOfAnEarlierInode(_ entry: Seen, in directory: FileDescriptor, place: String,
                                            into changes: inout BehindMountChanges) {
-        // A linked clone's identity is its anchor's, not the inode its name holds.
-        guard entry.id == EntryID(entry.status), state.withBooks({ $0.flags.flags(of: entry.id) }) != [] else { return }
-        let birth = entry.name.withUnsafeBufferPointer { try? directory.birthTime(of: $0.baseAddress!) }
-        guard let born = birth ?? nil else { return }
+        guard state.withBooks({ $0.flags.flags(of: entry.id) }) != [],
+              let born = StoredFlags.birthTime(of: entry.id, holding: entry.status, read: { () throws(Errno) in
+                  try entry.name.withUnsafeBufferPointer { (name) throws(Errno) in try directory.birthTime(of: name.baseAddress!) }
+              })
+        else { return }
         let dropped = state.withBooks { books -> StoredFlags.Flags in
             guard !books.flags.belong(to: entry.id, born: born) else { return [] }
             let old = books.flags.flags(of: entry.id)

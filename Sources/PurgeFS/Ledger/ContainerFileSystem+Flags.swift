@@ -6,11 +6,9 @@ import PurgeSys
 extension ContainerFileSystem {
     func setFlag(_ attribute: PurgeAttribute, _ on: Bool, for inode: Inode) throws(Errno) {
         let id = inode.key
-        // Read before the lock: it tells this inode from an earlier one with
-        // its number. Not for a linked clone, whose identity is its anchor's,
-        // not the inode its name holds.
+        // Read before the lock: it tells this inode from an earlier one with its number.
         let born = (try? inode.withDescriptor { (file) throws(Errno) -> UInt64? in
-            EntryID(try file.status()) == id ? try file.birthTime() : nil
+            StoredFlags.birthTime(of: id, holding: try file.status()) { () throws(Errno) in try file.birthTime() }
         }) ?? nil
         try state.withBooks { (books) throws(Errno) in
             do throws(FlagError) {

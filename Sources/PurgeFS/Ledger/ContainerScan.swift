@@ -105,8 +105,9 @@ struct ContainerScan {
     private mutating func applyFlags(of id: EntryID, _ visit: TreeWalk.Visit, to ledger: inout Ledger) throws(PurgeCoreError) {
         let stored = flags.flags(of: id)
         guard !stored.isEmpty else { return }
-        // A linked clone's identity is its anchor's, not the inode its name holds.
-        let born = id == EntryID(visit.status) ? (try? visit.directory.birthTime(of: visit.name)) ?? nil : nil
+        let born = StoredFlags.birthTime(of: id, holding: visit.status) { () throws(Errno) in
+            try visit.directory.birthTime(of: visit.name)
+        }
         guard flags.belong(to: id, born: born) else {
             staleFlags.append(id)
             return

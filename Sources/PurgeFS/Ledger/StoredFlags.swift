@@ -1,4 +1,6 @@
+import Glibc
 import PurgeCore
+import PurgeSys
 
 /// The purgefs flags set with `setfattr` (`pinned`, `group`, `tombstone`),
 /// kept in the state directory by backing identity rather than as xattrs on
@@ -35,6 +37,15 @@ struct StoredFlags: Equatable, Sendable {
     func belong(to id: EntryID, born: UInt64?) -> Bool {
         guard let entry = entries[id], entry.born != 0, let born else { return true }
         return entry.born == born
+    }
+
+    /// The birth time to keep with, or check against, the flags of `id`,
+    /// whose name holds the inode `status` describes; `read` gives that
+    /// inode's. None for a linked clone: its identity is its anchor's, not
+    /// the inode its name holds, which changes when it breaks away.
+    static func birthTime(of id: EntryID, holding status: stat, read: () throws(Errno) -> UInt64?) -> UInt64? {
+        guard id == EntryID(status) else { return nil }
+        return (try? read()) ?? nil
     }
 
     /// Sets or clears `flag` of the inode `id` made at `born`; flags left by
