@@ -65,7 +65,7 @@ final class InodeReuseTests: MountedTestCase {
         let pid = try XCTUnwrap(fixture.daemonPID)
         XCTAssertTrue(eventually(timeout: 20) {
             _ = try? "2".write(toFile: "/proc/sys/vm/drop_caches", atomically: false, encoding: .utf8)
-            return !Self.holds(pid, fixture.container + "/caches/a")
+            return !openDescriptors(of: pid).contains { $0.target == fixture.container + "/caches/a" }
         }, "the daemon let go of caches/a")
 
         replace("caches/a", with: "caches/b", directory: false)
@@ -128,12 +128,5 @@ final class InodeReuseTests: MountedTestCase {
         XCTAssertEqual(setAttr(m, pf("purge"), "10000"), 0)
         XCTAssertFalse(exists(fixture.container + "/caches/z"), "z, used least recently, is purged")
         XCTAssertTrue(exists(fixture.container + "/caches/b"), "b, made after it, is not")
-    }
-
-    /// Whether process `pid` holds a descriptor on `path`.
-    private static func holds(_ pid: pid_t, _ path: String) -> Bool {
-        let directory = "/proc/\(pid)/fd"
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return entries.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0)) == path }
     }
 }

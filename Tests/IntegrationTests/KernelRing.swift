@@ -23,12 +23,10 @@ enum KernelRing {
 
     /// The io_uring descriptors `pid` holds: one a ring thread.
     static func rings(of pid: pid_t) -> Int {
-        let directory = "/proc/\(pid)/fd"
-        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return descriptors.filter {
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0)) == "anon_inode:[io_uring]"
-        }.count
+        openDescriptors(of: pid).filter { $0.target == ring }.count
     }
+
+    private static let ring = "anon_inode:[io_uring]"
 
     /// Threads of `pid` allowed on one CPU only (`Cpus_allowed_list`).
     static func threadsOnOneCPU(of pid: pid_t) -> Int {
@@ -46,14 +44,9 @@ enum KernelRing {
     /// accounting (`CqTail` in /proc/PID/fdinfo of each io_uring descriptor);
     /// nil when the process holds no ring.
     static func completions(of pid: pid_t) -> Int? {
-        let directory = "/proc/\(pid)/fd"
-        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
         var total: Int?
-        for descriptor in descriptors {
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + descriptor),
-                  target == "anon_inode:[io_uring]",
-                  let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(descriptor)", encoding: .utf8)
-            else { continue }
+        for (descriptor, target) in openDescriptors(of: pid) where target == ring {
+            guard let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(descriptor)", encoding: .utf8) else { continue }
             for line in info.split(separator: "\n") where line.hasPrefix("CqTail:") {
                 total = (total ?? 0) + (Int(line.dropFirst("CqTail:".count).trimmingCharacters(in: .whitespaces)) ?? 0)
             }
