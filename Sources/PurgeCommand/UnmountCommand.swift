@@ -85,7 +85,15 @@ struct UnmountCommand: Subcommand {
         guard let mount else { preconditionFailure("run() before validate()") }
         if force {
             try forceUnmount(mount)
-        } else if CurrentProcess.effectiveUserID == 0 {
+            try Self.waitUntilGone(mount, deadline: Deadline(milliseconds: Self.deadlineMilliseconds))
+            return
+        }
+        // Who serves it, asked before it goes: its runtime record goes with it.
+        let daemon = (try? RuntimeRecordLocator.record(of: mount, at: mountpoint)).flatMap { record in
+            let pid = ProcessID(rawValue: record.processID)
+            return pid.status.map { (pid, $0.startTime) }
+        }
+        if CurrentProcess.effectiveUserID == 0 {
             do throws(Errno) {
                 try Paths.unmount(mountpoint)
             } catch {
@@ -98,7 +106,13 @@ struct UnmountCommand: Subcommand {
         } else {
             try Self.fusermountUnmount(mountpoint)
         }
-        try Self.waitUntilGone(mount)
+        let deadline = Deadline(milliseconds: Self.deadlineMilliseconds)
+        try Self.waitUntilGone(mount, deadline: deadline)
+        // The daemon lets go of the container (its state lock) only when it
+        // ends: returning before would refuse a `purgefs mount` run next.
+        if let (pid, started) = daemon {
+            try Self.waitForEnd(of: pid, startedAt: started, serving: mountpoint, deadline: deadline)
+        }
     }
 
     /// `--force`: a mount that does not simply unmount (busy, or its daemon
@@ -150,15 +164,25 @@ struct UnmountCommand: Subcommand {
         throw .failure("cannot unmount \(mountpoint): " + (reason ?? "fusermount3 \(status)"))
     }
 
-    /// Polls the mount table until `mount` (by ID) is gone, against a deadline.
-    private static func waitUntilGone(_ mount: MountTable.Entry) throws(CommandExit) {
-        var waited = 0
+    /// Polls the mount table until `mount` (by ID) is gone, against `deadline`.
+    private static func waitUntilGone(_ mount: MountTable.Entry, deadline: Deadline) throws(CommandExit) {
         while let table = try? MountTable.current(), table.contains(id: mount.id) {
-            guard waited < deadlineMilliseconds else {
+            guard !deadline.hasPassed else {
                 throw .failure("\(mount.mountPoint) is still mounted \(deadlineMilliseconds / 1000) s after unmounting")
             }
             CurrentProcess.sleep(milliseconds: 10)
-            waited += 10
+        }
+    }
+
+    /// Polls until the daemon `pid` has ended, against `deadline`.
+    private static func waitForEnd(of pid: ProcessID, startedAt started: UInt64, serving mountpoint: String,
+                                   deadline: Deadline) throws(CommandExit) {
+        while !pid.hasEnded(startedAt: started) {
+            guard !deadline.hasPassed else {
+                throw .failure("\(mountpoint) is unmounted, but its daemon (pid \(pid)) has not ended "
+                    + "\(deadlineMilliseconds / 1000) s later: it still holds the container, so a new mount of it is refused")
+            }
+            CurrentProcess.sleep(milliseconds: 10)
         }
     }
 

@@ -29,6 +29,15 @@ extension ProcessID {
         return state != UInt8(ascii: "Z") && state != UInt8(ascii: "X")
     }
 
+    /// Whether the process that started at `startTime` has ended and let go
+    /// of all it held: reaped, its number taken by another process, or a
+    /// zombie whose other threads have exited (descriptors, and the locks on
+    /// them, go with the last thread, not with the leader).
+    public func hasEnded(startedAt startTime: UInt64) -> Bool {
+        guard let status, status.startTime == startTime else { return true }
+        return status.state == UInt8(ascii: "X") || (status.state == UInt8(ascii: "Z") && threadCount <= 1)
+    }
+
     /// Threads the process has now (`/proc/PID/task`); 0 when it is gone.
     public var threadCount: Int {
         guard let directory = try? FileDescriptor.open(path: "/proc/\(rawValue)/task", flags: O_RDONLY | O_DIRECTORY),

@@ -31,7 +31,13 @@ public enum ConnectionGuard {
     static func start(_ mount: MountTable.Entry, connection: Int) -> ProcessID? {
         let arguments = ["purgefs-guard", verb, CurrentProcess.id.description, String(mount.id), String(connection), mount.mountPoint]
         do throws(Errno) {
+            // The guard outlives the command that mounted: it must hold none of
+            // the caller's descriptors (mount(8)'s output pipe, a terminal), or a
+            // caller reading that output to its end waits as long as the mount lives.
             return try ChildProcess.spawn("/proc/self/exe", arguments: arguments, environment: CurrentProcess.environment,
+                                          fileActions: [.open("/dev/null", as: .standardInput, flags: O_RDONLY),
+                                                        .open("/dev/null", as: .standardOutput, flags: O_WRONLY),
+                                                        .open("/dev/null", as: .standardError, flags: O_WRONLY)],
                                           ownProcessGroup: true)
         } catch {
             Diagnostics.note("cannot start the connection guard (a daemon killed mid-request may then hang the mount): \(error)")

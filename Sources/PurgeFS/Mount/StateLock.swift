@@ -24,6 +24,9 @@ struct StateLock {
     /// its lock goes with its last thread, which may still be finishing a
     /// call in the kernel (a long copy, say).
     static let exitingHolderPatienceMilliseconds = 10_000
+    /// How long it waits for a live holder whose mount is not in the table:
+    /// a daemon just unmounted, saving its state before it ends.
+    static let leavingHolderPatienceMilliseconds = 10_000
 
     /// Takes the lock in `state` (whose path is `statePath`) for `request`,
     /// or throws the line naming who holds it.
@@ -46,8 +49,20 @@ struct StateLock {
             if taken { break }
             let holder = (try? file.readAll(from: 0)).flatMap(StateLockHolder.init(decoding:))
             if let holder, ProcessID(rawValue: holder.processID).isRunning {
-                file.closeQuietly()
-                throw MountError(holder.refusal(container: request.container, stateDirectory: statePath))
+                // A holder whose mount is gone is ending (just unmounted) or
+                // starting: it lets go, or mounts, in a moment.
+                let mounted = Self.isMounted(holder)
+                guard !mounted, waited < leavingHolderPatienceMilliseconds else {
+                    file.closeQuietly()
+                    throw MountError(mounted
+                        ? holder.refusal(container: request.container, stateDirectory: statePath)
+                        : "state directory \(statePath) is held by pid \(holder.processID), the daemon of \(holder.container), "
+                            + "which has no mount at \(holder.mountpoint) and did not let go within "
+                            + "\(leavingHolderPatienceMilliseconds / 1000) s; try again once it has ended")
+                }
+                CurrentProcess.sleep(milliseconds: 20)
+                waited += 20
+                continue
             }
             let patience = holder == nil ? unnamedHolderPatienceMilliseconds : exitingHolderPatienceMilliseconds
             guard waited < patience else {
@@ -72,6 +87,14 @@ struct StateLock {
             Diagnostics.note("cannot write who holds \(statePath)/\(StateLockHolder.fileName): \(error)")
         }
         return StateLock(descriptor: file)
+    }
+}
+
+extension StateLock {
+    /// Whether a purgefs mount is at the holder's mountpoint.
+    private static func isMounted(_ holder: StateLockHolder) -> Bool {
+        guard let table = try? MountTable.current() else { return true }  // unknown: refuse, as before
+        return table.topmost(at: holder.mountpoint)?.isPurgefs ?? false
     }
 }
 
