@@ -11,8 +11,9 @@ struct UnmountCommand: Subcommand {
 
         \(TextLayout.paragraph(
             "Unmounts the purgefs mount at MOUNTPOINT (with umount2 as root, else with fusermount3 -u) and "
-            + "returns once the mount is gone from /proc/self/mountinfo. The daemon then finishes and exits on "
-            + "its own. Refuses any path that is not a purgefs mount (type fuse.purgefs). Works on a mount "
+            + "returns once the mount is gone from /proc/self/mountinfo and its daemon has ended, so the "
+            + "container can be mounted again at once (at most \(deadlineMilliseconds / 1000) s, else one line "
+            + "says which is still there). Refuses any path that is not a purgefs mount (type fuse.purgefs). Works on a mount "
             + "whose daemon has died."))
 
         \(TextLayout.paragraph(
