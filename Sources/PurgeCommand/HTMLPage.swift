@@ -96,7 +96,7 @@ struct HTMLPage {
         --other:#636366;--free:#3a3a3c;--caches:#aeaeb2}}
         *{box-sizing:border-box}
         body{margin:0;padding:24px;background:var(--bg);color:var(--fg);font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif}
-        h1{font-size:22px;margin:0 0 4px}h2{font-size:13px;font-weight:600;color:var(--dim);text-transform:uppercase;margin:24px 0 8px}
+        h1{font-size:22px;margin:0 0 4px}h2{font-size:13px;font-weight:600;color:var(--dim);text-transform:uppercase;margin:24px 0 8px}.card>h2:first-child{margin-top:0}
         .card{background:var(--card);border-radius:12px;padding:16px;margin:0 0 16px;max-width:980px}
         .dim{color:var(--dim)}.num{font-variant-numeric:tabular-nums;text-align:right}
         table{border-collapse:collapse;width:100%}td,th{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
@@ -119,7 +119,7 @@ struct HTMLPage {
         .state{stroke:var(--card);stroke-width:1}.state.passed{fill:var(--good)}.state.failed{fill:var(--bad);cursor:pointer}
         .state.unknown{fill:var(--other)}
         .controls{display:grid;grid-template-columns:max-content 1fr;gap:8px 12px;align-items:center}
-        .controls input[type=text]{width:100%}.controls input[type=range]{width:100%}
+        .controls input[type=text]{width:60%}.controls input[type=range]{width:100%}
         button{font:inherit;padding:4px 12px;border-radius:8px;border:1px solid var(--line);background:var(--card);color:var(--fg);cursor:pointer}
         #status{min-height:1.4em}
         """

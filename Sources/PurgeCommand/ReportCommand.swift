@@ -22,7 +22,8 @@ struct ReportCommand: Subcommand {
         \(TextLayout.row("-h, --help", "show this help"))
 
         Example:
-          purgefs run --report run.json ~/app -- ./stress && purgefs report run.json --html run.html
+          purgefs run --report run.json ~/app -- ./stress
+          purgefs report run.json --html run.html
         """
 
     /// The largest report read.

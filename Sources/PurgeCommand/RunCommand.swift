@@ -11,8 +11,8 @@ struct RunCommand: Subcommand {
     static let abstract = "Run a command on a mounted container, then unmount and summarize"
     static var help: String {
         """
-        Usage: purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE] [--html FILE]
-                           CONTAINER -- COMMAND [ARG...]
+        Usage: purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE]
+                           [--html FILE] CONTAINER -- COMMAND [ARG...]
 
         \(TextLayout.paragraph(
             "Mounts CONTAINER in place (with the mount options of -o, as purgefs mount takes them), runs COMMAND "

@@ -102,10 +102,9 @@ struct UICommand: Subcommand {
         let view = UIView(mountpoint: device == nil ? mountpoint : nil, device: device, outputPath: scratch + "/.output")
         let server = UIServer(listener: listener, token: token) { view.respond(to: $0, token: token) }
         let shown = host == "0.0.0.0" ? "127.0.0.1" : host
-        print("purgefs ui: serving \(device.map { "device \($0)" } ?? mountpoint)")
-        print("  http://\(shown):\(listener.port)/?token=\(token)")
-        print("Ctrl-C stops it; the mount stays.")
-        try? FileDescriptor.standardOutput.sync()
+        // Written at once (not through stdio's buffer): whoever reads it needs the URL now.
+        try? FileDescriptor.standardOutput.writeAll("purgefs ui: serving \(device.map { "device \($0)" } ?? mountpoint)\n"
+            + "  http://\(shown):\(listener.port)/?token=\(token)\n" + "Ctrl-C stops it; the mount stays.\n")
         server.serve(until: { TerminationRequests.pending != nil })
     }
 }
