@@ -58,7 +58,13 @@ struct ExplorePage {
         """
 
     private var body: String {
-        func count(_ key: String) -> String { report[key]?.integerValue.map(String.init) ?? "n/a" }
+        func count(_ key: String) -> String {
+            switch report[key] {
+            case .bool(let value)?: return value ? "yes" : "no"
+            case .number(let text)?: return text
+            default: return "n/a"
+            }
+        }
         var html = "<div class=\"card\"><h1>purgefs explore</h1><table class=\"figures\">"
         for (label, key) in [("States", "states"), ("Passed", "passed"), ("Failed", "failed"), ("Sampled", "sampled"),
                              ("Operations", "operations")] {
@@ -75,7 +81,7 @@ struct ExplorePage {
             html += "<details class=\"failure\" id=\"\(HTMLPage.escape(Self.anchor(point: point, variant: variant)))\">"
                 + "<summary>state \(point)\(variant.isEmpty ? "" : " (\(HTMLPage.escape(variant)))"): after "
                 + "<code>\(HTMLPage.escape(Self.text(failure["operation"])))</code>, "
-                + "\(HumanText.count(UInt64(lost.count), "thing")) lost</summary><table>"
+                + "\(lost.count) lost</summary><table>"
             html += "<tr><th>Operation</th><td><code>\(HTMLPage.escape(Self.text(failure["operation"])))</code></td></tr>"
             html += "<tr><th>Last durable</th><td><code>\(HTMLPage.escape(Self.text(failure["lastDurable"])))</code></td></tr>"
             html += "<tr><th>Lost</th><td>" + (lost.isEmpty ? "nothing" : "<ul>" + lost.map { "<li><code>\(HTMLPage.escape($0))</code></li>" }.joined() + "</ul>") + "</td></tr>"
@@ -101,7 +107,7 @@ struct ExplorePage {
         let plotWidth = Self.width - Self.left - Self.right
         let column = plotWidth / Double(operations + 1)
         let c = HTMLPage.coordinate
-        var svg = "<svg id=\"strip\" width=\"\(c(Self.width))\" height=\"\(c(height))\" viewBox=\"0 0 \(c(Self.width)) \(c(height))\" "
+        var svg = "<svg id=\"strip\" width=\"100%\" style=\"max-width:\(c(Self.width))px\" viewBox=\"0 0 \(c(Self.width)) \(c(height))\" "
             + "role=\"img\" aria-label=\"crash states along the operations\" data-states=\"\(states.count)\">"
         for (point, list) in variants.sorted(by: { $0.key < $1.key }) {
             for (row, state) in list.enumerated() {

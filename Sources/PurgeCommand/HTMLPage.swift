@@ -103,9 +103,9 @@ struct HTMLPage {
         th{font-weight:600;color:var(--dim)}
         .legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:8px 0 0;padding:0;list-style:none}
         .legend li{display:flex;align-items:center;gap:6px}.swatch{width:10px;height:10px;border-radius:50%;display:inline-block}
-        .app-row{display:flex;align-items:center;gap:12px;padding:8px 0;border-bottom:1px solid var(--line)}
+        .app-row{display:flex;width:100%;align-items:center;gap:12px;padding:8px 0;border-bottom:1px solid var(--line)}
         .icon{width:40px;height:40px;flex:none}.app-name{flex:1;min-width:0;overflow-wrap:anywhere}
-        details{margin:4px 0}summary{cursor:pointer}
+        details{margin:4px 0}summary{cursor:pointer}details.app>summary{list-style:none}details.app>summary::-webkit-details-marker{display:none}
         svg text{fill:var(--fg);font:11px system-ui,sans-serif}svg .axis{stroke:var(--line)}svg .gridline{stroke:var(--grid)}
         .c-app{fill:var(--app)}.c-documents{fill:var(--docs)}.c-data{fill:var(--data)}.c-caches{fill:var(--caches)}
         .c-tmp{fill:var(--tmp)}.c-cloud{fill:var(--cloud)}.c-clones{fill:url(#stripes)}.c-other{fill:var(--other)}.c-free{fill:var(--free)}

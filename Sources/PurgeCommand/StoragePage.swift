@@ -46,8 +46,8 @@ struct StoragePage: Equatable {
     /// The report the page was made from (`usage --json`'s object).
     var data: JSONValue
 
-    /// The bar's width in CSS pixels: fixed, so a segment's width is its
-    /// share of it.
+    /// The bar's width in its own units (its viewBox); drawn as wide as its
+    /// card, a segment's width on the page is its share of the bar's.
     static let barWidth = 720.0
     static let barHeight = 28.0
 
@@ -205,7 +205,7 @@ struct StoragePage: Equatable {
     /// The device bar: one `<rect class="segment c-ID" data-bytes=N>` per category.
     var bar: String {
         let width = Self.barWidth, height = Self.barHeight
-        var svg = "<svg class=\"device-bar\" width=\"\(HTMLPage.coordinate(width))\" height=\"\(HTMLPage.coordinate(height))\" "
+        var svg = "<svg class=\"device-bar\" width=\"100%\" height=\"\(HTMLPage.coordinate(height))\" preserveAspectRatio=\"none\" "
             + "viewBox=\"0 0 \(HTMLPage.coordinate(width)) \(HTMLPage.coordinate(height))\" role=\"img\" "
             + "aria-label=\"the device's space by category\" data-capacity=\"\(capacity)\">" + HTMLPage.definitions
         svg += "<rect x=\"0\" y=\"0\" width=\"\(HTMLPage.coordinate(width))\" height=\"\(HTMLPage.coordinate(height))\" rx=\"6\" fill=\"var(--grid)\"/>"
@@ -230,7 +230,7 @@ struct StoragePage: Equatable {
     private func appRow(_ app: App, index: Int) -> String {
         let initials = HTMLPage.escape(Self.initials(app.name))
         var html = "<details class=\"app\" data-app=\"\(HTMLPage.escape(app.name))\" data-bytes=\"\(app.size)\"\(index == 0 ? " open" : "")>"
-        html += "<summary><div class=\"app-row\" style=\"display:inline-flex;width:calc(100% - 24px)\">"
+        html += "<summary><div class=\"app-row\">"
         html += "<svg class=\"icon\" viewBox=\"0 0 40 40\" aria-hidden=\"true\"><rect width=\"40\" height=\"40\" rx=\"9\" "
             + "fill=\"var(\(Self.iconColour(app.name)))\"/><text x=\"20\" y=\"25\" text-anchor=\"middle\" "
             + "style=\"fill:#fff;font:600 15px system-ui,sans-serif\">\(initials)</text></svg>"
@@ -255,7 +255,7 @@ struct StoragePage: Equatable {
     private func partsBar(_ app: App) -> String {
         let width = Self.barWidth, height = 12.0
         let total = Double(max(app.parts.reduce(0) { $0 + $1.bytes }, 1))
-        var svg = "<svg class=\"parts-bar\" width=\"\(HTMLPage.coordinate(width))\" height=\"\(HTMLPage.coordinate(height))\" "
+        var svg = "<svg class=\"parts-bar\" width=\"100%\" height=\"\(HTMLPage.coordinate(height))\" preserveAspectRatio=\"none\" "
             + "viewBox=\"0 0 \(HTMLPage.coordinate(width)) \(HTMLPage.coordinate(height))\" role=\"img\" aria-label=\"the app's parts\">"
         svg += "<rect width=\"\(HTMLPage.coordinate(width))\" height=\"\(HTMLPage.coordinate(height))\" rx=\"4\" fill=\"var(--grid)\"/>"
         var x = 0.0

@@ -215,7 +215,7 @@ struct TimelinePage {
         func y(_ bytes: UInt64) -> Double { Self.top + plotHeight - Double(bytes) / Double(top) * plotHeight }
         let c = HTMLPage.coordinate
 
-        var svg = "<svg id=\"timeline\" width=\"\(c(Self.width))\" height=\"\(c(Self.height))\" viewBox=\"0 0 \(c(Self.width)) \(c(Self.height))\" "
+        var svg = "<svg id=\"timeline\" width=\"100%\" style=\"max-width:\(c(Self.width))px\" viewBox=\"0 0 \(c(Self.width)) \(c(Self.height))\" "
             + "role=\"img\" aria-label=\"the run's space over time\" data-duration-ms=\"\(duration)\" data-top=\"\(top)\" "
             + "data-samples=\"\(samples.count)\">"
         // Grid and axes: five bytes lines, time ticks.

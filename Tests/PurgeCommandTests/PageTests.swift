@@ -37,7 +37,7 @@ final class PageTests: XCTestCase {
         XCTAssertEqual(page.apps[0].parts.map(\.id), ["bundle", "documents", "data", "caches", "tmp"])
         XCTAssertEqual(page.apps[0].parts.map(\.purgeable), [0, 0, 0, 80, 20])
         let bar = page.bar
-        // 720 px for 1000 bytes: 150 bytes are 108 px, from 0; the free part starts at 500 bytes, 360 px.
+        // 720 units for 1000 bytes: 150 bytes are 108, from 0; the free part starts at 500 bytes, 360.
         XCTAssertTrue(bar.contains("data-category=\"app\" data-bytes=\"150\" x=\"0\" y=\"0\" width=\"108\""), bar)
         XCTAssertTrue(bar.contains("data-category=\"free\" data-bytes=\"500\" x=\"360\" y=\"0\" width=\"360\""), bar)
         XCTAssertTrue(bar.contains("data-category=\"clones\" data-bytes=\"20\""), "clone savings striped over the free part")
