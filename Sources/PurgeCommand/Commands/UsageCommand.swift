@@ -1,3 +1,4 @@
+import Glibc
 import PurgeCore
 import PurgeSys
 
@@ -7,8 +8,8 @@ struct UsageCommand: Subcommand {
     static let name = "usage"
     static let abstract = "Show a container's storage, Settings > Storage style"
     static let help = """
-        Usage: purgefs usage PATH [--json]
-               purgefs usage --device NAME [--json]
+        Usage: purgefs usage PATH [--json] [--html FILE]
+               purgefs usage --device NAME [--json] [--html FILE]
 
         \(TextLayout.paragraph(
             "Shows what the purgefs mount at PATH, or the directory PATH inside one, holds, the way iOS shows an "
@@ -24,9 +25,16 @@ struct UsageCommand: Subcommand {
             + "available space and purgeable bytes, its policy, then every container mounted on it, biggest first, "
             + "with its size on disk, its purgeable bytes and its cache quota (* when derived from its recent use)."))
 
+        \(TextLayout.paragraph(
+            "With --html FILE, FILE gets the same figures as one self-contained page (no network; it opens from "
+            + "disk in any browser): the device's bar by category (apps' data, caches, cloud-evictable, other, "
+            + "free, and what clones saved), the apps by size with their initials as icons, and each app's "
+            + "breakdown with its purgeable part; light or dark as the browser is set. Nothing else is printed."))
+
         Flags:
         \(TextLayout.row("--device NAME", "show the shared device NAME instead of one mount"))
         \(TextLayout.row("--json", "print every figure in bytes, as one JSON object (fields below)"))
+        \(TextLayout.row("--html FILE", "write the Settings > Storage page to FILE instead"))
         \(TextLayout.row("-h, --help", "show this help"))
 
         JSON fields (sizes in bytes):
@@ -41,6 +49,9 @@ struct UsageCommand: Subcommand {
         \(TextLayout.row("allocated", "bytes stored on disk, clone-shared data counted once"))
         \(TextLayout.row("purgeable", "what purging could free in the directory"))
         \(TextLayout.row("clone_savings", "bytes not stored thanks to clones"))
+        \(TextLayout.row("cloud_evictable", paragraphs: [
+            "allocated bytes in Documents that evicting could drop now (user.purgefs.evictable = 1; 0 without "
+            + "cloud=; a walk of at most \(evictableWalkLimit) files)"]))
         \(TextLayout.row("device", paragraphs: [
             "capacity, external, container_used (the container's bytes on disk), device_used (everything in use "
             + "on the device, external included: df's Used), available, available_important (available + purgeable), "
@@ -56,13 +67,17 @@ struct UsageCommand: Subcommand {
     /// `--device NAME`: the shared device instead of a path.
     var device: String?
     var json = false
+    /// `--html FILE`: the page instead of the text.
+    var html: String?
     var access = AttributeAccess.live
     private(set) var location: MountLocation?
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help, valueFlags: ["--device": "NAME"],
+        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help, valueFlags: ["--device": "NAME", "--html": "FILE"],
                                          switchFlags: ["--json"])
         json = parsed.switches.contains("--json")
+        html = parsed.values["--html"]
+        if html != nil && json { throw .usage("usage: give --json or --html FILE, not both") }
         device = parsed.values["--device"]
         if device != nil {
             guard parsed.paths.isEmpty else { throw .usage("usage: give a PATH or --device NAME, not both") }
@@ -84,17 +99,49 @@ struct UsageCommand: Subcommand {
     func run(_ context: CommandContext) throws(CommandExit) {
         if let device {
             let report = try DeviceUsageReport.read(device)
+            if let html {
+                try Self.write(StoragePage(report, members: Self.memberReports(report, access)).page, to: html)
+                return
+            }
             print(json ? report.json.pretty : report.text)
             return
         }
-        guard let location, let mount = location.mount, let relative = location.relative else {
-            preconditionFailure("run() before validate()")
+        guard let location else { preconditionFailure("run() before validate()") }
+        let report = try Self.report(at: location, access)
+        if let html {
+            try Self.write(StoragePage(report).page, to: html)
+            return
+        }
+        print(json ? report.json.pretty : report.text)
+    }
+
+    /// The report of a located directory on a mount, with the zones and bundle its daemon recorded.
+    static func report(at location: MountLocation, _ access: AttributeAccess) throws(CommandExit) -> UsageReport {
+        guard let mount = location.mount, let relative = location.relative else {
+            throw .failure("\(location.path) is not on a purgefs mount (usage reads the figures a mount answers)")
         }
         let record = try RuntimeRecordLocator.record(of: mount, at: location.path)
-        let report = try Self.report(path: location.path, mountpoint: mount.mountPoint, relative: relative, access,
-                                     zones: record.zones, bundle: record.bundle,
-                                     isDirectory: { (try? Paths.canonical($0)) == $0 })
-        print(json ? report.json.pretty : report.text)
+        return try report(path: location.path, mountpoint: mount.mountPoint, relative: relative, access,
+                          zones: record.zones, bundle: record.bundle, isDirectory: { (try? Paths.canonical($0)) == $0 })
+    }
+
+    /// The breakdown of each container of a shared device whose mount answers, by mount point.
+    static func memberReports(_ device: DeviceUsageReport, _ access: AttributeAccess) -> [String: UsageReport] {
+        var reports: [String: UsageReport] = [:]
+        for container in device.containers {
+            guard let location = try? MountLocation.find(container.mountpoint),
+                  let report = try? report(at: location, access) else { continue }
+            reports[container.mountpoint] = report
+        }
+        return reports
+    }
+
+    static func write(_ page: HTMLPage, to path: String) throws(CommandExit) {
+        do throws(Errno) {
+            try page.write(to: path)
+        } catch {
+            throw .failure("usage: cannot write \(path): \(error)")
+        }
     }
 
     /// Gathers the figures. `isDirectory(path)`: whether a category's path is
@@ -128,7 +175,56 @@ struct UsageCommand: Subcommand {
             }
         }
         let app = try bundle.map { (bundle) throws(CommandExit) -> UInt64 in try figures(of: bundle)?.size ?? 0 }
-        return UsageReport(path: path, mountpoint: mountpoint, app: app, documents: documents, zones: zones,
-                           directory: directory, device: device)
+        var report = UsageReport(path: path, mountpoint: mountpoint, app: app, documents: documents, zones: zones,
+                                 directory: directory, device: device)
+        if UsageReport.overlap(of: UsageReport.documentsPath, with: relative) != .apart {
+            let documentsPath = UsageReport.overlap(of: UsageReport.documentsPath, with: relative) == .around
+                ? path : mountpoint + "/" + UsageReport.documentsPath
+            if isDirectory(documentsPath) { report.cloudEvictable = evictableBytes(under: documentsPath, access) }
+        }
+        return report
+    }
+
+    /// How many files `cloud_evictable` looks at, at most: the figure is a
+    /// walk (no attribute sums it), so a huge Documents costs a bounded time.
+    static let evictableWalkLimit = 20_000
+
+    /// The allocated bytes of the files under `directory` whose
+    /// `user.purgefs.evictable` is `1`. Stops at the first file that does
+    /// not answer it (the mount has no cloud=), and after `evictableWalkLimit` files.
+    static func evictableBytes(under directory: String, _ access: AttributeAccess) -> UInt64 {
+        guard let root = try? FileDescriptor.open(path: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) else { return 0 }
+        defer { root.closeQuietly() }
+        var total: UInt64 = 0
+        var seen = 0
+        var noCloud = false
+        var above: [String] = []
+        try? TreeWalk(root: root).run { visit in
+            above.removeLast(max(0, above.count - (visit.depth - 1)))
+            guard !noCloud, seen < evictableWalkLimit else { return false }
+            let name = String(cString: visit.name)
+            switch visit.status.st_mode & S_IFMT {
+            case S_IFDIR:
+                above.append(name)
+                return true
+            case S_IFREG:
+                seen += 1
+                let path = directory + "/" + (above + [name]).joined(separator: "/")
+                let value: [UInt8]
+                do throws(Errno) {
+                    value = try access.read(PurgeAttribute.evictable.fullName, path)
+                } catch {
+                    noCloud = error == .noData
+                    return false
+                }
+                if AttributeAccess.decimal(value) == 1, let allocated = try? access.numberIfAnswered(.allocated, of: path) {
+                    total += allocated
+                }
+            default:
+                break
+            }
+            return false
+        }
+        return total
     }
 }

@@ -12,7 +12,8 @@ public enum Purgefs {
     static var subcommands: [any Subcommand.Type] {
         [MountCommand.self, UnmountCommand.self, UsageCommand.self, SpaceCommand.self, ManualPurgeCommand.self,
          CloneCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, LogCommand.self,
-         MetricsCommand.self, DemoCommand.self, FaultCommand.self, RunCommand.self, CrashCommand.self]
+         MetricsCommand.self, DemoCommand.self, FaultCommand.self, RunCommand.self, CrashCommand.self, ReportCommand.self,
+         UICommand.self]
     }
 
     /// What the command line asks for, decided before anything touches the system.
@@ -97,7 +98,7 @@ public enum Purgefs {
           purgefs mount CONTAINER [MOUNTPOINT] [-f] [-o OPT[,OPT...]]
           purgefs CONTAINER MOUNTPOINT -o OPTS     (the form mount.fuse3 and fstab use)
           purgefs unmount MOUNTPOINT
-          purgefs usage PATH [--json]
+          purgefs usage PATH|--device NAME [--json | --html FILE]
           purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE | --available SIZE] [--json]
           purgefs purge MOUNTPOINT (--bytes SIZE | --all)
           purgefs clone SOURCE DEST
@@ -108,7 +109,9 @@ public enum Purgefs {
           purgefs demo [--keep]
           purgefs metrics MOUNTPOINT|CONTAINER [--json | --prometheus] [--days N]
           purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE]
-                      CONTAINER -- COMMAND [ARG...]
+                      [--html FILE] CONTAINER -- COMMAND [ARG...]
+          purgefs report REPORT.json --html FILE
+          purgefs ui [--listen 127.0.0.1:PORT] MOUNT|--device NAME
           purgefs crash MOUNTPOINT [--dry-run]
           purgefs help [COMMAND]
           purgefs help attributes

@@ -23,6 +23,9 @@ struct UsageReport: Equatable {
     /// The directory's own recursive figures.
     var directory: DirectoryFigures
     var device: DeviceFigures
+    /// Bytes in the ubiquitous zone (Documents) that evicting could drop now
+    /// (`user.purgefs.evictable` = `1`): 0 without `cloud=`.
+    var cloudEvictable: UInt64 = 0
 
     /// The categories' places in the container, relative to its root.
     static let documentsPath = "Documents"
@@ -122,6 +125,7 @@ struct UsageReport: Equatable {
             ("allocated", .integer(directory.allocated)),
             ("purgeable", .integer(directory.purgeable)),
             ("clone_savings", .integer(directory.cloneSavings)),
+            ("cloud_evictable", .integer(cloudEvictable)),
             ("device", .object([
                 ("capacity", .integer(device.capacity)),
                 ("external", .integer(device.external)),
@@ -135,5 +139,37 @@ struct UsageReport: Equatable {
                 ("purged_files", .integer(device.purgedFiles)),
             ])),
         ])
+    }
+}
+
+extension UsageReport {
+    /// Reads back what `json` wrote (a report's `usage_start`, say); `nil`
+    /// when a figure is missing.
+    init?(json: JSONValue) {
+        func number(_ value: JSONValue?, _ key: String) -> UInt64? { value?[key]?.integerValue }
+        guard let path = json["path"]?.stringValue, let mountpoint = json["mountpoint"]?.stringValue,
+              let documents = number(json, "documents"), let size = number(json, "size"), let files = number(json, "files"),
+              let allocated = number(json, "allocated"), let purgeable = number(json, "purgeable"),
+              let cloneSavings = number(json, "clone_savings"), let device = json["device"],
+              let capacity = number(device, "capacity"), let external = number(device, "external"),
+              let containerUsed = number(device, "container_used"), let deviceUsed = number(device, "device_used"),
+              let available = number(device, "available")
+        else { return nil }
+        let zones = (json["zones"]?.arrayValue ?? []).compactMap { zone -> Zone? in
+            guard let path = zone["path"]?.stringValue, let size = number(zone, "size"), let purgeable = number(zone, "purgeable")
+            else { return nil }
+            return Zone(path: path, size: size, purgeable: purgeable)
+        }
+        self.init(path: path, mountpoint: mountpoint, app: json["app"]?.integerValue, documents: documents, zones: zones,
+                  directory: DirectoryFigures(size: size, files: files, allocated: allocated, purgeable: purgeable,
+                                              cloneSavings: cloneSavings),
+                  device: DeviceFigures(capacity: capacity, external: external, containerUsed: containerUsed,
+                                        deviceUsed: deviceUsed, available: available,
+                                        availableImportant: number(device, "available_important") ?? 0,
+                                        availableOpportunistic: number(device, "available_opportunistic") ?? 0,
+                                        purgeable: number(device, "purgeable") ?? purgeable,
+                                        purgedBytes: number(device, "purged_bytes") ?? 0,
+                                        purgedFiles: number(device, "purged_files") ?? 0),
+                  cloudEvictable: number(json, "cloud_evictable") ?? 0)
     }
 }

@@ -12,7 +12,7 @@ struct RunCommand: Subcommand {
     static var help: String {
         """
         Usage: purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE]
-                           CONTAINER -- COMMAND [ARG...]
+                           [--html FILE] CONTAINER -- COMMAND [ARG...]
 
         \(TextLayout.paragraph(
             "Mounts CONTAINER in place (with the mount options of -o, as purgefs mount takes them), runs COMMAND "
@@ -62,6 +62,14 @@ struct RunCommand: Subcommand {
             + "savings, and each scenario step. --json prints it as JSON instead; --report FILE also writes the "
             + "JSON to FILE. Its fields:"))
         \(RunSummary.fieldHelp.map { TextLayout.row($0.0, paragraphs: [$0.1]) }.joined(separator: "\n"))
+        With --json, --report or --html, also:
+        \(RunTimeline.fieldHelp.map { TextLayout.row($0.0, paragraphs: [$0.1]) }.joined(separator: "\n"))
+
+        \(TextLayout.paragraph(
+            "--html FILE writes the report as one self-contained page (no network): the timeline of device used, "
+            + "container used, purgeable and available, the low and high marks, a mark for each scenario step, "
+            + "purge, ENOSPC answer, injected fault and crash (hover one for what it was), the summary, and the "
+            + "storage at the start and the end. purgefs report REPORT.json --html FILE draws it again from --report."))
 
         Flags:
         \(TextLayout.row("-o OPT[,OPT...]", "mount options (see purgefs mount --help); may be given more than once"))
@@ -69,6 +77,7 @@ struct RunCommand: Subcommand {
         \(TextLayout.row("--scratch", "mount a copy, leave CONTAINER untouched, remove the copy after"))
         \(TextLayout.row("--json", "print the summary as JSON (on stderr)"))
         \(TextLayout.row("--report FILE", "write the summary as JSON to FILE"))
+        \(TextLayout.row("--html FILE", "write the run's page (timeline and summary) to FILE"))
         \(TextLayout.row("-h, --help", "show this help"))
 
         Example:
@@ -88,11 +97,13 @@ struct RunCommand: Subcommand {
     var scratch = false
     var json = false
     var reportArgument: String?
+    var htmlArgument: String?
     var command: [String]
     /// Set by `validate()`.
     private(set) var container = ""
     private(set) var scenario: Scenario?
     private(set) var reportPath: String?
+    private(set) var htmlPath: String?
 
     init(parsing arguments: [String]) throws(CommandExit) {
         guard let separator = arguments.firstIndex(of: "--") else {
@@ -118,7 +129,7 @@ struct RunCommand: Subcommand {
             }
         }
         let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
-                                         valueFlags: ["--scenario": "FILE", "--report": "FILE"],
+                                         valueFlags: ["--scenario": "FILE", "--report": "FILE", "--html": "FILE"],
                                          switchFlags: ["--scratch", "--json"])
         containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
         guard let program = command.first, !program.isEmpty else {
@@ -127,6 +138,7 @@ struct RunCommand: Subcommand {
         self.options = options
         scenarioArgument = parsed.values["--scenario"]
         reportArgument = parsed.values["--report"]
+        htmlArgument = parsed.values["--html"]
         scratch = parsed.switches.contains("--scratch")
         json = parsed.switches.contains("--json")
         // The options as the mount reads them, so a bad one is a usage error before anything happens.
@@ -153,6 +165,9 @@ struct RunCommand: Subcommand {
         }
         if let reportArgument {
             reportPath = try Self.absolute(reportArgument)
+        }
+        if let htmlArgument {
+            htmlPath = try Self.absolute(htmlArgument)
         }
         guard Paths.exists("/dev/fuse") else {
             throw .failure("run: /dev/fuse is missing, so nothing can be mounted (load the fuse module)")
@@ -190,14 +205,21 @@ struct RunCommand: Subcommand {
             throw error
         }
         let player = scenario.map { ScenarioPlayer(scenario: $0, file: scenarioArgument ?? "", mountpoint: session.mountpoint, session: session) }
+        // The figures over time, for the report and the page.
+        let sampler = json || reportPath != nil || htmlPath != nil ? RunSampler(mountpoint: session.mountpoint) : nil
+        sampler?.start()
 
-        let outcome = supervise(in: session, from: workingDirectory, player: player)
+        let outcome = supervise(in: session, from: workingDirectory, player: player, sampler: sampler)
         summary.ended = outcome.ended
         summary.interruptedBy = outcome.interruptedBy
         summary.failure = outcome.failure
         summary.durationMilliseconds = outcome.milliseconds
         summary.steps = player?.steps ?? []
         Self.collect(into: &summary, session: session, since: since)
+        if let sampler {
+            sampler.finish(now: outcome.milliseconds, since: since, session: session)
+            summary.timeline = sampler.timeline
+        }
         if let problem = session.tearDown() {
             summary.failure = summary.failure.map { $0 + "; and " + problem } ?? problem
         }
@@ -209,6 +231,13 @@ struct RunCommand: Subcommand {
                 try Self.write(report, to: reportPath)
             } catch {
                 throw .failure("run: cannot write the report \(reportPath): \(error)")
+            }
+        }
+        if let htmlPath {
+            do throws(Errno) {
+                try TimelinePage(summary.json).page.write(to: htmlPath)
+            } catch {
+                throw .failure("run: cannot write the page \(htmlPath): \(error)")
             }
         }
         if let failure = summary.failure { throw .failure(failure) }
@@ -235,7 +264,8 @@ struct RunCommand: Subcommand {
 
     /// Starts the command and waits for it to end, playing the scenario and
     /// passing on termination requests meanwhile.
-    private func supervise(in session: RunSession, from workingDirectory: String?, player: ScenarioPlayer?) -> Outcome {
+    private func supervise(in session: RunSession, from workingDirectory: String?, player: ScenarioPlayer?,
+                           sampler: RunSampler?) -> Outcome {
         var outcome = Outcome()
         let pid: ProcessID
         do throws(Errno) {
@@ -275,6 +305,7 @@ struct RunCommand: Subcommand {
                 try? ProcessGroup.signal(pid, SIGTERM)
                 signalledAt = signalledAt ?? time
             }
+            sampler?.tick(now: time)
             if let signalledAt, !killed, time - signalledAt >= Self.graceMilliseconds {
                 try? ProcessGroup.signal(pid, SIGKILL)
                 killed = true

@@ -25,6 +25,9 @@ struct RunSummary: Equatable {
     var faultsNote = "purgefs fault list was not read"
     var cloneSavings: UInt64?
     var steps: [Step] = []
+    /// The figures over time and the marks, for the report and `--html`;
+    /// `nil` when nothing asked for them.
+    var timeline: RunTimeline?
 
     /// Bytes and files purged for one reason (`monitor`, `write`, `manual`).
     struct Reason: Equatable {
@@ -41,6 +44,8 @@ struct RunSummary: Equatable {
         }
         var line: Int
         var text: String
+        /// The action's first word (`squeeze`, `purge`, `crash`, ...).
+        var action: String?
         var state: State = .notReached
         /// Milliseconds after the command started when it ran (or failed).
         var atMilliseconds: UInt64?
@@ -112,7 +117,7 @@ struct RunSummary: Equatable {
 
     var json: JSONValue {
         func optional(_ value: UInt64?) -> JSONValue { value.map { .integer($0) } ?? .null }
-        return .object([
+        var fields: [(String, JSONValue)] = [
             ("container", .string(container)),
             ("mountpoint", .string(mountpoint)),
             ("scratch", .bool(scratch)),
@@ -134,12 +139,15 @@ struct RunSummary: Equatable {
                 .object([
                     ("line", .integer(step.line)),
                     ("step", .string(step.text)),
+                    ("action", step.action.map { .string($0) } ?? .null),
                     ("state", .string(step.state.rawValue)),
                     ("at_ms", optional(step.atMilliseconds)),
                     ("detail", step.detail.map { .string($0) } ?? .null),
                 ])
             })),
-        ])
+        ]
+        if let timeline { fields += timeline.jsonFields }
+        return .object(fields)
     }
 
     /// `SIGKILL`, `SIGINT`, ...: the names a shell would print.
@@ -166,7 +174,7 @@ struct RunSummary: Equatable {
         ("enospc", "requests the mount answered ENOSPC (writes and anything else that found no room: user.purgefs.enospc)"),
         ("faults_injected", "faults the mount's fault rules injected, from purgefs fault list; null when fault injection is not there"),
         ("clone_savings", "bytes not stored thanks to clones, at the end (user.purgefs.clone_savings)"),
-        ("steps", "each scenario step: line, step (as read), state (done, failed, timed_out, not_reached), at_ms (after the command started), detail (the action's output, or why it failed)"),
+        ("steps", "each scenario step: line, step (as read), action (its first word), state (done, failed, timed_out, not_reached), at_ms (after the command started), detail (the action's output, or why it failed)"),
     ]
 }
 

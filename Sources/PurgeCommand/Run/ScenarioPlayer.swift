@@ -28,7 +28,7 @@ final class ScenarioPlayer {
         self.mountpoint = mountpoint
         self.session = session
         self.access = access
-        steps = scenario.steps.map { RunSummary.Step(line: $0.line, text: $0.description) }
+        steps = scenario.steps.map { RunSummary.Step(line: $0.line, text: $0.description, action: Self.name(of: $0.action)) }
     }
 
     var isFinished: Bool { next >= scenario.steps.count }
@@ -98,6 +98,11 @@ final class ScenarioPlayer {
     }
 
     // MARK: Actions
+
+    /// The action's first word, as the scenario file writes it (its description's).
+    static func name(of action: ScenarioStep.Action) -> String {
+        action.description.split(separator: " ").first.map(String.init) ?? ""
+    }
 
     /// Runs the action; returns the last line it printed.
     private func perform(_ action: ScenarioStep.Action) throws(CommandExit) -> String {

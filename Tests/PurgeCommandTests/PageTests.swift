@@ -1,0 +1,134 @@
+import PurgeCore
+import PurgeSys
+import XCTest
+@testable import PurgeCommand
+
+/// The pages without a browser: what they draw from a report, escaping,
+/// and the ui server's token check (PageBrowserTests opens them in Chromium).
+final class PageTests: XCTestCase {
+    func testTextAndScriptsAreEscaped() {
+        XCTAssertEqual(HTMLPage.escape("<a href=\"x\">&'</a>"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;")
+        let page = HTMLPage(title: "t", body: "", data: .object([("path", .string("</script><script>alert(1)"))])).text
+        XCTAssertFalse(page.contains("</script><script>alert"), "a string in the data cannot end its script element")
+        XCTAssertTrue(page.contains("<\\/script><script>alert(1)"))
+        XCTAssertEqual(HTMLPage.coordinate(12.345), "12.35")
+        XCTAssertEqual(HTMLPage.coordinate(3), "3")
+        XCTAssertEqual(HTMLPage.coordinate(0.05), "0.05")
+        XCTAssertEqual(HTMLPage.coordinate(-1.5), "-1.5")
+    }
+
+    private func usage(capacity: UInt64 = 1000, allocated: UInt64 = 300, purgeable: UInt64 = 100, evictable: UInt64 = 50,
+                       deviceUsed: UInt64 = 500, available: UInt64 = 500, savings: UInt64 = 20) -> UsageReport {
+        UsageReport(path: "/srv/my-app", mountpoint: "/srv/my-app", app: 10, documents: 120,
+                    zones: [.init(path: "Library/Caches", size: 90, purgeable: 80), .init(path: "tmp", size: 30, purgeable: 20)],
+                    directory: DirectoryFigures(size: 290, files: 4, allocated: allocated, purgeable: purgeable, cloneSavings: savings),
+                    device: DeviceFigures(capacity: capacity, external: 200, containerUsed: allocated, deviceUsed: deviceUsed,
+                                          available: available, availableImportant: 600, availableOpportunistic: 400,
+                                          purgeable: purgeable, purgedBytes: 0, purgedFiles: 0),
+                    cloudEvictable: evictable)
+    }
+
+    func testTheStorageBarIsTheUsageFigures() throws {
+        let page = StoragePage(usage())
+        XCTAssertEqual(page.segments.map(\.id), ["app", "caches", "cloud", "other", "free"])
+        // Apps' data is what is on disk less what purging or evicting could drop; other is the device's rest.
+        XCTAssertEqual(page.segments.map(\.bytes), [150, 100, 50, 200, 500])
+        XCTAssertEqual(page.apps.map(\.name), ["my-app"])
+        XCTAssertEqual(page.apps[0].parts.map(\.id), ["bundle", "documents", "data", "caches", "tmp"])
+        XCTAssertEqual(page.apps[0].parts.map(\.purgeable), [0, 0, 0, 80, 20])
+        let bar = page.bar
+        // 720 units for 1000 bytes: 150 bytes are 108, from 0; the free part starts at 500 bytes, 360.
+        XCTAssertTrue(bar.contains("data-category=\"app\" data-bytes=\"150\" x=\"0\" y=\"0\" width=\"108\""), bar)
+        XCTAssertTrue(bar.contains("data-category=\"free\" data-bytes=\"500\" x=\"360\" y=\"0\" width=\"360\""), bar)
+        XCTAssertTrue(bar.contains("data-category=\"clones\" data-bytes=\"20\""), "clone savings striped over the free part")
+        XCTAssertEqual(UsageReport(json: usage().json), usage(), "a report's usage is read back as it was written")
+        XCTAssertEqual(StoragePage.initials("my-app"), "MA")
+        XCTAssertEqual(StoragePage.initials("photos"), "PH")
+    }
+
+    /// A run report by hand: two steps (one a crash), purges close together
+    /// and apart, a fault, and samples where the ENOSPC count rises once.
+    private let runReport = JSONValue(parsing: """
+        {"command":["sh","-c","x"],"exit_code":0,"exit_status":0,"duration_ms":2000,"capacity":1000,"low":100,"high":200,
+         "steps":[{"line":1,"step":"at 0s squeeze 300","action":"squeeze","state":"done","at_ms":5,"detail":"Set external"},
+                  {"line":2,"step":"at 1s crash","action":"crash","state":"done","at_ms":1000,"detail":"Crashed"},
+                  {"line":3,"step":"at 9s purge all","action":"purge","state":"not_reached","at_ms":null,"detail":null}],
+         "samples":[{"at_ms":0,"device_used":100,"container_used":50,"purgeable":20,"available":900,"enospc":3},
+                    {"at_ms":100,"device_used":800,"container_used":50,"purgeable":20,"available":200,"enospc":3},
+                    {"at_ms":700,"device_used":820,"container_used":70,"purgeable":0,"available":180,"enospc":5}],
+         "purges":[{"at_ms":110,"path":"caches/a","bytes":10,"reason":"monitor"},{"at_ms":200,"path":"caches/b","bytes":10,"reason":"monitor"},
+                   {"at_ms":900,"path":"caches/c","bytes":5,"reason":"write"}],
+         "faults":[{"at_ms":600,"rule":1,"op":"write","path":"Documents/f","result":"EIO"}]}
+        """)!
+
+    func testTheTimelineHasAMarkForEachEvent() throws {
+        let page = TimelinePage(runReport)
+        XCTAssertTrue(TimelinePage.recognises(runReport))
+        XCTAssertEqual(page.marks.map { "\($0.kind)@\($0.atMilliseconds)" },
+                       ["step@5", "purge@110", "fault@600", "enospc@700", "purge@900", "crash@1000"],
+                       "two monitor purges 90 ms apart are one mark; a step not reached has none; ENOSPC where the count rose")
+        XCTAssertEqual(page.marks[1].text, "purge (monitor): 2 files, 20 B: caches/a, caches/b")
+        XCTAssertEqual(page.marks[3].text, "answered ENOSPC: 2 requests (5 since the mount)")
+        let chart = page.chart
+        XCTAssertEqual(chart.components(separatedBy: "class=\"sample\"").count - 1, 3, "a hover column per sample")
+        XCTAssertEqual(chart.components(separatedBy: "<polyline").count - 1, 4)
+        XCTAssertTrue(chart.contains("data-threshold=\"low\" data-bytes=\"100\""))
+        XCTAssertTrue(chart.contains("data-threshold=\"high\" data-bytes=\"200\""))
+    }
+
+    func testEveryTimelineFieldIsDocumented() {
+        let documented = RunTimeline.fieldHelp.flatMap { $0.0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        XCTAssertEqual(RunTimeline().jsonFields.map(\.0), documented)
+    }
+
+    private let exploreReport = JSONValue(parsing: """
+        {"states":4,"passed":3,"failed":1,"sampled":false,"operations":2,
+         "results":[{"point":0,"variant":"","passed":true},{"point":1,"variant":"","passed":true},
+                    {"point":2,"variant":"","passed":false},{"point":2,"variant":"torn","passed":true}],
+         "failures":[{"point":2,"variant":"","operation":"rename tmp/db Documents/db","lastDurable":"write Documents/db.tmp",
+                      "lost":["Documents/db"],"stderr":"db missing <b>","group":null}]}
+        """)!
+
+    func testAnExploreReportIsAStripOfStates() throws {
+        XCTAssertTrue(ExplorePage.recognises(exploreReport))
+        XCTAssertFalse(TimelinePage.recognises(exploreReport))
+        XCTAssertFalse(ExplorePage.recognises(runReport))
+        let text = ExplorePage(exploreReport).page.text
+        XCTAssertEqual(text.components(separatedBy: "<rect class=\"state ").count - 1, 4)
+        XCTAssertTrue(text.contains("data-target=\"failure-2-\""))
+        XCTAssertTrue(text.contains("<details class=\"failure\" id=\"failure-2-\">"))
+        XCTAssertTrue(text.contains("db missing &lt;b&gt;"), "the checker's output is escaped")
+        XCTAssertThrowsError(try ReportCommand.page(for: "{\"something\":1}", named: "x.json"))
+        XCTAssertThrowsError(try ReportCommand.page(for: "not json", named: "x.json"))
+    }
+
+    func testTheUIServerWantsItsToken() {
+        var handled: [UIServer.Request] = []
+        let listener = ListeningSocketStub.none
+        let server = UIServer(listener: listener, token: "abc123") { request in
+            handled.append(request)
+            return .text(200, "ok")
+        }
+        defer { listener.close() }
+        func respond(_ head: String) -> Int? { server.respond(to: Array(head.utf8))?.status }
+        XCTAssertNil(respond("GET /state?token=abc123 HTTP/1.1\r\nHost: x\r\n"), "not whole yet")
+        XCTAssertEqual(respond("POST /space?available=5&token=abc124 HTTP/1.1\r\n\r\n"), 403)
+        XCTAssertEqual(respond("POST /space?available=5 HTTP/1.1\r\n\r\n"), 403)
+        XCTAssertEqual(respond("POST /space?available=5&token=abc12 HTTP/1.1\r\n\r\n"), 403)
+        XCTAssertEqual(respond("POST /space?token=abc123&token=abc124 HTTP/1.1\r\n\r\n"), 400, "a name given twice")
+        XCTAssertEqual(respond("GARBAGE\r\n\r\n"), 400)
+        XCTAssertEqual(handled, [], "no request without the token reached the handler")
+        XCTAssertEqual(respond("POST /pin?path=Library%2FCaches%2Fa+b&token=abc123 HTTP/1.1\r\n\r\n"), 200)
+        XCTAssertEqual(handled, [.init(method: "POST", path: "/pin", query: ["path": "Library/Caches/a b", "token": "abc123"])])
+        XCTAssertEqual(server.respond(to: [UInt8](repeating: 65, count: UIServer.maxRequestBytes + 1))?.status, 431)
+        XCTAssertEqual(UIView.inside("Library/Caches/a"), "Library/Caches/a")
+        XCTAssertNil(UIView.inside("../etc/passwd"))
+        XCTAssertNil(UIView.inside("/etc/passwd"))
+        XCTAssertNil(UIView.inside("a/../../b"))
+    }
+}
+
+/// A listener on a free loopback port, for a server whose `respond` is tested without serving.
+private enum ListeningSocketStub {
+    static var none: ListeningSocket { try! ListeningSocket.listen(host: "127.0.0.1", port: 0) }
+}
