@@ -37,7 +37,11 @@ let package = Package(
         // The FUSE adapter.
         .target(name: "PurgeFS", dependencies: ["CFuse", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
-        .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
+        // CommitStamp writes the commit of the build into it, for --version.
+        .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"],
+                plugins: ["CommitStamp"]),
+        // Before each build: the commit HEAD is at (git), or "unknown" without git.
+        .plugin(name: "CommitStamp", capability: .buildTool()),
         // A tiny main that hands over to PurgeCommand.
         .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"]),
         // The test library: SimulatedDevice runs the purgefs binary and reads its attributes (README, Testing an app).

@@ -6,6 +6,11 @@ import PurgeSys
 /// and turns its outcome into output and an exit status.
 public enum Purgefs {
     public static let version = "0.1.0"
+    /// The commit the binary was built from, stamped at build (`unknown`
+    /// for a build without git).
+    public static let commit = buildCommit
+    /// What `purgefs --version` prints.
+    static var versionLine: String { "purgefs \(version) (commit \(commit))" }
 
     /// The subcommands that exist. A new one is a file with a `Subcommand`
     /// type, added here.
@@ -30,7 +35,7 @@ public enum Purgefs {
         do throws(CommandExit) {
             switch try route(Array(arguments.dropFirst()), pathExists: Paths.exists) {
             case .version:
-                print("purgefs \(version)")
+                print(versionLine)
             case .run(var command):
                 try command.validate()
                 try command.run(context)
@@ -122,7 +127,7 @@ public enum Purgefs {
 
         Options:
         \(TextLayout.row("-h, --help", "Show help; every command has --help too", column: 14))
-        \(TextLayout.row("--version", "Print the version", column: 14))
+        \(TextLayout.row("--version", "Print the version and the commit it was built from", column: 14))
 
         Sizes are bytes, or a number with K, M, G or T: powers of 1024.
         Exit status: 0 success, 1 failure, 64 usage error.
