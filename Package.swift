@@ -38,8 +38,12 @@ let package = Package(
         .target(name: "PurgeFS", dependencies: ["CFuse", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
         .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
-        // A tiny main that hands over to PurgeCommand.
-        .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"]),
+        // Before each build: the commit HEAD is at (git), or "unknown" without git.
+        .plugin(name: "CommitStamp", capability: .buildTool()),
+        // A tiny main that hands over to PurgeCommand. CommitStamp writes the
+        // commit of the build into it, for --version: a new commit recompiles
+        // only this target.
+        .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"], plugins: ["CommitStamp"]),
         // The test library: SimulatedDevice runs the purgefs binary and reads its attributes (README, Testing an app).
         .target(name: "PurgeTesting", dependencies: ["PurgeCore", "PurgeSys"]),
         // What several test targets share (the seeded generator).

@@ -39,7 +39,22 @@ final class BinaryTests: XCTestCase {
     func testVersionAndHelp() throws {
         let version = try run(["--version"])
         XCTAssertEqual(version.status, 0)
-        XCTAssertEqual(version.stdout, "purgefs \(Purgefs.version)\n")
+        // "purgefs VERSION (commit HASH)": HASH is a commit of this
+        // repository (the build's HEAD), or "unknown" for a build without git.
+        let prefix = "purgefs \(Purgefs.version) (commit "
+        XCTAssertTrue(version.stdout.hasPrefix(prefix) && version.stdout.hasSuffix(")\n"), version.stdout)
+        let stamp = String(version.stdout.dropFirst(prefix.count).dropLast(2))
+        XCTAssertTrue(stamp == "unknown" || stamp.count == 12 && stamp.allSatisfy(\.isHexDigit), stamp)
+        if stamp != "unknown", Paths.exists("/usr/bin/git") {
+            let root = "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
+            let out = try FileDescriptor.pipe()
+            let pid = try ChildProcess.spawn("/usr/bin/git", arguments: ["git", "-C", root, "cat-file", "-t", stamp],
+                                             environment: ["PATH=/usr/bin:/bin"], fileActions: [.duplicate(out.write, to: .standardOutput)])
+            out.write.closeQuietly()
+            defer { out.read.closeQuietly() }
+            XCTAssertEqual(String(decoding: try out.read.readAll(), as: UTF8.self), "commit\n", "\(stamp) is a commit of \(root)")
+            _ = try ChildProcess.wait(pid)
+        }
         for arguments in [["--help"], ["help", "mount"], ["mount", "-h"], ["unmount", "--help"]] {
             let help = try run(arguments)
             XCTAssertEqual(help.status, 0, "\(arguments)")

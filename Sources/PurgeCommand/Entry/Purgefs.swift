@@ -6,6 +6,10 @@ import PurgeSys
 /// and turns its outcome into output and an exit status.
 public enum Purgefs {
     public static let version = "0.1.0"
+    /// What `purgefs --version` prints: `commit` is the commit the binary was
+    /// built from, stamped into the executable at build (`unknown` for a
+    /// build without git).
+    static func versionLine(commit: String) -> String { "purgefs \(version) (commit \(commit))" }
 
     /// The subcommands that exist. A new one is a file with a `Subcommand`
     /// type, added here.
@@ -22,8 +26,9 @@ public enum Purgefs {
         case version
     }
 
-    /// Runs the command line (`arguments` includes argv[0]) and returns the exit status.
-    public static func main(_ arguments: [String]) -> Int32 {
+    /// Runs the command line (`arguments` includes argv[0]) and returns the
+    /// exit status. `commit`: the commit of the build, for `--version`.
+    public static func main(_ arguments: [String], commit: String = "unknown") -> Int32 {
         if arguments.count > 1, arguments[1] == ConnectionGuard.verb {
             return ConnectionGuard.run(Array(arguments.dropFirst(2)))
         }
@@ -31,7 +36,7 @@ public enum Purgefs {
         do throws(CommandExit) {
             switch try route(Array(arguments.dropFirst()), pathExists: Paths.exists) {
             case .version:
-                print("purgefs \(version)")
+                print(versionLine(commit: commit))
             case .run(var command):
                 try command.validate()
                 try command.run(context)
@@ -125,7 +130,7 @@ public enum Purgefs {
 
         Options:
         \(TextLayout.row("-h, --help", "Show help; every command has --help too", column: 14))
-        \(TextLayout.row("--version", "Print the version", column: 14))
+        \(TextLayout.row("--version", "Print the version and the commit it was built from", column: 14))
 
         Sizes are bytes, or a number with K, M, G or T: powers of 1024.
         Exit status: 0 success, 1 failure, 64 usage error.

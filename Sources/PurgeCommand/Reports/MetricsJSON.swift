@@ -1,7 +1,7 @@
 import PurgeCore
 
 /// `purgefs metrics --json`: the history as daily reports in the shape of
-/// MetricKit's `MetricReport` (field names in README and in
+/// MetricKit's `MetricReport` (field names in docs/REFERENCE.md and in
 /// `purgefs metrics --help`).
 ///
 /// ```

@@ -158,7 +158,7 @@ struct RunSummary: Equatable {
         return names[signal] ?? "signal \(signal)"
     }
 
-    /// The JSON fields, for `purgefs run --help` and the README.
+    /// The JSON fields, for `purgefs run --help` and docs/REFERENCE.md.
     static let fieldHelp: [(String, String)] = [
         ("container, mountpoint", "the container given, and where it was mounted (the scratch copy with --scratch)"),
         ("scratch", "true with --scratch"),
