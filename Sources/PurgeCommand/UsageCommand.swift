@@ -41,6 +41,7 @@ struct UsageCommand: Subcommand {
         \(TextLayout.row("allocated", "bytes stored on disk, clone-shared data counted once"))
         \(TextLayout.row("purgeable", "what purging could free in the directory"))
         \(TextLayout.row("clone_savings", "bytes not stored thanks to clones"))
+        \(TextLayout.row("excluded_from_backup", "the directory's user.purgefs.excluded_from_backup (true/false; null when not answered)"))
         \(TextLayout.row("device", paragraphs: [
             "capacity, external, container_used (the container's bytes on disk), device_used (everything in use "
             + "on the device, external included: df's Used), available, available_important (available + purgeable), "
@@ -128,7 +129,8 @@ struct UsageCommand: Subcommand {
             }
         }
         let app = try bundle.map { (bundle) throws(CommandExit) -> UInt64 in try figures(of: bundle)?.size ?? 0 }
+        let excluded = try access.numberIfAnswered(.excludedFromBackup, of: path).map { $0 == 1 }
         return UsageReport(path: path, mountpoint: mountpoint, app: app, documents: documents, zones: zones,
-                           directory: directory, device: device)
+                           directory: directory, device: device, excludedFromBackup: excluded)
     }
 }

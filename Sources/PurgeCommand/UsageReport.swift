@@ -23,6 +23,8 @@ struct UsageReport: Equatable {
     /// The directory's own recursive figures.
     var directory: DirectoryFigures
     var device: DeviceFigures
+    /// The directory's `user.purgefs.excluded_from_backup`; nil when the mount does not answer it.
+    var excludedFromBackup: Bool? = nil
 
     /// The categories' places in the container, relative to its root.
     static let documentsPath = "Documents"
@@ -79,6 +81,7 @@ struct UsageReport: Equatable {
         rows.append(("Total", "\(HumanText.size(directory.size)) in \(HumanText.count(directory.files, "file")), "
                      + "\(HumanText.size(directory.allocated)) on disk"))
         rows.append(("Clone savings", HumanText.size(directory.cloneSavings)))
+        if let excludedFromBackup { rows.append(("Backup", excludedFromBackup ? "excluded (excluded_from_backup)" : "included")) }
         lines += Self.table(rows)
         lines.append("")
         lines.append("Device")
@@ -122,6 +125,7 @@ struct UsageReport: Equatable {
             ("allocated", .integer(directory.allocated)),
             ("purgeable", .integer(directory.purgeable)),
             ("clone_savings", .integer(directory.cloneSavings)),
+            ("excluded_from_backup", excludedFromBackup.map(JSONValue.bool) ?? .null),
             ("device", .object([
                 ("capacity", .integer(device.capacity)),
                 ("external", .integer(device.external)),
