@@ -9,7 +9,8 @@ import Testing
 
 /// The guide's five samples (Sources/DocumentApp/GuideSamples.swift) run on
 /// a real mount, checking what they read and do.
-@Suite(.serialized) struct GuideSampleTests {
+extension AppOnAMount {
+@Suite struct GuideSampleTests {
     @Test func theMetricsLoopSeesWhatUsageSees() async throws {
         let home = try Scratch("metrics")
         defer { home.remove() }
@@ -153,4 +154,5 @@ import Testing
             }
         }
     }
+}
 }

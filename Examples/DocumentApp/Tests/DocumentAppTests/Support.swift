@@ -18,8 +18,12 @@ struct Scratch {
     func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
+/// Every test that runs the app on a mount, one at a time: the container is
+/// the process's `PURGEFS_CONTAINER`, and Swift Testing runs suites side by
+/// side unless one serialized suite holds them.
+@Suite(.serialized) enum AppOnAMount {}
+
 /// The app runs in the mount: PurgeKit reads `PURGEFS_CONTAINER` at each call.
-/// The suites are serialized, so one container at a time.
 func runningApp<T>(in device: SimulatedDevice, _ body: () async throws -> T) async rethrows -> T {
     setenv("PURGEFS_CONTAINER", device.mountPoint.path, 1)
     defer { unsetenv("PURGEFS_CONTAINER") }
