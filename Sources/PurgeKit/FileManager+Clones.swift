@@ -4,10 +4,10 @@ import PurgeSys
 
 /// `copyItem(at:to:)` that clones inside a purgefs mount, as it does on APFS.
 ///
-/// Foundation on Linux copies a regular file by reading and writing it
-/// (`sendfile`/`read`+`write` in swift-foundation's `FileManager`), which a
-/// purgefs mount cannot tell from any other write: the copy costs its full
-/// size. The mount makes a clone of a whole-file `copy_file_range` into an
+/// Foundation on Linux (swift 6.3.1) copies a regular file with `sendfile(2)`
+/// in 4 KiB pieces (seen with strace), which reaches a purgefs mount as
+/// reads and writes it cannot tell from any other: the copy costs its full
+/// size, `content_id` differs, `clone_savings` stays 0. The mount makes a clone of a whole-file `copy_file_range` into an
 /// empty file, the call `purgefs clone` and coreutils `cp` make; so for a
 /// regular file whose source and destination are in one purgefs mount,
 /// PurgeKit makes that call. Directories, symlinks and copies across
