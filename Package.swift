@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "PurgeFSTests", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
         .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys"]),
         .testTarget(name: "PurgeTestingTests", dependencies: ["PurgeTesting"]),
-        .testTarget(name: "PurgeKitTests", dependencies: ["PurgeKit", "PurgeCore"]),
+        .testTarget(name: "PurgeKitTests", dependencies: ["PurgeKit", "PurgeCore", "PurgeStore", "PurgeTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux", "TestSupport"]),
     ]
 )

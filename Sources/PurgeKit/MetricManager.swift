@@ -2,6 +2,7 @@ import Foundation
 import PurgeCore
 import PurgeStore
 import PurgeSys
+import Synchronization
 
 /// MetricKit's 2026 entry point, for the storage metrics of the app's
 /// container on a purgefs mount.
@@ -52,29 +53,35 @@ enum MetricsDelivery {
         var nextDayEnd = Int64.min  // look at the history at once
         while !Task.isCancelled {
             let now = Int64(WallClock.nanoseconds() / 1_000_000_000)
-            var book = source.deliveries()
-            var entry = book.apps[app] ?? MetricsDeliveries.App()
-            var changed = false
-            if now >= nextDayEnd {
-                let first = entry.deliveredThrough.map { $0 + 86400 } ?? MetricsDay.firstTime(last: firstDays, now: now)
-                for day in MetricsDeliveries.due(source.days(from: first, now: now), after: entry.deliveredThrough, now: now) {
-                    continuation.yield(MetricReport(day, now: now))
-                    entry.deliveredThrough = day.start
-                    changed = true
-                }
-                nextDayEnd = UTCCalendar.day(of: now) + 86400
-            }
+            let lookAtHistory = now >= nextDayEnd
             let request = source.request()
-            if request > entry.servedRequest {
-                if let today = source.days(from: UTCCalendar.day(of: now), now: now).last, !today.isComplete(now: now) {
-                    continuation.yield(MetricReport(today, now: now))
+            var reports: [MetricReport] = []
+            // Recorded before they are handed over, under the book's lock: two
+            // managers (of two apps, or two processes) never lose each other's
+            // deliveries, and a day is delivered at most once.
+            let recorded = await source.update { book in
+                var entry = book.apps[app] ?? MetricsDeliveries.App()
+                let before = entry
+                if lookAtHistory {
+                    let first = entry.deliveredThrough.map { $0 + 86400 } ?? MetricsDay.firstTime(last: firstDays, now: now)
+                    for day in MetricsDeliveries.due(source.days(from: first, now: now), after: entry.deliveredThrough, now: now) {
+                        reports.append(MetricReport(day, now: now))
+                        entry.deliveredThrough = day.start
+                    }
                 }
-                entry.servedRequest = request
-                changed = true
-            }
-            if changed {
+                if request > entry.servedRequest {
+                    if let today = source.days(from: UTCCalendar.day(of: now), now: now).last, !today.isComplete(now: now) {
+                        reports.append(MetricReport(today, now: now))
+                    }
+                    entry.servedRequest = request
+                }
+                guard entry != before else { return false }
                 book.apps[app] = entry
-                source.save(book)
+                return true
+            }
+            if recorded != nil {
+                for report in reports { continuation.yield(report) }
+                if lookAtHistory { nextDayEnd = UTCCalendar.day(of: now) + 86400 }
             }
             try? await Task.sleep(for: pollInterval)
         }
@@ -121,23 +128,49 @@ struct MetricsSource: Sendable {
         }
     }
 
-    func deliveries() -> MetricsDeliveries {
-        guard let data = try? FileDescriptor.readFile(stateDirectory + "/" + MetricsDeliveries.fileName, limit: 1 << 20) else {
-            return MetricsDeliveries()
-        }
-        return MetricsDeliveries(decoding: String(decoding: data, as: UTF8.self)) ?? MetricsDeliveries()
-    }
-
     func request() -> UInt64 {
         guard let data = try? FileDescriptor.readFile(stateDirectory + "/" + MetricsDeliveries.requestFileName, limit: 4096) else { return 0 }
         return MetricsDeliveries.request(decoding: String(decoding: data, as: UTF8.self))
     }
 
-    func save(_ book: MetricsDeliveries) {
+    /// How long a manager waits for another to let go of the book.
+    static let lockPatience: Duration = .seconds(5)
+
+    /// Runs `body` on the delivery book under its lock (`metrics-delivered.lock`,
+    /// `flock`), and writes the book back when `body` returns true. Returns
+    /// what `body` returned; nil when the book could not be locked or written
+    /// (said once on stderr): then nothing is delivered this time.
+    func update(_ body: (inout MetricsDeliveries) -> Bool) async -> Bool? {
+        let lockPath = stateDirectory + "/" + MetricsDeliveries.fileName + ".lock"
+        let lock: FileDescriptor
+        do throws(Errno) {
+            lock = try FileDescriptor.open(path: lockPath, flags: O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o644)
+        } catch {
+            Self.warnOnce("cannot open \(lockPath): \(error)")
+            return nil
+        }
+        defer { lock.closeQuietly() }
+        let deadline = ContinuousClock.now + Self.lockPatience
+        while (try? lock.lockExclusivelyWithoutWaiting()) != true {
+            guard ContinuousClock.now < deadline, !Task.isCancelled else { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let path = stateDirectory + "/" + MetricsDeliveries.fileName
+        var book = (try? FileDescriptor.readFile(path, limit: 1 << 20))
+            .flatMap { MetricsDeliveries(decoding: String(decoding: $0, as: UTF8.self)) } ?? MetricsDeliveries()
+        guard body(&book) else { return false }
         do throws(Errno) {
             try Paths.replaceFile(MetricsDeliveries.fileName, in: stateDirectory, with: book.encoded)
         } catch {
-            FileHandleOutput.standardError("PurgeKit: MetricManager: cannot record deliveries in \(stateDirectory): \(error)")
+            Self.warnOnce("cannot record deliveries in \(stateDirectory): \(error)")
+            return nil
         }
+        return true
+    }
+
+    private static let warned = Atomic<Bool>(false)
+
+    private static func warnOnce(_ line: String) {
+        if !warned.exchange(true, ordering: .relaxed) { FileHandleOutput.standardError("PurgeKit: MetricManager: " + line) }
     }
 }
