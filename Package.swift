@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "purgefs", targets: ["purgefs"]),
         // For other packages' tests: a container on a simulated device, driving the purgefs binary.
         .library(name: "PurgeTesting", targets: ["PurgeTesting"]),
+        // For apps: Foundation's storage calls and MetricKit's shape, answered by a purgefs mount (REFERENCE, Your app's code on Linux).
+        .library(name: "PurgeKit", targets: ["PurgeKit"]),
     ],
     targets: [
         // libfuse3 through pkg-config, with a shim that pins FUSE_USE_VERSION.
@@ -46,6 +48,10 @@ let package = Package(
         .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"], plugins: ["CommitStamp"]),
         // The test library: SimulatedDevice runs the purgefs binary and reads its attributes (README, Testing an app).
         .target(name: "PurgeTesting", dependencies: ["PurgeCore", "PurgeSys"]),
+        // Foundation's own answers, asked from a module that does not shadow them (PurgeKit's fallbacks).
+        .target(name: "PurgeKitFoundation"),
+        // The app's side: container URLs, ubiquitous items, resource values, clones, MetricKit's shape. No FUSE.
+        .target(name: "PurgeKit", dependencies: ["PurgeKitFoundation", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // What several test targets share (the seeded generator).
         .target(name: "TestSupport", dependencies: ["PurgeCore"], path: "Tests/TestSupport"),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore", "TestSupport"]),
@@ -55,6 +61,7 @@ let package = Package(
         .testTarget(name: "PurgeFSTests", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
         .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys"]),
         .testTarget(name: "PurgeTestingTests", dependencies: ["PurgeTesting"]),
+        .testTarget(name: "PurgeKitTests", dependencies: ["PurgeKit", "PurgeCore", "PurgeStore", "PurgeTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux", "TestSupport"]),
     ]
 )

@@ -88,7 +88,11 @@ public struct MetricsSample: Equatable, Hashable, Sendable {
     /// `rows` (oldest first, at least one) as one row of `resolution`: the
     /// figures of the last, the purges of all, from the first one's start.
     public static func folded(_ rows: some Collection<MetricsSample>, into resolution: MetricsResolution) -> MetricsSample {
-        guard var result = rows.max(by: { $0.time < $1.time }) else { preconditionFailure("folding no rows") }
+        // The last of the latest: two samples in one second (the mount's, and one `--deliver` asked for)
+        // are in the order they were taken, and the later one's figures are the newer.
+        var latest: MetricsSample?
+        for row in rows where latest.map({ row.time >= $0.time }) ?? true { latest = row }
+        guard var result = latest else { preconditionFailure("folding no rows") }
         result.resolution = resolution
         result.start = rows.map(\.start).min() ?? result.start
         result.sampleCount = rows.reduce(0) { $0 &+ $1.sampleCount }

@@ -55,7 +55,8 @@ extension PurgeAttribute {
     /// root (else `EPERM`); the others whoever may write the path.
     public var setterText: String? {
         if access == .readOnly { return nil }
-        return isControl ? "the mount's owner or root" : "whoever may write the path"
+        if isControl { return "the mount's owner or root" }
+        return self == .excludedFromBackup ? "the file's owner or root" : "whoever may write the path"
     }
 
     /// The value's unit or form.
@@ -72,6 +73,8 @@ extension PurgeAttribute {
             return "bytes"
         case .crash:
             return "lines; write 1"
+        case .metricsSample:
+            return "1"
         case .lastCrash:
             return "lines"
         case .deviceContainersUsed, .devicePurgeable, .deviceQuota:
@@ -82,7 +85,7 @@ extension PurgeAttribute {
             return "SIZE or all"
         case .faults:
             return "lines; write a command"
-        case .pinned, .group, .tombstone, .ubiquitous, .uploaded:
+        case .pinned, .group, .tombstone, .ubiquitous, .uploaded, .excludedFromBackup:
             return "0/1"
         case .contentID:
             return "number"
@@ -127,6 +130,8 @@ extension PurgeAttribute {
         case .lastCrash: return "what the last crash undid, one line each"
         case .faults: return "the fault rules, one line a rule; write add RULE, clear or clear ID (purgefs fault)"
         case .pinned: return "1 keeps the file, or everything below the directory, from purging"
+        case .excludedFromBackup: return "1 marks the file or directory as not to be backed up (isExcludedFromBackup); kept like pinned"
+        case .metricsSample: return "write 1: take a metrics sample now (purgefs metrics --deliver)"
         case .group: return "1 purges the directory's files together, aged by the most recently used"
         case .tombstone: return "1 truncates purged files to 0 bytes instead of deleting them"
         case .contentID: return "equal for a clone and its original while they share content"

@@ -41,8 +41,15 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// line each); write `1`, crash. `last_crash`: what the last one undid.
     case crash
     case lastCrash = "last_crash"
+    /// Write `1`: the daemon takes a metrics sample now (`purgefs metrics
+    /// --deliver`, which then asks PurgeKit's managers to deliver today's report).
+    case metricsSample = "metrics_sample"
     // Files (pinned also on directories; group and tombstone on zone directories).
     case pinned, group, tombstone
+    /// `1` keeps the file (or a directory's subtree) out of backups: what
+    /// `URLResourceValues.isExcludedFromBackup` reads and writes. Kept like
+    /// `pinned`; writable by the file's owner.
+    case excludedFromBackup = "excluded_from_backup"
     case contentID = "content_id"
     case lastUsed = "last_used"
     case shared, ubiquitous, uploaded
@@ -79,7 +86,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// Whether the attribute can be read on `target`.
     public func isReadable(on target: Target) -> Bool {
         switch self {
-        case .size, .allocated, .purgeable, .pinned:
+        case .size, .allocated, .purgeable, .pinned, .excludedFromBackup:
             return target != .other
         case .files, .cloneSavings, .group, .tombstone:
             return target == .root || target == .directory
@@ -89,7 +96,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
-        case .purge, .evict, .download:
+        case .purge, .evict, .download, .metricsSample:
             return false
         }
     }
@@ -98,9 +105,9 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// acceptable is checked separately).
     public func isWritable(on target: Target) -> Bool {
         switch self {
-        case .capacity, .external, .purge, .faults, .crash:
+        case .capacity, .external, .purge, .faults, .crash, .metricsSample:
             return target == .root
-        case .pinned:
+        case .pinned, .excludedFromBackup:
             return target != .other
         case .group, .tombstone:
             return target == .root || target == .directory

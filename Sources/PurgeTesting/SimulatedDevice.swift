@@ -222,6 +222,24 @@ public final class SimulatedDevice: Sendable {
         }
     }
 
+    /// The text of `user.purgefs.NAME` of a path (absolute, or relative to
+    /// the container: `path(_:)`), or nil where the mount does not answer it
+    /// (`ENODATA`): `content_id`, `download_status`, `excluded_from_backup`, ...
+    public func attribute(_ name: String, of relative: String) throws -> String? {
+        try Self.attribute(name, of: relative.hasPrefix("/") ? relative : path(relative))
+    }
+
+    /// `attribute(_:of:)` of an absolute path.
+    public static func attribute(_ name: String, of path: String) throws -> String? {
+        do throws(Errno) {
+            return String(decoding: try Paths.extendedAttribute(PurgeAttribute.prefix + name, of: path), as: UTF8.self)
+        } catch where error == .noData {
+            return nil
+        } catch {
+            throw PurgeTestingError("cannot read \(PurgeAttribute.prefix + name) of \(path): \(error)")
+        }
+    }
+
     private func number(_ attribute: PurgeAttribute, of path: String) throws -> UInt64 {
         let bytes: [UInt8]
         do throws(Errno) {

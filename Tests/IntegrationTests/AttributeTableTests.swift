@@ -87,8 +87,10 @@ final class AttributeTableTests: MountedTestCase {
 
         // A write-only name is known (its write is not EINVAL for the name), unlike a name outside the table.
         let writeOnly = Set(rows.filter { $0.access == "write-only" }.map(\.name))
-        XCTAssertEqual(writeOnly, [pf("purge"), pf("evict"), pf("download")])
+        XCTAssertEqual(writeOnly, [pf("purge"), pf("evict"), pf("download"), pf("metrics_sample")])
         XCTAssertEqual(setAttr(m, pf("purge"), "0"), 0, "purge 0 on the root")
+        XCTAssertEqual(setAttr(m, pf("metrics_sample"), "1"), 0, "a sample on request")
+        XCTAssertEqual(setAttr(m, pf("metrics_sample"), "0"), EINVAL, "a bad value")
         XCTAssertNotEqual(setAttr(m + "/Documents/doc.txt", pf("evict"), "1"), EINVAL, "evict is a name the daemon knows")
         XCTAssertEqual(setAttr(m + "/Documents/doc.txt", pf("evict"), "2"), EINVAL, "a bad value")
 

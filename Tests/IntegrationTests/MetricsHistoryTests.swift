@@ -185,6 +185,26 @@ final class MetricsHistoryTests: PurgefsCommandTestCase {
         XCTAssertFalse(fixture.daemonStderrText().contains("metrics"), fixture.daemonStderrText())
     }
 
+    /// `--deliver`: a sample at once (the interval here is an hour), then
+    /// the request number PurgeKit's managers watch, raised by one each time.
+    func testDeliverTakesASampleNowAndRaisesTheRequest() throws {
+        try fixture.mount(options: ["capacity=64M", "bundle=App.app", "metrics_interval=1h"])
+        let before = try intervalEntries(mnt).count
+        try Data(repeating: 1, count: 70_000).write(to: URL(fileURLWithPath: mnt + "/Documents/new.bin"))
+        XCTAssertTrue(try succeed("metrics", "--deliver", mnt).contains("request 1"))
+        let entries = try intervalEntries(mnt)
+        XCTAssertEqual(entries.count, before + 1, "one sample, taken on request")
+        XCTAssertEqual(try XCTUnwrap(entries.last.map(sampled)), walked(), "the sample holds the file written just before")
+        let request = fixture.container + "/.purgefs/metrics-deliver"
+        XCTAssertEqual(try String(contentsOfFile: request, encoding: .utf8), "1\n")
+        try succeed("metrics", "--deliver", mnt)
+        XCTAssertEqual(try String(contentsOfFile: request, encoding: .utf8), "2\n")
+
+        try assertRejected(["metrics", "--deliver", "--json", mnt], status: 64, mentioning: ["--deliver"])
+        XCTAssertEqual(fixture.unmount(), [])
+        try assertRejected(["metrics", "--deliver", fixture.container], status: 1, mentioning: ["not a purgefs mount"])
+    }
+
     func testPrometheusTextParses() throws {
         try fixture.mount(options: mountOptions)
         try waitForEntries(mnt, atLeast: 1)

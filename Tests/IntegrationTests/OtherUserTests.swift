@@ -159,3 +159,23 @@ final class OtherUserWithoutDefaultPermissionsTests: OtherUserTestCase {
     func testChownToSupplementaryGroup() throws { try checkChownToSupplementaryGroup() }
     func testPermissionDenied() throws { try checkPermissionDenied() }
 }
+
+/// `user.purgefs.excluded_from_backup` is the file's owner's (as chmod is):
+/// another user who may write a file's data may not set it, and may on a
+/// file of their own. (`pinned`, by contrast, is whoever may write the path.)
+final class ExcludedFromBackupOwnerTests: OtherUserTestCase {
+    override var mountOptions: [String] { ["allow_other"] }
+
+    func testOnlyTheOwnerSetsTheFlag() throws {
+        let mnt = fixture.mountpoint
+        try write(mnt + "/shared", "anyone may write\n", mode: 0o666)
+        let refused = try runAs(mnt, ["setfattr", "-n", "user.purgefs.excluded_from_backup", "-v", "1", "shared"])
+        XCTAssertNotEqual(refused.status, 0, "\(refused)")
+        XCTAssertTrue(refused.stderr.contains("Operation not permitted"), "\(refused)")
+        let pinned = try runAs(mnt, ["setfattr", "-n", "user.purgefs.pinned", "-v", "1", "shared"])
+        XCTAssertEqual(pinned.status, 0, "pinned is the writers': \(pinned)")
+        let own = try runAs(mnt, ["sh", "-c", "touch mine && setfattr -n user.purgefs.excluded_from_backup -v 1 mine && getfattr -n user.purgefs.excluded_from_backup --only-values mine"])
+        XCTAssertEqual(own.status, 0, "\(own)")
+        XCTAssertEqual(own.stdout, "1")
+    }
+}

@@ -107,6 +107,17 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(folded.resolution, .hour)
     }
 
+    /// The mount's sample and one `purgefs metrics --deliver` asked for can
+    /// fall in one second: the later one, last in the store's order, holds
+    /// the figures (it was taking the first's, an empty container's).
+    func testFoldedRowsOfOneSecondKeepTheLaterOnesFigures() {
+        let rows = [sample(at: june1 + 10, from: june1 + 10, size: 0, purged: 0),
+                    sample(at: june1 + 10, from: june1 + 10, size: 9, purged: 0)]
+        XCTAssertEqual(MetricsSample.folded(rows, into: .hour).dataFileSize, 9)
+        let day = try! XCTUnwrap(MetricsDay.days(of: rows, last: 1, now: june1 + 20).first)
+        XCTAssertEqual(day.fullDay.dataFileSize, 9)
+    }
+
     /// Applies compactions to an in-memory history, as the store does.
     struct History {
         var rows: [Int: MetricsSample] = [:]

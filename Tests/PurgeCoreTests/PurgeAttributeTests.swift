@@ -54,7 +54,15 @@ final class PurgeAttributeTests: XCTestCase {
         XCTAssertTrue(PurgeAttribute.crash.isWritable(on: .root) && PurgeAttribute.crash.isControl)
         XCTAssertFalse(PurgeAttribute.crash.isWritable(on: .directory))
         XCTAssertFalse(PurgeAttribute.lastCrash.isWritable(on: .root))
-        XCTAssertEqual(spec.count + own.count + figures.count + crash.count, PurgeAttribute.allCases.count)
+        // The app's side (SPEC, third round): a flag like pinned, and a sample on request.
+        XCTAssertEqual(PurgeAttribute.parse("user.purgefs.excluded_from_backup"), .known(.excludedFromBackup))
+        XCTAssertTrue(PurgeAttribute.excludedFromBackup.isReadable(on: .file) && PurgeAttribute.excludedFromBackup.isWritable(on: .directory))
+        XCTAssertFalse(PurgeAttribute.excludedFromBackup.isControl)
+        XCTAssertEqual(PurgeAttribute.parse("user.purgefs.metrics_sample"), .known(.metricsSample))
+        XCTAssertTrue(PurgeAttribute.metricsSample.isWritable(on: .root))
+        XCTAssertFalse(PurgeAttribute.metricsSample.isReadable(on: .root) || PurgeAttribute.metricsSample.isWritable(on: .directory))
+        let app = ["excluded_from_backup", "metrics_sample"]
+        XCTAssertEqual(spec.count + own.count + figures.count + crash.count + app.count, PurgeAttribute.allCases.count)
     }
 
     func testWhereAttributesApply() {

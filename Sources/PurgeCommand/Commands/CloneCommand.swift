@@ -36,7 +36,7 @@ struct CloneCommand: Subcommand {
     }
 
     /// Names the temporary files start with; the mount removes leftovers.
-    static let temporaryPrefix = ".purgefs-clone."
+    static let temporaryPrefix = Paths.cloneTemporaryPrefix
 
     var sourceArgument: String
     var destinationArgument: String
@@ -90,39 +90,6 @@ struct CloneCommand: Subcommand {
 
     /// Clones into a temporary name, then renames it into place without replacing.
     static func clone(source: String, directory: String, name: String) throws(Errno) {
-        let input = try FileDescriptor.open(path: source, flags: O_RDONLY)
-        defer { input.closeQuietly() }
-        let status = try input.status()
-        let parent = try FileDescriptor.open(path: directory, flags: O_RDONLY | O_DIRECTORY)
-        defer { parent.closeQuietly() }
-        var temporary = ""
-        var output: FileDescriptor?
-        for _ in 0..<16 where output == nil {
-            temporary = temporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
-            do {
-                output = try FileDescriptor.open(temporary, in: parent, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
-                                                 mode: status.st_mode & 0o7777)
-            } catch where error == .exists {
-                continue
-            }
-        }
-        guard let output else { throw Errno.exists }
-        do throws(Errno) {
-            // The mode exactly, whatever the umask took away at creation.
-            try output.changeMode(status.st_mode & 0o7777)
-            var done: Int64 = 0
-            let size = Int64(status.st_size)
-            while done < size {
-                let copied = try output.copyRange(from: input, sourceOffset: done, offset: done, length: Int(size - done))
-                if copied == 0 { break }
-                done += Int64(copied)
-            }
-            try output.close()
-            try parent.rename(temporary, to: name, in: parent, flags: .noReplace)
-        } catch {
-            output.closeQuietly()
-            try? parent.unlink(temporary)
-            throw error
-        }
+        try Paths.clone(source: source, directory: directory, name: name)
     }
 }

@@ -4,13 +4,15 @@ import PurgeSys
 
 /// `purgefs metrics MOUNTPOINT|CONTAINER [--json | --prometheus] [--days N]`:
 /// the container's daily storage reports, or its current figures for
-/// Prometheus.
+/// Prometheus. `purgefs metrics --deliver MOUNTPOINT`: a sample now, and a
+/// request to PurgeKit's managers to deliver today's report so far.
 struct MetricsCommand: Subcommand {
     static let name = "metrics"
     static let abstract = "Show daily storage reports, MetricKit style, or Prometheus metrics"
     static let help = """
         Usage: purgefs metrics MOUNTPOINT [--json | --prometheus] [--days N]
                purgefs metrics CONTAINER [--json | --prometheus] [--days N] [--state DIR]
+               purgefs metrics --deliver MOUNTPOINT
 
         \(TextLayout.paragraph(
             "Shows the storage history a mount records (every metrics_interval, default 1h, and at mount and "
@@ -32,6 +34,7 @@ struct MetricsCommand: Subcommand {
         \(TextLayout.row("--json", "the reports as JSON, in the shape of MetricKit's daily reports (fields below)"))
         \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes, with each fault rule's matched and fired counters and purgefs_enospc_total (requests answered ENOSPC since the mount), else the latest sample; on a shared device (device=) also the device's figures, labelled device"))
         \(TextLayout.row("--days N", "the last N UTC days, today included (default 7)"))
+        \(TextLayout.row("--deliver", "like Xcode's Simulate MetricKit Payloads: the daemon takes a sample now, then every PurgeKit MetricManager of the container delivers a report of today so far (once per app; today's full report still comes at the day's end)"))
         \(TextLayout.row("--state DIR", "read the history in DIR: for a container mounted with state=DIR"))
         \(TextLayout.row("-h, --help", "show this help"))
 
@@ -46,7 +49,7 @@ struct MetricsCommand: Subcommand {
         """
 
     enum Output: Equatable {
-        case table, json, prometheus
+        case table, json, prometheus, deliver
     }
 
     var pathArgument: String
@@ -56,6 +59,7 @@ struct MetricsCommand: Subcommand {
     var access = AttributeAccess.live
     /// Set by `validate()`.
     private(set) var source: Source?
+    private(set) var stateDirectory: String?
 
     /// Where the figures come from.
     struct Source: Equatable {
@@ -70,7 +74,8 @@ struct MetricsCommand: Subcommand {
 
     init(parsing arguments: [String]) throws(CommandExit) {
         let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
-                                         valueFlags: ["--days": "N", StateLocator.flag: "DIR"], switchFlags: ["--json", "--prometheus"])
+                                         valueFlags: ["--days": "N", StateLocator.flag: "DIR"],
+                                         switchFlags: ["--json", "--prometheus", "--deliver"])
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
         stateArgument = parsed.values[StateLocator.flag]
         if parsed.switches.contains("--json") && parsed.switches.contains("--prometheus") {
@@ -78,6 +83,12 @@ struct MetricsCommand: Subcommand {
         }
         if parsed.switches.contains("--json") { output = .json }
         if parsed.switches.contains("--prometheus") { output = .prometheus }
+        if parsed.switches.contains("--deliver") {
+            guard output == .table, parsed.values.isEmpty else {
+                throw .usage("\(Self.name): --deliver takes only MOUNTPOINT")
+            }
+            output = .deliver
+        }
         if let text = parsed.values["--days"] {
             guard let value = Int(text), value >= 1, value <= Self.maximumDays else {
                 throw .usage("\(Self.name): --days \(text): give a whole number of days from 1 to \(Self.maximumDays)")
@@ -88,6 +99,10 @@ struct MetricsCommand: Subcommand {
 
     mutating func validate() throws(CommandExit) {
         let state = try StateLocator.locate(pathArgument, state: stateArgument)
+        if output == .deliver && state.mountpoint == nil {
+            throw .failure("\(pathArgument) is not a purgefs mount: --deliver asks the daemon serving one for a sample")
+        }
+        stateDirectory = state.directory
         let storePath = state.directory + "/" + MetricsStore.fileName
         if let record = state.record, let mountpoint = state.mountpoint {
             source = Source(container: record.container, storePath: storePath,
@@ -100,6 +115,10 @@ struct MetricsCommand: Subcommand {
     func run(_ context: CommandContext) throws(CommandExit) {
         guard let source else { preconditionFailure("run() before validate()") }
         let now = Int64(WallClock.nanoseconds() / 1_000_000_000)
+        if output == .deliver {
+            try deliver(source, now: now)
+            return
+        }
         if output == .prometheus {
             let sample: MetricsSample
             var mountText: String?
@@ -135,9 +154,40 @@ struct MetricsCommand: Subcommand {
         case .json:
             print(MetricsJSON.document(container: source.container, mountpoint: source.mountpoint, days: days,
                                        reports: reports, now: now).pretty)
-        case .table, .prometheus:
+        case .table, .prometheus, .deliver:
             print(MetricsTable.text(container: source.container, days: reports, lastDays: days, now: now))
         }
+    }
+
+    /// How long `--deliver` waits for the daemon's sample.
+    static let samplePatience = 10_000
+
+    /// Asks the daemon for a sample, waits until it is in the history, then
+    /// raises the delivery request number in the state directory.
+    private func deliver(_ source: Source, now: Int64) throws(CommandExit) {
+        guard let mountpoint = source.mountpoint, let stateDirectory else { preconditionFailure("validate() found no mount") }
+        // A sample of the same second may be older than the request: the count tells a new row.
+        let before = try Self.withStore(source) { (store) throws(MetricsStoreError) in try store.count() }
+        try access.set(.metricsSample, of: mountpoint, to: "1",
+                       refusal: "\(mountpoint) takes no metrics_sample (mounted by an older purgefs? remount it)")
+        var waited = 0
+        while true {
+            let (count, latest) = try Self.withStore(source) { (store) throws(MetricsStoreError) in (try store.count(), try store.latest()) }
+            if count != before, let latest, latest.time >= now { break }
+            guard waited < Self.samplePatience else {
+                throw .failure("the daemon serving \(mountpoint) took no metrics sample within \(Self.samplePatience / 1000) s")
+            }
+            CurrentProcess.sleep(milliseconds: 20)
+            waited += 20
+        }
+        let requestPath = stateDirectory + "/" + MetricsDeliveries.requestFileName
+        let previous = (try? FileDescriptor.readFile(requestPath, limit: 4096)).map { MetricsDeliveries.request(decoding: String(decoding: $0, as: UTF8.self)) } ?? 0
+        do throws(Errno) {
+            try Paths.replaceFile(MetricsDeliveries.requestFileName, in: stateDirectory, with: "\(previous + 1)\n")
+        } catch {
+            throw .failure("cannot write the delivery request in the state directory \(stateDirectory): \(error)")
+        }
+        print("Took a metrics sample of \(mountpoint); PurgeKit's MetricManagers of \(source.container) deliver today's report so far (request \(previous + 1)).")
     }
 
     /// Opens the history read-only and reads it; what goes wrong is one line.

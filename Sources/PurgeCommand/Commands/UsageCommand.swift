@@ -52,6 +52,7 @@ struct UsageCommand: Subcommand {
         \(TextLayout.row("cloud_evictable", paragraphs: [
             "allocated bytes in Documents that evicting could drop now (user.purgefs.evictable = 1; 0 without "
             + "cloud=; a walk of at most \(evictableWalkLimit) files)"]))
+        \(TextLayout.row("excluded_from_backup", "the directory's user.purgefs.excluded_from_backup (true/false; null when not answered)"))
         \(TextLayout.row("device", paragraphs: [
             "capacity, external, container_used (the container's bytes on disk), device_used (everything in use "
             + "on the device, external included: df's Used), available, available_important (available + purgeable), "
@@ -175,8 +176,9 @@ struct UsageCommand: Subcommand {
             }
         }
         let app = try bundle.map { (bundle) throws(CommandExit) -> UInt64 in try figures(of: bundle)?.size ?? 0 }
+        let excluded = try access.numberIfAnswered(.excludedFromBackup, of: path).map { $0 == 1 }
         var report = UsageReport(path: path, mountpoint: mountpoint, app: app, documents: documents, zones: zones,
-                                 directory: directory, device: device)
+                                 directory: directory, device: device, excludedFromBackup: excluded)
         if UsageReport.overlap(of: UsageReport.documentsPath, with: relative) != .apart {
             let documentsPath = UsageReport.overlap(of: UsageReport.documentsPath, with: relative) == .around
                 ? path : mountpoint + "/" + UsageReport.documentsPath

@@ -26,6 +26,8 @@ struct UsageReport: Equatable {
     /// Bytes in the ubiquitous zone (Documents) that evicting could drop now
     /// (`user.purgefs.evictable` = `1`): 0 without `cloud=`.
     var cloudEvictable: UInt64 = 0
+    /// The directory's `user.purgefs.excluded_from_backup`; nil when the mount does not answer it.
+    var excludedFromBackup: Bool? = nil
 
     /// The categories' places in the container, relative to its root.
     static let documentsPath = "Documents"
@@ -82,6 +84,7 @@ struct UsageReport: Equatable {
         rows.append(("Total", "\(HumanText.size(directory.size)) in \(HumanText.count(directory.files, "file")), "
                      + "\(HumanText.size(directory.allocated)) on disk"))
         rows.append(("Clone savings", HumanText.size(directory.cloneSavings)))
+        if let excludedFromBackup { rows.append(("Backup", excludedFromBackup ? "excluded (excluded_from_backup)" : "included")) }
         lines += Self.table(rows)
         lines.append("")
         lines.append("Device")
@@ -126,6 +129,7 @@ struct UsageReport: Equatable {
             ("purgeable", .integer(directory.purgeable)),
             ("clone_savings", .integer(directory.cloneSavings)),
             ("cloud_evictable", .integer(cloudEvictable)),
+            ("excluded_from_backup", excludedFromBackup.map(JSONValue.bool) ?? .null),
             ("device", .object([
                 ("capacity", .integer(device.capacity)),
                 ("external", .integer(device.external)),

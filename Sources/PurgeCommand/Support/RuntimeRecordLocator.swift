@@ -22,20 +22,15 @@ enum RuntimeRecordLocator {
     }
 
     private static func find(_ mount: MountTable.Entry, at path: String) throws(CommandExit) -> RuntimeRecord {
-        let own = RuntimeRecord.directory(user: CurrentProcess.effectiveUserID,
-                                          runtimeDirectory: CurrentProcess.environmentValue("XDG_RUNTIME_DIR"))
-        let roots = RuntimeRecord.directory(user: 0, runtimeDirectory: nil)
-        let directories = own == roots ? [own] : [own, roots]
-        for directory in directories {
-            let recordPath = directory + "/" + RuntimeRecord.fileName(mountID: mount.id)
-            guard let data = try? FileDescriptor.readFile(recordPath, limit: 65536) else { continue }
-            guard let record = RuntimeRecord(decoding: data) else {
-                throw .failure("the runtime record \(recordPath) of the mount at \(path) is unreadable")
-            }
+        switch RuntimeRecord.lookup(mountID: mount.id) {
+        case .found(let record):
             return record
+        case .unreadable(let recordPath):
+            throw .failure("the runtime record \(recordPath) of the mount at \(path) is unreadable")
+        case .missing(let directories):
+            throw CommandExit.failure("no runtime record of the mount at \(path) in \(directories.joined(separator: " or ")) "
+                + "(was it mounted by an older purgefs? remount it)")
         }
-        throw CommandExit.failure("no runtime record of the mount at \(path) in \(directories.joined(separator: " or ")) "
-            + "(was it mounted by an older purgefs? remount it)")
     }
 }
 

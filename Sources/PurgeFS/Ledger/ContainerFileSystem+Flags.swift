@@ -2,7 +2,8 @@ import PurgeCore
 import PurgeSys
 
 /// `user.purgefs.pinned`, `group` and `tombstone`: set in the ledger, kept
-/// in the state directory.
+/// in the state directory. `excluded_from_backup` is kept the same way but
+/// is nothing to the ledger (purging ignores it).
 extension ContainerFileSystem {
     func setFlag(_ attribute: PurgeAttribute, _ on: Bool, for inode: Inode) throws(Errno) {
         let id = inode.key
@@ -42,6 +43,8 @@ extension ContainerFileSystem {
             } catch {
                 throw .core(error)
             }
+        case .excludedFromBackup:
+            guard ledger.contains(id) else { throw .core(.unknownEntry(id)) }
         default:
             do { try ledger.setPinned(id, on) } catch { throw .core(error) }
         }
@@ -53,6 +56,7 @@ extension StoredFlags.Flags {
         switch attribute {
         case .group: self = .group
         case .tombstone: self = .tombstone
+        case .excludedFromBackup: self = .excludedFromBackup
         default: self = .pinned
         }
     }

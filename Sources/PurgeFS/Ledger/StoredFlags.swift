@@ -2,7 +2,8 @@ import Glibc
 import PurgeCore
 import PurgeSys
 
-/// The purgefs flags set with `setfattr` (`pinned`, `group`, `tombstone`),
+/// The purgefs flags set with `setfattr` (`pinned`, `group`, `tombstone`,
+/// `excluded_from_backup`),
 /// kept in the state directory by backing identity rather than as xattrs on
 /// the files, so the walk at mount reads one small file instead of an
 /// attribute per file, with each inode's birth time to tell it from a later
@@ -13,6 +14,8 @@ struct StoredFlags: Equatable, Sendable {
         static let pinned = Flags(rawValue: 1)
         static let group = Flags(rawValue: 2)
         static let tombstone = Flags(rawValue: 4)
+        /// Not the ledger's: only read back by `user.purgefs.excluded_from_backup`.
+        static let excludedFromBackup = Flags(rawValue: 8)
     }
 
     static let fileName = "flags"

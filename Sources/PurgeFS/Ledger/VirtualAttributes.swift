@@ -68,6 +68,9 @@ struct VirtualAttributes {
             return String(filesystem.monitor.rounds.load(ordering: .acquiring))
         case .pinned:
             return target == .file ? flag(try fileInfo(id).isPinned) : flag(try directoryInfo(id).isPinned)
+        case .excludedFromBackup:
+            if target == .file { _ = try fileInfo(id) } else { _ = try directoryInfo(id) }
+            return flag(state.withBooks { $0.flags.flags(of: id) }.contains(.excludedFromBackup))
         case .group, .tombstone:
             let info = try directoryInfo(id)
             guard info.isInZone else { throw Errno.noData }
@@ -88,7 +91,7 @@ struct VirtualAttributes {
             return Self.fitting(filesystem.pendingCrash())
         case .lastCrash:
             return Self.fitting(filesystem.crashes.lastReport.withLock { $0 })
-        case .purge, .evict, .download:
+        case .purge, .evict, .download, .metricsSample:
             throw Errno.noData
         }
     }
@@ -137,6 +140,16 @@ struct VirtualAttributes {
         case .pinned, .group, .tombstone:
             guard let on = PurgeAttribute.parseFlag(value) else { throw Errno.invalidArgument }
             try filesystem.setFlag(attribute, on, for: inode)
+        case .excludedFromBackup:
+            guard let on = PurgeAttribute.parseFlag(value) else { throw Errno.invalidArgument }
+            // As chmod: the file's owner or root (a flag about the file, not its data).
+            let owner = try inode.withDescriptor { (file) throws(Errno) in try file.status().st_uid }
+            guard caller == 0 || caller == owner else { throw Errno.notPermitted }
+            try filesystem.setFlag(attribute, on, for: inode)
+        case .metricsSample:
+            guard text == "1" else { throw Errno.invalidArgument }
+            // Signals the sampler's thread and returns: the handler never waits for the sample.
+            filesystem.metricsRequests.requestSample()
         case .evict, .download:
             guard let cloud = filesystem.cloud else { throw Errno.invalidArgument }
             try cloud.set(attribute, on: inode, value: text)

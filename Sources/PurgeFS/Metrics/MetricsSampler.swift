@@ -23,7 +23,8 @@ final class MetricsSampler: Sendable {
     private let scope: MetricsScope
     private let interval: UInt64
     private let log: FileDescriptor
-    private let wake = DispatchSemaphore(value: 0)
+    /// Signalled to stop, or by `user.purgefs.metrics_sample` for a sample now.
+    private let wake: DispatchSemaphore
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -32,7 +33,9 @@ final class MetricsSampler: Sendable {
 
     /// `log`: the daemon log, written to directly so a warning at mount
     /// lands there even before stderr is redirected to it.
-    init(state: ContainerState, root: FileDescriptor, directory: StateDirectory, options: MountOptions, log: FileDescriptor) {
+    init(state: ContainerState, root: FileDescriptor, directory: StateDirectory, options: MountOptions, log: FileDescriptor,
+         requests: MetricsRequests = MetricsRequests()) {
+        self.wake = requests.wake
         self.state = state
         self.root = root
         self.directory = directory
@@ -193,4 +196,14 @@ final class MetricsSampler: Sendable {
             Diagnostics.note(line)
         }
     }
+}
+
+/// Requests for a metrics sample now (`user.purgefs.metrics_sample`, which
+/// `purgefs metrics --deliver` writes): a handler signals and returns, the
+/// sampler's thread takes the sample. Several requests before it wakes make
+/// as many samples, each a moment later: harmless.
+final class MetricsRequests: Sendable {
+    let wake = DispatchSemaphore(value: 0)
+
+    func requestSample() { wake.signal() }
 }

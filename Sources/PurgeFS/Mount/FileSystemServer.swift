@@ -58,7 +58,8 @@ public enum FileSystemServer {
         for rule in faultRules { filesystem.faults.add(rule) }
         device?.attach(filesystem)
         let metrics = MetricsSampler(
-            state: opened.state, root: prepared.root, directory: opened.directory, options: request.options, log: log)
+            state: opened.state, root: prepared.root, directory: opened.directory, options: request.options, log: log,
+            requests: filesystem.metricsRequests)
         metrics.start()
         defer { metrics.stop() }
         cloud?.start(filesystem: filesystem, log: opened.purgeLog)

@@ -43,6 +43,8 @@ final class ContainerFileSystem: Sendable {
     let events: Observers
     /// Requests answered `ENOSPC` since the mount (`user.purgefs.enospc`, for `purgefs run`'s summary).
     let noSpaceReplies = Atomic<UInt64>(0)
+    /// Where `user.purgefs.metrics_sample` asks the metrics sampler for a sample.
+    let metricsRequests = MetricsRequests()
     /// The shared device this container is on (`device=`), if any.
     let device: SharedDevice?
     /// The power-loss simulation (`purgefs crash`), an observer among `events` with `crashable`.
