@@ -35,7 +35,8 @@ let package = Package(
         // The metrics history: typed wrappers over SQLite; the only code that calls it.
         .target(name: "PurgeStore", dependencies: ["CSQLite", "PurgeCore"]),
         // The FUSE adapter.
-        .target(name: "PurgeFS", dependencies: ["CFuse", "PurgeCore", "PurgeSys", "PurgeStore"]),
+        // CLinux for the kernel's own structures and constants (the wire, passthrough, fallocate modes).
+        .target(name: "PurgeFS", dependencies: ["CFuse", "CLinux", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
         .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // A tiny main that hands over to PurgeCommand.
