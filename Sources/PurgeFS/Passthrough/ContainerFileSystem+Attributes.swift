@@ -107,6 +107,7 @@ extension ContainerFileSystem {
     /// rounded up to a block and Avail A rounded down.
     func fileSystemStatus() throws(Errno) -> statvfs {
         var figures = try root.fileSystemStatus()
+        device?.readNeighbours(state)  // another member's write shows at once
         let status = state.status()
         let unit = UInt64(max(figures.f_frsize, 1))
         let blocks = status.capacity / unit
