@@ -37,7 +37,8 @@ let package = Package(
         // The metrics history: typed wrappers over SQLite; the only code that calls it.
         .target(name: "PurgeStore", dependencies: ["CSQLite", "PurgeCore"]),
         // The FUSE adapter.
-        .target(name: "PurgeFS", dependencies: ["CFuse", "PurgeCore", "PurgeSys", "PurgeStore"]),
+        // CLinux for the kernel's own structures and constants (the wire, passthrough, fallocate modes).
+        .target(name: "PurgeFS", dependencies: ["CFuse", "CLinux", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
         .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // Before each build: the commit HEAD is at (git), or "unknown" without git.
@@ -58,7 +59,7 @@ let package = Package(
         .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys", "PurgeCore"]),
         .testTarget(name: "PurgeStoreTests", dependencies: ["PurgeStore", "PurgeCore"]),
         // The adapter's own logic in-process, without mounting (the observers' fan-out).
-        .testTarget(name: "PurgeFSTests", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys"]),
+        .testTarget(name: "PurgeFSTests", dependencies: ["PurgeFS", "CFuse", "PurgeCore", "PurgeSys"]),
         .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys"]),
         .testTarget(name: "PurgeTestingTests", dependencies: ["PurgeTesting"]),
         .testTarget(name: "PurgeKitTests", dependencies: ["PurgeKit", "PurgeCore", "PurgeStore", "PurgeTesting"]),

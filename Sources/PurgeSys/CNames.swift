@@ -14,6 +14,16 @@ public enum CNames {
         Array(UnsafeRawBufferPointer(start: name, count: strlen(name)))
     }
 
+    /// Whether two names are the same bytes. Wraps `strcmp(3)`.
+    public static func equal(_ name: CName, _ other: CName) -> Bool {
+        strcmp(name, other) == 0
+    }
+
+    /// Whether `name` is `text`. Wraps `strcmp(3)`.
+    public static func equal(_ name: CName, _ text: String) -> Bool {
+        strcmp(name, text) == 0
+    }
+
     /// Whether `name` begins with `prefix`. Wraps `strncmp(3)`.
     public static func hasPrefix(_ name: CName, _ prefix: String) -> Bool {
         strncmp(name, prefix, prefix.utf8.count) == 0

@@ -74,7 +74,12 @@ public enum CurrentProcess {
     /// with the time that is left. For polling against a deadline.
     /// Wraps `nanosleep(2)`.
     public static func sleep(milliseconds: Int) {
-        var request = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
+        sleep(nanoseconds: UInt64(max(milliseconds, 0)) * 1_000_000)
+    }
+
+    /// `sleep(milliseconds:)` to the nanosecond. Wraps `nanosleep(2)`.
+    public static func sleep(nanoseconds: UInt64) {
+        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
         var remaining = timespec()
         while nanosleep(&request, &remaining) != 0 && errno == EINTR {
             request = remaining

@@ -53,6 +53,13 @@ extension FileDescriptor {
         _ = try retryingInterrupts { clinux_fallocate(rawValue, mode, offset, length) }
     }
 
+    /// Frees the blocks of `length` bytes from `offset`, which then read as
+    /// zeros; the size stays. Wraps `fallocate(2)` with
+    /// `FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE`.
+    public func punchHole(offset: Int64, length: Int64) throws(Errno) {
+        try allocate(mode: clinux_FALLOC_FL_PUNCH_HOLE | clinux_FALLOC_FL_KEEP_SIZE, offset: offset, length: length)
+    }
+
     /// Moves the file offset; with `SEEK_DATA`/`SEEK_HOLE` finds data or holes.
     /// Wraps `lseek(2)`.
     public func seek(to offset: Int64, whence: Int32) throws(Errno) -> Int64 {

@@ -272,11 +272,16 @@ final class CloudUploadEvictTests: CloudTestCase {
         XCTAssertEqual(writeBytes(m + "/Documents/movie", bytes), 0)
         waitUploaded(m + "/Documents/movie", timeout: 30)
         XCTAssertEqual(setAttr(m + "/Documents/movie", pf("evict"), "1"), 0)
-        // A reader in another process opens it (downloading); the daemon dies once data arrives.
+        // A reader in another process opens it (downloading); the daemon dies as soon as data arrives.
         let reader = try Subprocess.spawn(["cat", m + "/Documents/movie"], stdoutPath: "/dev/null", stderrPath: "/dev/null")
-        eventually(timeout: 30) { backingBlocks("Documents/movie") > 0 || !reader.isRunning }
+        let deadline = Date().addingTimeInterval(30)
+        while backingBlocks("Documents/movie") == 0 && reader.isRunning && Date() < deadline { usleep(500) }
         fixture.killDaemon()
         Subprocess.wait(reader, timeout: 10)
+        // What the dead daemon left: part of the data, so the kill landed during the download.
+        let left = backingBlocks("Documents/movie")
+        XCTAssertGreaterThan(left, 0, "the download had begun when the daemon was killed")
+        XCTAssertLessThan(left, bytes.count, "the download had not finished when the daemon was killed")
         try fixture.mount(options: cloudOptions())
         XCTAssertTrue(readBytes(m + "/Documents/movie") == bytes, "every byte, downloaded again if cut short")
         XCTAssertTrue(remoteCopy("Documents/movie") == bytes, "the remote copy untouched")

@@ -316,6 +316,28 @@ final class SharedDeviceTests: XCTestCase {
         return index
     }
 
+    /// A write through one member shows in the other's `available` and
+    /// statfs at once, as on a real shared volume: no wait for a round.
+    func testAWriteThroughOneMemberShowsInTheOthersAvailableAtOnce() throws {
+        for index in 0..<2 {
+            try fixtures[index].mount(options: ["device=\(device)"] + (index == 0 ? ["capacity=64M", "low=0", "high=0"] : []))
+        }
+        let before = try settledAvailable()
+        let writer = fixtures[0].mountpoint, other = fixtures[1].mountpoint
+        for round in 1...5 {
+            XCTAssertEqual(writeBytes(writer + "/f\(round)", tiled(MiB, seed: UInt64(round))), 0)
+            let expected = before - UInt64(round * MiB)
+            XCTAssertEqual(numberAttr(writer, "available"), expected, "the writer's own, round \(round)")
+            XCTAssertEqual(numberAttr(other, "available"), expected, "the other member's, at once, round \(round)")
+            var figures = statvfs()
+            XCTAssertEqual(statvfs(other, &figures), 0)
+            XCTAssertEqual(UInt64(figures.f_bavail) * UInt64(figures.f_frsize), expected / UInt64(figures.f_frsize) * UInt64(figures.f_frsize),
+                           "the other member's statfs, round \(round)")
+        }
+        XCTAssertEqual(unlink(writer + "/f1"), 0)
+        XCTAssertEqual(numberAttr(other, "available"), before - UInt64(4 * MiB), "a removal shows at once too")
+    }
+
     func testBadInputIsRefusedWithOneLine() throws {
         try fixtures[0].mount(options: ["device=\(device)", "capacity=64M", "low=8M", "high=16M"])
         // Options that disagree with the device's.

@@ -140,7 +140,7 @@ extension ContainerFileSystem {
                     continue
                 }
                 if !hinted, entry.type == DT_DIR, recordedDirectories.contains(guess),
-                   directoryNames[guess].map({ strcmp($0, entry.name) == 0 }) == true {
+                   directoryNames[guess].map({ CNames.equal($0, entry.name) }) == true {
                     seenDirectories.insert(guess)
                     continue
                 }

@@ -151,11 +151,44 @@ extension CloudTier {
                 Diagnostics.note("cloud: \(path) cannot be evicted now: \(refusal.explanation)")
                 throw Errno.busy
             }
-            if record?.evicted == true { return }
+            guard let record, !record.evicted else { return }
+            if let refusal = beginEviction(inode.key) {
+                Diagnostics.note("cloud: \(path) cannot be evicted now: \(refusal.explanation)")
+                throw Errno.busy
+            }
+            defer { endEviction(inode.key) }
             let file = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
             defer { file.closeQuietly() }
-            _ = try dropData(of: file, path: path, status: status, reason: reason)
+            // Looked at again now that no open can begin unseen: one that
+            // ended since the check above counts as open, or has changed it.
+            let now = try file.status()
+            if let refusal = refusal(inode, status: now, record: record, countingOpensUnderWay: false) {
+                Diagnostics.note("cloud: \(path) cannot be evicted now: \(refusal.explanation)")
+                throw Errno.busy
+            }
+            _ = try dropData(of: file, path: path, status: now, reason: reason)
         }
+    }
+
+    /// Marks `id` as being evicted, unless an open of it is under way
+    /// (between its `beginOpen` and `endOpen`: `.open`) or an upload
+    /// (`.changed`: its content is not on the remote yet). From here to
+    /// `endEviction` every open of it waits for the eviction (it takes
+    /// `transfers`, which the eviction holds) and then downloads, so no
+    /// open sees the file while its data is dropped, and no upload begins.
+    /// Whatever the eviction checks after this (open, changed) cannot
+    /// change unseen.
+    private func beginEviction(_ id: EntryID) -> EvictionRefusal? {
+        withBooks { books in
+            if (books.opening[id] ?? 0) > 0 { return .open }
+            if books.uploading.contains(id) { return .changed }
+            books.evicting.insert(id)
+            return nil
+        }
+    }
+
+    private func endEviction(_ id: EntryID) {
+        withBooks { _ = $0.evicting.remove(id) }
     }
 
     /// `user.purgefs.evictable`: `1` when `evict` would drop the data now,
@@ -168,13 +201,15 @@ extension CloudTier {
 
     /// Why `evict` must refuse the file now, in `EvictionRefusal`'s order;
     /// nil when it may go on (an evicted file included: nothing to do).
-    private func refusal(_ inode: Inode, status: stat, record: CloudRecord?) -> EvictionRefusal? {
+    /// `countingOpensUnderWay` false: once the eviction has begun
+    /// (`beginEviction`), an open under way waits for it and is no reason.
+    private func refusal(_ inode: Inode, status: stat, record: CloudRecord?, countingOpensUnderWay: Bool = true) -> EvictionRefusal? {
         guard let record else { return .notUploaded }
         guard record.signature == CloudSignature(status) else { return .changed }
         if record.evicted { return nil }
         guard let filesystem else { return .open }  // not mounted: nothing may go
         let open = filesystem.state.read { ledger, _ in (try? ledger.file(inode.key).openCount) ?? 0 }
-        let beingOpened = withBooks { ($0.opening[inode.key] ?? 0) > 0 }
+        let beingOpened = countingOpensUnderWay && withBooks { ($0.opening[inode.key] ?? 0) > 0 }
         if open > 0 || beingOpened { return .open }
         // Data a linked clone shares is other files' too (`dropData` checks again).
         if filesystem.clones.sharesBacking(EntryID(status)) { return .shared }
@@ -187,8 +222,7 @@ extension CloudTier {
         // Data a linked clone shares is other files' too.
         guard let filesystem, !filesystem.clones.sharesBacking(EntryID(status)) else { throw Errno.busy }
         let freed = UInt64(status.st_blocks) * 512
-        try file.truncate(to: 0)
-        try file.truncate(to: Int64(status.st_size))
+        try Self.dropBlocks(of: file, size: Int64(status.st_size))
         try file.setTimes(access: status.st_atim, modification: status.st_mtim)
         try file.sync()
         let after = try file.status()
@@ -203,6 +237,19 @@ extension CloudTier {
         tellKernel(after)
         logCloud(path: path, bytes: freed, size: UInt64(status.st_size), reason: reason, action: "evict")
         return freed
+    }
+
+    /// Frees every block of `file`, keeping its size `size`: punched where
+    /// the backing filesystem can, so the size never reads 0 meanwhile (a
+    /// `stat` then would leave the kernel a size of 0 for the file); else
+    /// truncated to 0 and back.
+    private static func dropBlocks(of file: FileDescriptor, size: Int64) throws(Errno) {
+        // Past the end in whole 64 KiB: a block the end shares is freed too.
+        let length = (max(size, 1) + 0xFFFF) & ~0xFFFF
+        do throws(Errno) { try file.punchHole(offset: 0, length: length) } catch where error == .notSupported {
+            try file.truncate(to: 0)
+            try file.truncate(to: size)
+        }
     }
 
     /// With `optimize_storage`: evicts uploaded documents that are not open,
@@ -228,10 +275,11 @@ extension CloudTier {
             let evictOne = { [self] () -> UInt64 in
                 guard let file = try? CloudLocal.open(path, from: root, flags: O_WRONLY | O_NONBLOCK) else { return 0 }
                 defer { file.closeQuietly() }
+                guard beginEviction(id) == nil else { return 0 }
+                defer { endEviction(id) }
                 guard let status = try? file.status(), EntryID(status) == id,
                       let record = withBooks({ $0.manifest.records[path] }),
                       record.signature == CloudSignature(status), !record.evicted,
-                      withBooks({ ($0.opening[id] ?? 0) == 0 }),
                       filesystem.state.read({ ledger, _ in (try? ledger.file(id).openCount) ?? 1 }) == 0
                 else { return 0 }
                 return (try? dropData(of: file, path: path, status: status, reason: reason)) ?? 0
@@ -276,7 +324,10 @@ extension CloudTier {
     /// unreachable remote is `EIO`, with the reason in the log.
     func download(_ id: EntryID, inode: Inode?) throws(Errno) {
         // Most opens find local data: they do not wait for another file's transfer.
-        let evicted = withBooks { books in books.paths[id].flatMap { books.manifest.records[$0] }?.evicted == true }
+        // One that finds its file being evicted waits for the eviction, then downloads.
+        let evicted = withBooks { books in
+            books.evicting.contains(id) || books.paths[id].flatMap { books.manifest.records[$0] }?.evicted == true
+        }
         guard evicted else { return }
         guard let inode else { return try downloadNow(id, inode: nil) }
         // An open waits a bounded time: a remote that hangs fails it with EIO
@@ -349,8 +400,8 @@ extension CloudTier {
             } catch {
                 logCloud(path: path, bytes: 0, size: size, reason: "download-failed", action: "download", detail: "\(error)")
                 // Back to no data: a partial download is never taken for the file.
-                try? file.truncate(to: 0)
-                try? file.truncate(to: Int64(status.st_size))
+                if UInt64(status.st_size) != size { try? file.truncate(to: Int64(status.st_size)) }
+                try? Self.dropBlocks(of: file, size: Int64(status.st_size))
                 try? file.setTimes(access: status.st_atim, modification: status.st_mtim)
                 if let after = try? file.status() { filesystem.events.resized(after, id: EntryID(after)) }
                 throw error == .noSpace ? Errno.noSpace : Errno.ioError

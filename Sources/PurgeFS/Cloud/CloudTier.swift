@@ -61,6 +61,12 @@ final class CloudTier: Sendable {
         var downloads: Set<EntryID> = []
         /// Opens between their download check and the ledger's open count.
         var opening: [EntryID: Int] = [:]
+        /// Files whose eviction has begun (`beginEviction`): an open of one
+        /// waits for the eviction to end and then downloads.
+        var evicting: Set<EntryID> = []
+        /// Files being copied to the remote (`upload`): none of them is
+        /// evicted meanwhile, so an upload never copies a hole.
+        var uploading: Set<EntryID> = []
         /// Remote paths whose status is being read by a `download_status` that gave up waiting.
         var probing: Set<String> = []
     }
@@ -174,26 +180,41 @@ final class CloudTier: Sendable {
             withBooks { $0.pending[path] = nil }
             return
         }
-        let signature = CloudSignature(status)
         let id = EntryID(status)
         guard let filesystem else { return }  // not mounted yet: it stays due
         if (filesystem.state.read { ledger, _ in (try? ledger.file(id).openCount) ?? 0 }) > 0 {
             schedule(path, after: Self.debounce)  // after its last close
             return
         }
-        let done: Bool = withBooks { books in
+        // Marked before its content is looked at: no eviction (nor so the
+        // download after one) changes the file while it is copied.
+        let begun: Bool? = withBooks { books in
             // An evicted file has no data here to upload, whatever its signature says.
-            let record = books.manifest.records[path]
-            if record?.signature == signature || record?.evicted == true {
+            if books.manifest.records[path]?.evicted == true {
                 books.pending[path] = nil
-                return true
+                return nil
             }
-            return false
+            if books.evicting.contains(id) { return false }
+            books.uploading.insert(id)
+            return true
+        }
+        guard let begun else { return }
+        guard begun else {
+            schedule(path, after: Self.debounce)  // after the eviction: evicted then, or changed
+            return
+        }
+        defer { withBooks { _ = $0.uploading.remove(id) } }
+        guard let current = try? file.status() else { return }
+        let signature = CloudSignature(current)
+        let done: Bool = withBooks { books in
+            guard books.manifest.records[path]?.signature == signature else { return false }
+            books.pending[path] = nil
+            return true
         }
         if done { return }
         let remoteStatus: stat
         do {
-            remoteStatus = try remote.upload(file, size: signature.size, mode: status.st_mode, to: path)
+            remoteStatus = try remote.upload(file, size: signature.size, mode: current.st_mode, to: path)
         } catch {
             failed(path, size: signature.size, error: error)
             return

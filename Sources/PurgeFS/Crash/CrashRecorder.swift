@@ -79,7 +79,7 @@ final class CrashRecorder: FileSystemObserver, Sendable {
         guard let stream = try? DirectoryStream(directory.reopen(flags: O_RDONLY | O_DIRECTORY)) else { return }
         var names: [[CChar]] = []
         while let entry = try? stream.next() {
-            if !entry.isDotOrDotDot { names.append(Array(UnsafeBufferPointer(start: entry.name, count: strlen(entry.name) + 1))) }
+            if !entry.isDotOrDotDot { names.append(CNames.copy(entry.name)) }
         }
         for name in names { try? directory.unlink(name) }
     }
@@ -97,9 +97,7 @@ final class CrashRecorder: FileSystemObserver, Sendable {
     static func undoName(_ id: EntryID, era: UInt64) -> String { "u\(era).\(id.device).\(id.inode)" }
     static func keptName(_ number: UInt64) -> String { "k\(number)" }
 
-    static func bytes(_ name: CName) -> [UInt8] {
-        Array(UnsafeRawBufferPointer(start: name, count: strlen(name)))
-    }
+    static func bytes(_ name: CName) -> [UInt8] { CNames.bytes(name) }
 
     /// `status` as the mount shows it: without the links kept for a crash
     /// (they live in the state directory, not in the container).

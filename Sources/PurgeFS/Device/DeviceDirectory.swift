@@ -153,6 +153,7 @@ public struct DeviceDirectory: Sendable {
     func clear(_ key: String) {
         remove("members/\(key)")
         remove("members/\(key).lock")
+        remove("members/\(key).usage")
         // The requests addressed to it, and the answers to its own.
         for request in list("requests") where request.hasPrefix(key + "@") || request.contains("@\(key).") {
             remove("requests/" + request)

@@ -32,6 +32,10 @@ final class SharedDevice: FileSystemObserver, Sendable {
     let backing: UInt64
     /// Held for the daemon's life: it says this member is alive.
     private let memberLock: FileDescriptor
+    /// `members/KEY.usage`, mapped shared: this member's usage as it changes
+    /// (`publishUsage`), which the others read at every statfs and space
+    /// attribute (`readNeighbours`). Slots: `usageSlots`.
+    private let usage: SharedCounters?
     private let view = Mutex(View())
     private let filesystem = Mutex<ContainerFileSystem?>(nil)
     /// One cross-container purge for a write at a time.
@@ -55,9 +59,16 @@ final class SharedDevice: FileSystemObserver, Sendable {
         var leader: FileDescriptor?
         /// The monitor's requests not answered yet: file name → when it gives up.
         var pending: [String: UInt64] = [:]
+        /// The other members' `usage` files, mapped, by key.
+        var usages: [String: SharedCounters] = [:]
     }
 
-    private init(directory: DeviceDirectory, key: String, request: MountRequest, backing: UInt64, memberLock: FileDescriptor) {
+    /// A usage file's slots: set (1 once written), used bytes, purgeable bytes.
+    private enum UsageSlot { static let set = 0, used = 1, purgeable = 2, count = 3 }
+
+    private init(directory: DeviceDirectory, key: String, request: MountRequest, backing: UInt64, memberLock: FileDescriptor,
+                 usage: SharedCounters?) {
+        self.usage = usage
         self.directory = directory
         self.key = key
         self.cacheQuota = request.options.cacheQuota
@@ -129,7 +140,9 @@ final class SharedDevice: FileSystemObserver, Sendable {
         }
         switch outcome {
         case .success(let lock):
-            return SharedDevice(directory: directory, key: key, request: request, backing: backing, memberLock: lock)
+            // Without it the others see this member's usage at its rounds only, as its record shows it.
+            let usage = try? SharedCounters.open("members/\(key).usage", in: directory.descriptor, count: UsageSlot.count, create: true)
+            return SharedDevice(directory: directory, key: key, request: request, backing: backing, memberLock: lock, usage: usage)
         case .failure(let error):
             directory.close()
             throw error
@@ -162,6 +175,51 @@ final class SharedDevice: FileSystemObserver, Sendable {
 
     func opened(_ id: EntryID) { noteUse() }
     func used(_ id: EntryID) { noteUse() }
+
+    // What changes this member's usage, published at once (the ledger heard it first).
+    func resized(_ status: stat, id: EntryID) { publishUsage() }
+    func created(_ status: stat, id: EntryID, name: CName, in parent: EntryID, opened: Bool) { publishUsage() }
+    func removed(_ status: stat, id: EntryID, name: CName, from parent: EntryID) { publishUsage() }
+
+    /// Stores this member's usage in its mapped `usage` file: memory stores,
+    /// no call, no lock of another daemon's.
+    private func publishUsage() {
+        guard let usage, let state = filesystem.withLock({ $0?.state }) else { return }
+        publishUsage(state, into: usage)
+    }
+
+    private func publishUsage(_ state: ContainerState, into usage: SharedCounters) {
+        let (used, purgeable) = state.read { ledger, _ in (ledger.usage, ledger.rootTotals.purgeable) }
+        usage.store(used, at: UsageSlot.used)
+        usage.store(purgeable, at: UsageSlot.purgeable)
+        usage.store(1, at: UsageSlot.set)
+    }
+
+    /// The others' usage as their mapped files say now (as their records
+    /// say, for one not mapped yet), adopted into the model: called before
+    /// every statfs and space attribute, so a write through another member
+    /// shows at once. Memory loads under the view's lock only.
+    func readNeighbours(_ state: ContainerState) {
+        let (settings, others, usages) = view.withLock { ($0.settings, $0.others, $0.usages) }
+        guard let settings else { return }
+        adopt(settings, others: others, usages: usages, into: state)
+    }
+
+    private func adopt(_ settings: DeviceSettings, others: [DeviceMember], usages: [String: SharedCounters], into state: ContainerState) {
+        var used: UInt64 = 0
+        var purgeable: UInt64 = 0
+        for member in others {
+            if let usage = usages[member.key], usage.load(at: UsageSlot.set) == 1 {
+                used += usage.load(at: UsageSlot.used)
+                purgeable += usage.load(at: UsageSlot.purgeable)
+            } else {
+                used += member.used
+                purgeable += member.purgeable
+            }
+        }
+        // A real device's free space already shows the others' files.
+        state.adoptDevice(settings.model, neighbours: settings.capacity == nil ? 0 : used, neighbourPurgeable: purgeable)
+    }
 
     /// Use, for the quota: the last moment, and how many distinct seconds had any.
     private func noteUse() {
@@ -215,16 +273,20 @@ final class SharedDevice: FileSystemObserver, Sendable {
             _ = try? directory.withLock { for dead in snapshot.dead { directory.clear(dead) } }
         }
         let others = snapshot.members.filter { $0.key != key }
+        // New members' usage files are mapped here, outside the view's lock.
+        var usages = view.withLock { $0.usages }.filter { known in others.contains { $0.key == known.key } }
+        for member in others where usages[member.key] == nil {
+            usages[member.key] = try? SharedCounters.open(
+                "members/\(member.key).usage", in: directory.descriptor, count: UsageSlot.count, create: false)
+        }
         let settings = view.withLock { view in
             if let settings = snapshot.settings { view.settings = settings }
             view.others = others
+            view.usages = usages
             return view.settings
         }
         guard let settings else { return }
-        // A real device's free space already shows the others' files.
-        let neighbours = settings.capacity == nil ? 0 : others.reduce(UInt64(0)) { $0 + $1.used }
-        state.adoptDevice(settings.model, neighbours: neighbours,
-                          neighbourPurgeable: others.reduce(UInt64(0)) { $0 + $1.purgeable })
+        adopt(settings, others: others, usages: usages, into: state)
     }
 
     /// This member's record now.
@@ -240,6 +302,7 @@ final class SharedDevice: FileSystemObserver, Sendable {
 
     /// Writes this member's record if it changed.
     func publish(_ state: ContainerState) {
+        if let usage { publishUsage(state, into: usage) }
         let encoded = record(state).encoded
         guard view.withLock({ $0.published != encoded }) else { return }
         do {

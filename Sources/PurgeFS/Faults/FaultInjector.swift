@@ -145,9 +145,7 @@ final class FaultInjector: Sendable {
             if fuse_req_interrupted(request) != 0 { return "delay cut short: the caller was interrupted" }
             let bits = session.load(ordering: .acquiring)
             if bits != 0, fuse_session_exited(OpaquePointer(bitPattern: bits)) != 0 { return "delay cut short: unmounting" }
-            let slice = min(deadline - now, 50_000_000)
-            var pause = timespec(tv_sec: Int(slice / 1_000_000_000), tv_nsec: Int(slice % 1_000_000_000))
-            _ = nanosleep(&pause, nil)
+            CurrentProcess.sleep(nanoseconds: min(deadline - now, 50_000_000))
         }
     }
 

@@ -42,6 +42,7 @@ struct VirtualAttributes {
             default: return String(totals.cloneSavings)
             }
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic:
+            filesystem.device?.readNeighbours(state)  // another member's write shows at once
             let status = state.status()
             switch attribute {
             case .capacity: return String(status.capacity)

@@ -55,7 +55,7 @@ extension ContainerFileSystem {
     /// An access ACL carries the mode's permission bits: setting it (as
     /// `cp -p` does) changes the mode the kernel has cached.
     private static func changesMode(_ name: CName) -> Bool {
-        strcmp(name, "system.posix_acl_access") == 0
+        CNames.equal(name, "system.posix_acl_access")
     }
 
     /// The container's own names: purgefs names are answered on request
@@ -107,6 +107,7 @@ extension ContainerFileSystem {
     /// rounded up to a block and Avail A rounded down.
     func fileSystemStatus() throws(Errno) -> statvfs {
         var figures = try root.fileSystemStatus()
+        device?.readNeighbours(state)  // another member's write shows at once
         let status = state.status()
         let unit = UInt64(max(figures.f_frsize, 1))
         let blocks = status.capacity / unit

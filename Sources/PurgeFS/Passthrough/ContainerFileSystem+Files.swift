@@ -60,8 +60,7 @@ extension ContainerFileSystem {
         let open: OpenFile
         let made = LinkedCloneRegistry.Name(parent: directory.key, name: CNames.bytes(name))
         do { open = try OpenFile(descriptor: file, inode: inode, flags: Self.backingFlags(flags), createdAs: made, era: crashes.currentEra) } catch {
-            file.closeQuietly()
-            events.openAbandoned(inode.key)
+            events.openAbandoned(inode.key)  // the descriptor went with the failed `OpenFile`
             throw error
         }
         return (entry, open)
@@ -86,8 +85,10 @@ extension ContainerFileSystem {
         }
     }
 
+    /// The file is closed: announced once, however many paths give it up
+    /// (a failed reply, `release`, a failure after the open).
     func release(_ file: OpenFile) {
-        if file.inode.isRegularFile {
+        if file.inode.isRegularFile && file.announceClosed() {
             events.closed(file.inode.key)
         }
     }

@@ -12,10 +12,7 @@ enum FileOperations {
                 let file = try fs.open(NodeID(id), flags: info!.pointee.flags)
                 try fs.clearSetIDAfterTruncating(file, flags: info!.pointee.flags, caller: CallerIdentity(request!))
                 fs.describe(file, opened: info!.pointee.flags, in: info!)
-                if fs.replyOpen(request, file, flags: info!.pointee.flags, info: info!) != 0 {
-                    fs.kernelPassthrough.release(file)
-                    OpenFile.detach(from: info!)  // the caller was interrupted
-                }
+                fs.handOver(file, in: info!) { fs.replyOpen(request, file, flags: info!.pointee.flags, info: info!) }
             }
         }
         ops.create = { request, parent, name, mode, info in
@@ -26,10 +23,7 @@ enum FileOperations {
                 try fs.clearSetIDAfterTruncating(file, flags: info!.pointee.flags, caller: CallerIdentity(request!))
                 fs.describe(file, opened: info!.pointee.flags, in: info!)
                 _ = fs.kernelPassthrough.admit(file, flags: info!.pointee.flags, eligible: false)
-                if fuse_reply_create(request, &entry, info) != 0 {
-                    fs.kernelPassthrough.release(file)
-                    OpenFile.detach(from: info!)
-                }
+                fs.handOver(file, in: info!) { fuse_reply_create(request, &entry, info) }
             }
         }
         ops.read = { request, _, size, offset, info in
@@ -155,6 +149,20 @@ extension ContainerFileSystem {
     /// `EIO` for a file opened before a crash, as a descriptor after a reboot.
     func checkEra(_ file: OpenFile) throws(Errno) {
         if isStale(file) { throw Errno.ioError }
+    }
+
+    /// Hands `file`, announced open, to the kernel: `reply` is the
+    /// `fuse_reply_open`/`fuse_reply_create` call on `info` (filled by
+    /// `describe`), returning its result. When the reply fails (the caller
+    /// was interrupted: the kernel expects no answer), the kernel never
+    /// holds the file and never releases it, so it is given up here as a
+    /// release would: out of passthrough, announced closed (once), and the
+    /// kernel's reference dropped.
+    func handOver(_ file: OpenFile, in info: UnsafeMutablePointer<fuse_file_info>, reply: () -> Int32) {
+        guard reply() != 0 else { return }
+        kernelPassthrough.release(file)
+        release(file)
+        OpenFile.detach(from: info)
     }
 
     /// Fills the reply's file info: the handle, and how the kernel may cache.

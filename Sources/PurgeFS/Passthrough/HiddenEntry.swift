@@ -1,5 +1,5 @@
 import PurgeCore
-import Glibc
+import PurgeSys
 
 /// A name inside the container that does not exist through the mount: the
 /// state directory. Matched by the parent directory's identity and the name,
@@ -14,6 +14,6 @@ struct HiddenEntry: Sendable {
 
     /// Whether `name` is the hidden name (in whichever directory).
     func hides(_ name: UnsafePointer<CChar>) -> Bool {
-        self.name.withUnsafeBufferPointer { strcmp($0.baseAddress!, name) == 0 }
+        self.name.withUnsafeBufferPointer { CNames.equal($0.baseAddress!, name) }
     }
 }

@@ -29,12 +29,19 @@ final class OpenFile: Sendable {
     private let retired = Mutex<[Int32]>([])
     /// Whether it holds a read-only stand-in, and whether it counts as a writer.
     let protection = WriterProtection()
+    /// Whether its close was announced (`announceClosed`).
+    private let closed = Atomic<Bool>(false)
 
     /// Takes over `descriptor`, opened with `flags` (or read-only instead,
     /// when the inode's data is shared: `admitted` false), and keeps the
-    /// inode's own descriptor from eviction while the file is open.
+    /// inode's own descriptor from eviction while the file is open. When
+    /// that fails (the inode's descriptor was evicted and cannot be
+    /// reopened), `descriptor` is closed and the error thrown.
     init(descriptor: FileDescriptor, inode: Inode, flags: Int32, createdAs: LinkedCloneRegistry.Name? = nil, era: UInt64 = 0) throws(Errno) {
-        try inode.pin()
+        do { try inode.pin() } catch {
+            descriptor.closeQuietly()
+            throw error
+        }
         self.era = era
         self.inode = inode
         self.flags = flags
@@ -54,6 +61,11 @@ final class OpenFile: Sendable {
     }
 
     var descriptor: FileDescriptor { FileDescriptor(rawValue: current.load(ordering: .acquiring)) }
+
+    /// True the first time only: its close is announced once.
+    func announceClosed() -> Bool {
+        !closed.exchange(true, ordering: .acquiringAndReleasing)
+    }
 
     /// Opened for writing.
     var isWritable: Bool { Self.writes(flags) }
