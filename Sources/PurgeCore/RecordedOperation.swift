@@ -34,6 +34,11 @@ public enum RecordedOperation: Sendable, Equatable {
     /// before the next operation. Not an operation.
     case output(data: UInt64, length: UInt64)
 
+    /// The files of a `record=DIR` directory.
+    public static let operationsFileName = "operations"
+    public static let dataFileName = "data"
+    public static let outputFileName = "output"
+
     public enum EntryKind: String, Sendable {
         case file = "f", directory = "d", symbolicLink = "l", other = "o"
     }
@@ -120,16 +125,16 @@ public enum RecordedOperation: Sendable, Equatable {
         return records
     }
 
-    static func text(_ id: EntryID) -> String { "\(id.device):\(id.inode)" }
+    public static func text(_ id: EntryID) -> String { "\(id.device):\(id.inode)" }
 
-    static func entry(_ field: Substring) -> EntryID? {
+    public static func entry(_ field: Substring) -> EntryID? {
         let parts = field.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return nil }
         return EntryID(device: device, inode: inode)
     }
 
     /// Bytes as lowercase hex; "-" for none (a field is never empty).
-    static func hex(_ bytes: [UInt8]) -> String {
+    public static func hex(_ bytes: [UInt8]) -> String {
         guard !bytes.isEmpty else { return "-" }
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
@@ -141,7 +146,7 @@ public enum RecordedOperation: Sendable, Equatable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func unhex(_ field: Substring) -> [UInt8]? {
+    public static func unhex(_ field: Substring) -> [UInt8]? {
         if field == "-" { return [] }
         let utf8 = Array(field.utf8)
         guard utf8.count % 2 == 0 else { return nil }

@@ -19,9 +19,9 @@ import Synchronization
 /// change's size; nothing else of ours is taken under it but `Inode`'s leaf
 /// locks (DESIGN "Who may wait for whom").
 final class OperationRecorder: FileSystemObserver, Sendable {
-    static let operationsName = "operations"
-    static let dataName = "data"
-    static let outputName = "output"
+    static let operationsName = RecordedOperation.operationsFileName
+    static let dataName = RecordedOperation.dataFileName
+    static let outputName = RecordedOperation.outputFileName
 
     private struct Log: Sendable {
         let operations: FileDescriptor
