@@ -258,6 +258,11 @@ extension CrashExploration {
         var descriptions: [String] = []
         var lastDurable: (point: Int, text: String)?
         var previousDurable: (point: Int, text: String)?
+        /// Backing inode numbers are reused: an identity made again after
+        /// its last name went is another file here (a generation of its own).
+        var aliases: [EntryID: EntryID] = [:]
+        var generations: [EntryID: UInt64] = [:]
+        var seen: Set<EntryID> = []
 
         init(initial: [InitialEntry]) {
             let root = initial.first { $0.path.isEmpty }
@@ -271,6 +276,7 @@ extension CrashExploration {
                 names.link(entry.id, CrashNamespace.Node(kind: entry.kind, mode: entry.mode, target: entry.target),
                            as: Array(leaf.utf8), in: parent)
                 byPath[entry.path] = entry.id
+                seen.insert(entry.id)
                 if entry.kind == .file, contents[entry.id] == nil {
                     contents[entry.id] = .base(entry.path, size: entry.size)
                     durable[entry.id] = contents[entry.id]
@@ -290,7 +296,50 @@ extension CrashExploration {
             "bytes \(offset)-\(offset + max(length, 1) - 1)"
         }
 
-        mutating func apply(_ operation: Operation, point: Int) {
+        func alias(_ id: EntryID) -> EntryID { aliases[id] ?? id }
+
+        /// The operation with each recorded identity as the model knows it;
+        /// a creation of an identity seen before and nameless now starts a new generation.
+        mutating func translated(_ operation: Operation) -> Operation {
+            if case .created(_, _, let entry, _, _, _) = operation.record, seen.contains(entry), current.node(alias(entry)) == nil {
+                let generation = (generations[entry] ?? 0) + 1
+                generations[entry] = generation
+                aliases[entry] = EntryID(device: entry.device &+ (generation << 40), inode: entry.inode)
+            }
+            for id in Self.identities(operation.record) { seen.insert(id) }
+            let record: RecordedOperation
+            switch operation.record {
+            case .write(let id, let offset, let length, let data): record = .write(alias(id), offset: offset, length: length, data: data)
+            case .resize(let id, let size): record = .resize(alias(id), size: size)
+            case .created(let parent, let name, let entry, let kind, let mode, let target):
+                record = .created(parent: alias(parent), name: name, entry: alias(entry), kind: kind, mode: mode, target: target)
+            case .removed(let parent, let name, let entry): record = .removed(parent: alias(parent), name: name, entry: alias(entry))
+            case .moved(let parent, let name, let newParent, let newName, let entry):
+                record = .moved(parent: alias(parent), name: name, newParent: alias(newParent), newName: newName, entry: alias(entry))
+            case .exchanged(let parent, let name, let newParent, let newName):
+                record = .exchanged(parent: alias(parent), name: name, newParent: alias(newParent), newName: newName)
+            case .synced(let id): record = .synced(alias(id))
+            case .directorySynced(let id): record = .directorySynced(alias(id))
+            case .output: record = operation.record
+            }
+            switch operation {
+            case .record: return .record(record)
+            case .replacing(_, let replaced): return .replacing(record, replaced: alias(replaced))
+            }
+        }
+
+        static func identities(_ record: RecordedOperation) -> [EntryID] {
+            switch record {
+            case .write(let id, _, _, _), .resize(let id, _), .synced(let id), .directorySynced(let id): return [id]
+            case .created(let parent, _, let entry, _, _, _), .removed(let parent, _, let entry): return [parent, entry]
+            case .moved(let parent, _, let newParent, _, let entry): return [parent, newParent, entry]
+            case .exchanged(let parent, _, let newParent, _): return [parent, newParent]
+            case .output: return []
+            }
+        }
+
+        mutating func apply(_ recorded: Operation, point: Int) {
+            let operation = translated(recorded)
             previousDurable = lastDurable
             let text: String
             switch operation.record {
@@ -352,7 +401,7 @@ extension CrashExploration {
                 }
                 lost = ["name \(place)"]
                 directories = [parent]
-                if kind == .file, contents[entry] == nil { contents[entry] = .empty }
+                if kind == .file, !existing { contents[entry] = .empty }
             case .removed(let parent, let name, let entry):
                 let place = current.path(name, in: parent)
                 text = (current.node(entry)?.kind == .directory ? "rmdir " : "unlink ") + place

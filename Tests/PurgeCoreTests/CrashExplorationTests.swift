@@ -137,3 +137,21 @@ final class CrashExplorationTests: XCTestCase {
         XCTAssertEqual(image, FileImage(origin: "f", originLength: 50, pieces: [], size: 120))
     }
 }
+
+extension CrashExplorationTests {
+    /// ext4 gives a file made after another's removal its inode number: the
+    /// new file is still empty until synced, and the old one keeps its data
+    /// where its name was not durably removed.
+    func testAReusedInodeNumberIsAnotherFile() {
+        let records: [RecordedOperation] = [
+            .removed(parent: root, name: name("config.json"), entry: config),
+            .created(parent: root, name: name("config.json"), entry: config, kind: .file, mode: 0o644, target: []),
+        ]
+        let exploration = CrashExploration(initial: initial, records: records)
+        let states = exploration.states(exploration.stateIDs(torn: false))
+        XCTAssertEqual(states.map(\.id.description), ["1/names-kept", "1/names-lost", "2/names-kept", "2/names-lost"])
+        XCTAssertEqual(configEntry(states[2])?.image, .empty, "the new file, never synced")
+        XCTAssertNotEqual(configEntry(states[2])?.identity, config)
+        XCTAssertEqual(configEntry(states[3])?.image, .base("config.json", size: 15), "the old file, its removal not durable")
+    }
+}
