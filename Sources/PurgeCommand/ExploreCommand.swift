@@ -66,7 +66,8 @@ struct ExploreCommand: Subcommand {
         \(TextLayout.row("-h, --help", "show this help"))
 
         Example:
-          purgefs explore --check 'test -s "$PURGEFS_CRASH_STATE/config.json"' ~/app -- ./save-config
+          purgefs explore --check 'test -s "$PURGEFS_CRASH_STATE/config.json"' \\
+              ~/app -- ./save-config
         """
     }
 
