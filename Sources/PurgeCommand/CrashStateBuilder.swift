@@ -59,16 +59,13 @@ final class CrashStateBuilder {
                 if !Paths.exists(path) { try Paths.makeDirectory(path, mode: mode_t(entry.mode)) }
             case .file:
                 if let first = firstPath[entry.identity] {
-                    try checked(path: directory + "/" + first) { source in
-                        path.withCString { Glibc.link(source, $0) }
-                    }
+                    try Paths.link(directory + "/" + first, as: path)
                 } else {
                     try make(entry.image ?? .empty, at: path, mode: mode_t(entry.mode))
                     firstPath[entry.identity] = entry.path
                 }
             case .symbolicLink:
-                let target = String(decoding: entry.target, as: UTF8.self)
-                try checked(path: path) { path in target.withCString { symlink($0, path) } }
+                try Paths.makeSymbolicLink(path, target: entry.target)
             case .other:
                 continue  // devices and FIFOs are not made again
             }
@@ -100,7 +97,7 @@ final class CrashStateBuilder {
             }
             if isDirectory, wanted[child]?.kind == .directory {
                 // The directory stays (its mode is set again); what is in it is looked at.
-                chmod(childPath, mode_t(wanted[child]!.mode))
+                try? Paths.changeMode(childPath, mode_t(wanted[child]!.mode))
                 kept.insert(child)
                 try sweep(child, wanted: wanted, linked: linked, kept: &kept)
                 continue
@@ -147,10 +144,5 @@ final class CrashStateBuilder {
         }
         try file.truncate(to: Int64(image.size))
         try file.changeMode(mode)
-    }
-
-    private func checked(path: String, _ call: (UnsafePointer<CChar>) -> Int32) throws(Errno) {
-        let result = path.withCString { call($0) }
-        if result < 0 { throw Errno(errno) }
     }
 }

@@ -174,9 +174,9 @@ struct ExploreCommand: Subcommand {
                                        "cd", "echo", "printf", "exit", "set", "export", "read", "exec", "eval", "command", "type"]
         if shellWords.contains(first) || first.contains("=") || first.contains("$") || first.contains("'") || first.contains("\"")
             || first.hasPrefix("(") || first.hasPrefix("{") { return nil }
-        if first.contains("/") { return access(first, X_OK) == 0 ? nil : first }
+        if first.contains("/") { return Paths.isExecutable(first) ? nil : first }
         let path = CurrentProcess.environmentValue("PATH") ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") where access("\(directory)/\(first)", X_OK) == 0 { return nil }
+        for directory in path.split(separator: ":") where Paths.isExecutable("\(directory)/\(first)") { return nil }
         return first
     }
 
@@ -264,7 +264,7 @@ struct ExploreCommand: Subcommand {
     }
 
     /// States checked at once: two where there are two CPUs (or more).
-    static var parallelChecks: Int { max(1, min(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))) }
+    static var parallelChecks: Int { min(2, CurrentProcess.processorsOnline) }
 
     static func write(_ text: String, to path: String) throws(Errno) {
         let file = try FileDescriptor.open(path: path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)

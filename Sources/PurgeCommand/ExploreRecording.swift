@@ -64,9 +64,7 @@ final class ExploreRecording {
                 case S_IFDIR: kind = .directory
                 case S_IFLNK:
                     kind = .symbolicLink
-                    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-                    let count = readlink(root + "/" + child, &buffer, buffer.count - 1)
-                    if count > 0 { target = buffer[..<count].map { UInt8(bitPattern: $0) } }
+                    target = try Paths.symbolicLinkTarget(root + "/" + child)
                 default: kind = .other
                 }
                 entries.append(CrashExploration.InitialEntry(path: child, id: ExploreRecording.identity(status), kind: kind, mode: UInt32(status.st_mode & 0o7777),

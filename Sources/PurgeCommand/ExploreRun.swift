@@ -25,7 +25,9 @@ struct ExploreRun {
 
     func run() throws(CommandExit) -> Outcome {
         let fifo = recording.record + "/" + RecordedOperation.outputFileName
-        guard mkfifo(fifo, 0o600) == 0 else { throw .failure("explore: cannot make \(fifo): \(Errno(errno))") }
+        do throws(Errno) { try Paths.makeFIFO(fifo, mode: 0o600) } catch {
+            throw .failure("explore: cannot make \(fifo): \(error)")
+        }
         let reader: FileDescriptor
         do throws(Errno) {
             // Read and write: opening does not wait for a writer, and the pipe lives while we hold it.
@@ -34,8 +36,7 @@ struct ExploreRun {
             throw .failure("explore: cannot open \(fifo): \(error)")
         }
         defer { reader.closeQuietly() }
-        _ = fcntl(reader.rawValue, 1031 /* F_SETPIPE_SZ */, Self.pipeCapacity)
-        let capacity = Int(max(4096, fcntl(reader.rawValue, 1032 /* F_GETPIPE_SZ */)))
+        let capacity = max(4096, reader.setPipeCapacity(Self.pipeCapacity))
         try recording.mount(options: options)
         let writer: FileDescriptor
         do throws(Errno) {
@@ -75,8 +76,7 @@ struct ExploreRun {
                 try? ProcessGroup.signal(pid, SIGKILL)
             }
             // A command that prints a pipe's worth between two operations would block: empty it here.
-            var waiting: Int32 = 0
-            if ioctl(reader.rawValue, UInt(FIONREAD), &waiting) == 0, Int(waiting) >= capacity - 65536 {
+            if reader.bytesWaiting >= capacity - 65536 {
                 outcome.trailingOutput += Self.drain(reader)
             }
             CurrentProcess.sleep(milliseconds: RunCommand.tickMilliseconds)
