@@ -95,6 +95,8 @@ extension MountOptions {
         case "crashable":
             try Self.flag(name, value)
             crashable = true
+        case "record":
+            record = try Self.absolute(name, try Self.required(name, value))
         case "passthrough":
             passthrough = try Self.onOrOff(name, value)
         case "uring":

@@ -28,6 +28,9 @@ public struct MountOptions: Equatable, Sendable {
     /// The power-loss simulation (`purgefs crash`): what is not synced is
     /// tracked so a crash can undo it.
     public var crashable = false
+    /// Where every operation that changes the container is recorded, with
+    /// its data (`record=DIR`, for `purgefs explore`); `nil`: not recorded.
+    public var record: String?
     /// A rules file loaded at mount (`FaultRuleFile`); `nil` for none.
     public var faults: String?
     /// The shared device this container joins (`device=NAME`); `nil`: a device of its own.

@@ -21,6 +21,14 @@ public struct Scenario: Equatable, Sendable {
         steps.contains { if case .crash = $0.action { true } else { false } }
     }
 
+    /// Whether a `restart` step comes after step `index`.
+    public func restarts(after index: Int) -> Bool {
+        for later in steps.indices where later > index {
+            if case .restart = steps[later].action { return true }
+        }
+        return false
+    }
+
     public init(steps: [ScenarioStep]) { self.steps = steps }
 
     /// Parses `text`; `file` names it in errors (`FILE:LINE: reason`).
@@ -141,7 +149,10 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
         case unpin(String)
         /// The arguments of `purgefs fault add MOUNTPOINT ARGS...`.
         case fault([String])
+        /// A power loss: the command's process group gets SIGKILL, then `purgefs crash`.
         case crash
+        /// The command starts again (after a crash: on the crashed state).
+        case restart
 
         public var description: String {
             switch self {
@@ -153,6 +164,7 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
             case .unpin(let path): return "unpin \(path)"
             case .fault(let arguments): return (["fault"] + arguments).joined(separator: " ")
             case .crash: return "crash"
+            case .restart: return "restart"
             }
         }
     }
@@ -206,7 +218,7 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
     }
 
     private static func action(_ words: inout ArraySlice<String>) throws(ScenarioProblem) -> Action {
-        guard let verb = words.popFirst() else { throw .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash)") }
+        guard let verb = words.popFirst() else { throw .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart)") }
         func one(_ what: String) throws(ScenarioProblem) -> String {
             guard let word = words.popFirst() else { throw .missing("\(what) after \(verb)") }
             return word
@@ -238,6 +250,8 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
             words.removeAll()
         case "crash":
             action = .crash
+        case "restart":
+            action = .restart
         default:
             throw .unknownAction(verb)
         }
@@ -322,7 +336,7 @@ public enum ScenarioProblem: Error, Equatable, Sendable, CustomStringConvertible
         case .unknownCondition(let word):
             return "unknown condition 'when \(word)' (when used >, when available <, when file PATH exists)"
         case .unknownAction(let word):
-            return "unknown action '\(word)' (squeeze, external, capacity, purge, pin, unpin, fault, crash)"
+            return "unknown action '\(word)' (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart)"
         case .missing(let what):
             return "\(what) is missing"
         case .expected(let word, let after, let got):

@@ -126,3 +126,8 @@ public enum CurrentProcess {
         for number in signals { _ = signal(number, SIG_IGN) }
     }
 }
+
+extension CurrentProcess {
+    /// CPUs online now (at least 1). Wraps `sysconf(3)` `_SC_NPROCESSORS_ONLN`.
+    public static var processorsOnline: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+}

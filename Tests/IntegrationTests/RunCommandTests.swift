@@ -298,29 +298,34 @@ final class RunCommandTests: XCTestCase {
         XCTAssertEqual(json["signal"] as? String, "SIGTERM", "the command was stopped")
     }
 
-    func testACrashStepLosesWhatWasNotSyncedAndTheCommandCarriesOn() throws {
+    func testACrashStepKillsTheCommandAndItsRestartSeesWhatWasSynced() throws {
         // The scenario needs no -o crashable: run adds it for a crash step.
         let scenario = scratch + "/crash.txt"
         try "when file Documents/unsynced exists timeout 30s crash\n".write(toFile: scenario, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: container + "/Documents", withIntermediateDirectories: true)
-        // Exit 0 only when the synced file (data and name) survived and the unsynced one is gone; 7 if it never goes.
+        // First start: sync one file, leave one unsynced, wait (7 if never killed). Restarted on the
+        // crashed state: exit 0 only when the synced file survived and the unsynced one is gone.
         let script = """
             import os, sys, time
             docs = os.environ["PURGEFS_MOUNT"] + "/Documents"
+            if os.path.exists(docs + "/kept"):
+                ok = open(docs + "/kept", "rb").read() == b"synced" and not os.path.exists(docs + "/unsynced")
+                sys.exit(0 if ok else 8)
             fd = os.open(docs + "/kept", os.O_WRONLY | os.O_CREAT, 0o644)
             os.write(fd, b"synced"); os.fsync(fd); os.close(fd)
             d = os.open(docs, os.O_RDONLY | os.O_DIRECTORY); os.fsync(d); os.close(d)
             with open(docs + "/unsynced", "wb") as f: f.write(b"lost")
-            deadline = time.time() + 30
-            while os.path.exists(docs + "/unsynced"):
-                if time.time() > deadline: sys.exit(7)
-                time.sleep(0.05)
-            sys.exit(0 if open(docs + "/kept", "rb").read() == b"synced" else 8)
+            time.sleep(30)
+            sys.exit(7)
             """
-        let result = try run(["--scenario", scenario, "--report", report, container, "--", "python3", "-c", script])
-        XCTAssertEqual(result.status, 0, "\(result)")
+        let result = try run(["--scenario", scenario, "--restart-after-crash", "--report", report, container, "--", "python3", "-c", script])
+        XCTAssertEqual(result.status, 0, "the restarted command's status: \(result)")
         assertNothingLeft(result)
-        XCTAssertEqual((try reportJSON()["steps"] as? [[String: Any]])?.first?["state"] as? String, "done")
+        let step = try XCTUnwrap((try reportJSON()["steps"] as? [[String: Any]])?.first)
+        XCTAssertEqual(step["state"] as? String, "done")
+        let detail = step["detail"] as? String ?? ""
+        XCTAssertTrue(detail.hasPrefix("the command got SIGKILL; undid 1 name change"), detail)
+        XCTAssertTrue(detail.hasSuffix("started again; the restarted command exited with status 0"), detail)
         XCTAssertEqual(try String(contentsOfFile: container + "/Documents/kept", encoding: .utf8), "synced")
         XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/Documents/unsynced"), "the crash undid its name")
     }
@@ -343,7 +348,7 @@ final class RunCommandTests: XCTestCase {
             ([container, "true"], "purgefs: run: put -- before the command: purgefs run CONTAINER -- COMMAND [ARG...] (see purgefs run --help)"),
             ([container, "--"], "purgefs: run: the command after -- is missing (see purgefs run --help)"),
             (["--scenario", unknown, container, "--", "true"],
-             "purgefs: \(unknown):2: unknown action 'explode' (squeeze, external, capacity, purge, pin, unpin, fault, crash)"),
+             "purgefs: \(unknown):2: unknown action 'explode' (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart)"),
             (["--scenario", badSize, container, "--", "true"],
              "purgefs: \(badSize):1: when available < 12Q: not a size (bytes, or a number with K, M, G or T)"),
             (["-o", "capacity=huge", container, "--", "true"], "purgefs: capacity=huge: not a size (bytes, or a number with K, M, G or T)"),

@@ -27,8 +27,10 @@ final class MountOptionCatalogTests: XCTestCase {
     func testCatalogMatchesSpecTable() {
         XCTAssertEqual(MountOptionCatalog.purgefsOptions.map(\.name), [
             "capacity", "external", "low", "high", "purgeable", "cloud", "ubiquitous", "state", "bundle",
-            "metrics_interval", "optimize_storage", "crashable", "faults", "device", "device_policy", "cache_quota", "passthrough", "uring",
-        ], "SPEC's tables, crashable (the power-loss simulation's switch) and passthrough (kernel passthrough's), README")
+            "metrics_interval", "optimize_storage", "crashable", "record", "faults", "device", "device_policy", "cache_quota", "passthrough", "uring",
+        ], "SPEC's tables, crashable (the power-loss simulation's switch), record (explore's), and passthrough (kernel passthrough's), README")
+        XCTAssertEqual(try MountOptions.parse(["record=/tmp/r"]).record, "/tmp/r")
+        XCTAssertThrowsError(try MountOptions.parse(["record=relative"]))
         XCTAssertTrue(try MountOptions.parse(["crashable"]).crashable)
         XCTAssertFalse(try MountOptions.parse([]).crashable)
     }

@@ -40,15 +40,18 @@ final class ScenarioTests: XCTestCase {
             when used > 10M pin "Library/Caches/keep me"
             when file ./tmp//x exists unpin Library/Caches/keep\\ me
             at 1h crash
+            at 2h restart
             """)
         XCTAssertEqual(scenario.steps.map(\.trigger), [
             .at(Milliseconds(500)), .at(Milliseconds(0)), .availableBelow(1 << 20), .usedAbove(.bytes(10 << 20)),
-            .fileExists("tmp/x"), .at(Milliseconds(3_600_000)),
+            .fileExists("tmp/x"), .at(Milliseconds(3_600_000)), .at(Milliseconds(7_200_000)),
         ])
         XCTAssertEqual(scenario.steps.map(\.action), [
             .external(3 << 29), .capacity(64 << 20), .purge(2 << 20), .pin("Library/Caches/keep me"),
-            .unpin("Library/Caches/keep me"), .crash,
+            .unpin("Library/Caches/keep me"), .crash, .restart,
         ])
+        XCTAssertTrue(scenario.restarts(after: 5))
+        XCTAssertFalse(scenario.restarts(after: 6))
         XCTAssertEqual(scenario.steps[2].timeout, Milliseconds(60_000))
         XCTAssertEqual(scenario.steps[2].description, "when available < 1 MiB timeout 1m purge 2 MiB")
     }
@@ -59,7 +62,7 @@ final class ScenarioTests: XCTestCase {
 
     func testErrorsNameTheFileAndLine() {
         XCTAssertEqual(problem("at 1s squeeze 5M\nat 2s explode")?.description,
-                       "s.txt:2: unknown action 'explode' (squeeze, external, capacity, purge, pin, unpin, fault, crash)")
+                       "s.txt:2: unknown action 'explode' (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart)")
         XCTAssertEqual(problem("\n\nsoon squeeze 1M")?.line, 3)
         XCTAssertEqual(problem("soon squeeze 1M")?.problem, .unknownTrigger("soon"))
         XCTAssertEqual(problem("when full purge all")?.problem, .unknownCondition("full"))
@@ -87,7 +90,7 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(problem("when file /etc/passwd exists crash")?.problem, .badPath("/etc/passwd", .absolute))
         XCTAssertEqual(problem("at 1s pin ../x")?.problem, .badPath("../x", .parentReference))
         XCTAssertEqual(problem("at 1s crash now")?.problem, .unexpected("now"))
-        XCTAssertEqual(problem("at 1s")?.problem, .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash)"))
+        XCTAssertEqual(problem("at 1s")?.problem, .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart)"))
         XCTAssertEqual(problem("at 1s fault")?.problem,
                        .missing("the rule after fault (as purgefs fault add takes it, without MOUNTPOINT)"))
         XCTAssertEqual(problem("at 1s pin 'a b")?.problem, .unclosedQuote)

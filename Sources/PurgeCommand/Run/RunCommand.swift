@@ -11,8 +11,9 @@ struct RunCommand: Subcommand {
     static let abstract = "Run a command on a mounted container, then unmount and summarize"
     static var help: String {
         """
-        Usage: purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE]
-                           [--html FILE] CONTAINER -- COMMAND [ARG...]
+        Usage: purgefs run [-o OPTS] [--scenario FILE] [--restart-after-crash] [--scratch] [--json]
+                           [--report FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]
+               purgefs run --explore --check CMD [explore's flags] CONTAINER -- COMMAND [ARG...]
 
         \(TextLayout.paragraph(
             "Mounts CONTAINER in place (with the mount options of -o, as purgefs mount takes them), runs COMMAND "
@@ -49,7 +50,8 @@ struct RunCommand: Subcommand {
         \(TextLayout.row("purge SIZE|all", "purgefs purge --bytes SIZE | --all"))
         \(TextLayout.row("pin PATH, unpin PATH", "purgefs pin | unpin, PATH relative to the container"))
         \(TextLayout.row("fault ARGS...", "purgefs fault add MOUNTPOINT ARGS... (fault injection)"))
-        \(TextLayout.row("crash", "purgefs crash MOUNTPOINT (power-loss simulation)"))
+        \(TextLayout.row("crash", "a power loss: the command's process group gets SIGKILL, then purgefs crash MOUNTPOINT; the step says what it undid"))
+        \(TextLayout.row("restart", "start the command again (after a crash: on the crashed state); the step says how it ended"))
 
         \(TextLayout.paragraph(
             "A step that fails (its command fails, or is not in this purgefs), or a timeout that runs out, fails "
@@ -78,6 +80,8 @@ struct RunCommand: Subcommand {
         \(TextLayout.row("--json", "print the summary as JSON (on stderr)"))
         \(TextLayout.row("--report FILE", "write the summary as JSON to FILE"))
         \(TextLayout.row("--html FILE", "write the run's page (timeline and summary) to FILE"))
+        \(TextLayout.row("--restart-after-crash", "start the command again after each crash step, on the crashed state"))
+        \(TextLayout.row("--explore --check CMD", "instead of one run, purgefs explore with the same arguments (see purgefs explore --help)"))
         \(TextLayout.row("-h, --help", "show this help"))
 
         Example:
@@ -96,6 +100,7 @@ struct RunCommand: Subcommand {
     var scenarioArgument: String?
     var scratch = false
     var json = false
+    var restartAfterCrash = false
     var reportArgument: String?
     var htmlArgument: String?
     var command: [String]
@@ -105,7 +110,19 @@ struct RunCommand: Subcommand {
     private(set) var reportPath: String?
     private(set) var htmlPath: String?
 
+    /// `--explore`: the run is `purgefs explore` with the same arguments.
+    private(set) var explore: ExploreCommand?
+
     init(parsing arguments: [String]) throws(CommandExit) {
+        if let flag = arguments.firstIndex(of: "--explore"), arguments.firstIndex(of: "--").map({ flag < $0 }) ?? true {
+            var rest = arguments
+            rest.remove(at: flag)
+            explore = try ExploreCommand(parsing: rest)
+            containerArgument = explore!.containerArgument
+            options = explore!.options
+            command = explore!.command
+            return
+        }
         guard let separator = arguments.firstIndex(of: "--") else {
             if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { throw .help(Self.help) }
             throw .usage("run: put -- before the command: purgefs run CONTAINER -- COMMAND [ARG...] (see purgefs run --help)")
@@ -130,7 +147,7 @@ struct RunCommand: Subcommand {
         }
         let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
                                          valueFlags: ["--scenario": "FILE", "--report": "FILE", "--html": "FILE"],
-                                         switchFlags: ["--scratch", "--json"])
+                                         switchFlags: ["--scratch", "--json", "--restart-after-crash"])
         containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
         guard let program = command.first, !program.isEmpty else {
             throw .usage("run: the command after -- is missing (see purgefs run --help)")
@@ -141,6 +158,7 @@ struct RunCommand: Subcommand {
         htmlArgument = parsed.values["--html"]
         scratch = parsed.switches.contains("--scratch")
         json = parsed.switches.contains("--json")
+        restartAfterCrash = parsed.switches.contains("--restart-after-crash")
         // The options as the mount reads them, so a bad one is a usage error before anything happens.
         let mount = try MountCommand(parsing: [containerArgument] + options.flatMap { ["-o", $0] })
         if scratch && mount.options.stateDirectory != nil {
@@ -149,6 +167,7 @@ struct RunCommand: Subcommand {
     }
 
     mutating func validate() throws(CommandExit) {
+        if explore != nil { return try explore!.validate() }
         container = try MountCommand.resolveDirectory(containerArgument, role: "container")
         if let scenarioArgument {
             let bytes: [UInt8]
@@ -184,6 +203,7 @@ struct RunCommand: Subcommand {
     }
 
     func run(_ context: CommandContext) throws(CommandExit) {
+        if let explore { return try explore.run(context) }
         do throws(Errno) {
             try TerminationRequests.install()
         } catch {
@@ -208,12 +228,14 @@ struct RunCommand: Subcommand {
         // The figures over time, for the report and the page.
         let sampler = json || reportPath != nil || htmlPath != nil ? RunSampler(mountpoint: session.mountpoint) : nil
         sampler?.start()
+        player?.restartAfterCrash = restartAfterCrash
 
         let outcome = supervise(in: session, from: workingDirectory, player: player, sampler: sampler)
         summary.ended = outcome.ended
         summary.interruptedBy = outcome.interruptedBy
         summary.failure = outcome.failure
         summary.durationMilliseconds = outcome.milliseconds
+        player?.noteEnd(outcome.ended)
         summary.steps = player?.steps ?? []
         Self.collect(into: &summary, session: session, since: since)
         if let sampler {
@@ -267,13 +289,15 @@ struct RunCommand: Subcommand {
     private func supervise(in session: RunSession, from workingDirectory: String?, player: ScenarioPlayer?,
                            sampler: RunSampler?) -> Outcome {
         var outcome = Outcome()
-        let pid: ProcessID
+        let running = RunningCommand { () throws(Errno) -> ProcessID in try start(in: session, from: workingDirectory) }
         do throws(Errno) {
-            pid = try start(in: session, from: workingDirectory)
+            try running.start()
         } catch {
             outcome.failure = "run: cannot start \(command[0]): \(error)"
             return outcome
         }
+        player?.command = running
+        guard var pid = running.pid else { return outcome }
         // A command that reads the terminal must own it, or it stops (SIGTTIN) and never ends.
         let terminal = FileDescriptor.standardInput
         let tookTerminal = terminal.isTerminal && ProcessGroup.foreground(of: terminal) == ProcessGroup.current
@@ -290,8 +314,16 @@ struct RunCommand: Subcommand {
         var signalledAt: UInt64?
         var killed = false
         while true {
-            if let status = try? ChildProcess.poll(pid) {
-                outcome.ended = status
+            if let current = running.pid {
+                pid = current
+                if let status = try? ChildProcess.poll(current) {
+                    outcome.ended = status
+                    running.pid = nil
+                    if !(player?.awaitsRestart ?? false) { break }
+                }
+            } else if let status = running.crashedStatus, !(player?.awaitsRestart ?? false) {
+                // A crash killed it, and nothing will start it again.
+                outcome.ended = outcome.ended ?? status
                 break
             }
             let time = now()

@@ -21,6 +21,12 @@ final class ScenarioPlayer {
     /// When the next step began waiting (milliseconds after the command started).
     private var waitingSince: UInt64 = 0
     private(set) var steps: [RunSummary.Step]
+    /// The command, which a crash kills and a restart starts again.
+    var command: RunningCommand?
+    /// `--restart-after-crash`: every crash step starts the command again.
+    var restartAfterCrash = false
+    /// The step that last started the command again, whose detail gets how it ended.
+    private var restartedAt: Int?
 
     init(scenario: Scenario, file: String, mountpoint: String, session: RunSession, access: AttributeAccess = .live) {
         self.scenario = scenario
@@ -32,6 +38,30 @@ final class ScenarioPlayer {
     }
 
     var isFinished: Bool { next >= scenario.steps.count }
+
+    /// Whether the command, killed by a crash, is to be started again by a step still to come.
+    var awaitsRestart: Bool {
+        guard let command, command.crashed else { return false }
+        return !isFinished && scenario.restarts(after: next - 1)
+    }
+
+    /// How the command ended at last: said by the step that restarted it.
+    func noteEnd(_ status: WaitStatus?) {
+        guard let restartedAt, let status else { return }
+        steps[restartedAt].detail = (steps[restartedAt].detail.map { $0 + "; " } ?? "") + "the restarted command \(status.description)"
+    }
+
+    /// What `purgefs crash` printed, in a few words: counts of what it undid.
+    static func crashSummary(_ output: String) -> String {
+        let lines = output.split(whereSeparator: \.isNewline)
+        let names = lines.filter { $0.hasPrefix("name ") || $0.hasPrefix("names ") }.count
+        let files = lines.filter { $0.hasPrefix("data ") }.count
+        guard names + files > 0 else { return "nothing unsynced" }
+        var parts: [String] = []
+        if names > 0 { parts.append(HumanText.count(UInt64(names), "name change")) }
+        if files > 0 { parts.append("the unsynced data of " + HumanText.count(UInt64(files), "file")) }
+        return "undid " + parts.joined(separator: " and ")
+    }
 
     /// Runs every step whose trigger holds at `now` (milliseconds after the
     /// command started), in order. Returns the line that fails the run: a
@@ -53,7 +83,7 @@ final class ScenarioPlayer {
             }
             steps[next].atMilliseconds = now
             do throws(CommandExit) {
-                steps[next].detail = try perform(step.action)
+                steps[next].detail = try perform(step.action, index: next)
                 steps[next].state = .done
             } catch {
                 return fail(step, .failed, now: now, Self.line(of: error))
@@ -105,7 +135,7 @@ final class ScenarioPlayer {
     }
 
     /// Runs the action; returns the last line it printed.
-    private func perform(_ action: ScenarioStep.Action) throws(CommandExit) -> String {
+    private func perform(_ action: ScenarioStep.Action, index: Int) throws(CommandExit) -> String {
         switch action {
         case .squeeze(let bytes):
             return try purgefs(["space", mountpoint, "--available", String(bytes)])
@@ -122,8 +152,30 @@ final class ScenarioPlayer {
         case .fault(let arguments):
             return try purgefs(["fault", "add", mountpoint] + arguments)
         case .crash:
-            return try purgefs(["crash", mountpoint])
+            // A power loss stops the app too: it must not go on running on the crashed mount.
+            command?.killForCrash()
+            let (status, output) = try session.purgefs(["crash", mountpoint])
+            guard status.exitCode == 0 else { throw .failure("purgefs crash failed: \(OwnMount.reason(output, status))") }
+            var detail = "the command got SIGKILL; " + Self.crashSummary(output)
+            if restartAfterCrash, command != nil {
+                try restart(index: index)
+                detail += "; started again"
+            }
+            return detail
+        case .restart:
+            guard command != nil else { throw .failure("restart: there is no command to start again") }
+            try restart(index: index)
+            return "started again"
         }
+    }
+
+    private func restart(index: Int) throws(CommandExit) {
+        do throws(Errno) {
+            try command?.restart()
+        } catch {
+            throw .failure("cannot start the command again: \(error)")
+        }
+        restartedAt = index
     }
 
     /// Runs `purgefs ARGUMENTS`; a failure is its reason.

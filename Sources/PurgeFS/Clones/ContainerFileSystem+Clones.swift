@@ -22,6 +22,7 @@ extension ContainerFileSystem {
         guard clones.clone(source, into: destination, in: self) else { return nil }
         events.used(source.inode.key)
         events.used(destination.inode.key)
+        events.changedData(destination.inode, .overwrite(offset: 0, length: UInt64(sourceStatus.st_size)))
         events.synced(destination.inode)
         return Int(sourceStatus.st_size)
     }

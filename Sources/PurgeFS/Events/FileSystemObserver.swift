@@ -76,6 +76,11 @@ protocol FileSystemObserver: Sendable {
     /// a linked clone has data of its own by then): the crash simulation
     /// saves what the change overwrites. Once per change.
     func willChangeData(_ inode: Inode, _ change: DataChange)
+    /// The change `willChangeData` announced was made (it succeeded), still
+    /// inside the modification bracket: the operation log (`record=`) reads
+    /// what the file holds now. A whole-file clone into an empty file is
+    /// announced as an overwrite of all of it.
+    func changedData(_ inode: Inode, _ change: DataChange)
     /// `fsync`, `fdatasync` or an `O_SYNC`/`O_DSYNC` write succeeded: the
     /// file's data is durable.
     func synced(_ inode: Inode)
@@ -163,6 +168,7 @@ extension FileSystemObserver {
     func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {}
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 { 0 }
     func willChangeData(_ inode: Inode, _ change: DataChange) {}
+    func changedData(_ inode: Inode, _ change: DataChange) {}
     func synced(_ inode: Inode) {}
     func directorySynced(_ directory: EntryID) {}
     func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID) {}

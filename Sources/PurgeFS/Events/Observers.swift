@@ -79,6 +79,10 @@ struct Observers: Sendable {
         for observer in all { observer.willChangeData(inode, change) }
     }
 
+    func changedData(_ inode: Inode, _ change: DataChange) {
+        for observer in all { observer.changedData(inode, change) }
+    }
+
     func synced(_ inode: Inode) {
         for observer in all { observer.synced(inode) }
     }

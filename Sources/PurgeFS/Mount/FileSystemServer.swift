@@ -50,7 +50,8 @@ public enum FileSystemServer {
             filesystem = try ContainerFileSystem(
                 root: prepared.root, hidden: prepared.hidden, state: opened.state, clones: opened.clones, stateDirectory: opened.directory,
                 log: opened.purgeLog, recency: opened.recency, cloud: cloud, device: device, crashable: request.options.crashable,
-                passthrough: request.options.passthrough
+                // A passed-through write would never reach the operation log.
+                record: request.options.record, passthrough: request.options.passthrough && request.options.record == nil
             ) { whenReady(log) }
         } catch {
             throw MountError("cannot read container \(request.container): \(error)")

@@ -21,7 +21,10 @@ extension ContainerFileSystem {
         let file = try OpenFile.open(inode, flags: Self.backingFlags(flags), readOnly: Self.readOnly(flags), era: crashes.currentEra)
         if inode.isRegularFile {
             events.opened(inode.key)
-            if flags & O_TRUNC != 0 { noteFigures(of: file) }
+            if flags & O_TRUNC != 0 {
+                events.changedData(inode, .resize(to: 0))
+                noteFigures(of: file)
+            }
         }
         return file
     }
@@ -178,7 +181,9 @@ extension ContainerFileSystem {
         }
         defer { file.inode.sharing.endModifying() }
         events.willChangeData(file.inode, change)
-        return try body()
+        let result = try body()
+        events.changedData(file.inode, change)
+        return result
     }
 
     /// `modifying` for a change through the inode itself (no open file).
@@ -189,6 +194,8 @@ extension ContainerFileSystem {
         }
         defer { inode.sharing.endModifying() }
         if inode.isRegularFile { events.willChangeData(inode, change) }
-        return try body()
+        let result = try body()
+        if inode.isRegularFile { events.changedData(inode, change) }
+        return result
     }
 }

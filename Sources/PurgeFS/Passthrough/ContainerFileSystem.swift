@@ -52,6 +52,7 @@ final class ContainerFileSystem: Sendable {
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, clones: any CloneBackend, stateDirectory: StateDirectory,
          log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, device: SharedDevice? = nil, observers: [any FileSystemObserver] = [], crashable: Bool = false,
+         record: String? = nil,
          timeouts: CacheTimeouts = .init(), passthrough: Bool = false,
          whenReady: @escaping @Sendable () -> Void) throws(Errno) {
         self.root = root
@@ -73,9 +74,11 @@ final class ContainerFileSystem: Sendable {
         self.inodes = inodes
         let crashes = CrashRecorder(stateDirectory: stateDirectory, inodes: inodes, enabled: crashable)
         self.crashes = crashes
+        // The operation log (`record=`), last: it reads what each change left.
+        let recorder = try record.map { (directory) throws(Errno) in try OperationRecorder(directory: directory, inodes: inodes) }
         // Without `crashable`, the recorder hears nothing: no cost.
         let events = Observers([state, clones] + (cloud.map { [$0] } ?? []) + (device.map { [$0] } ?? []) + observers
-                               + (crashable ? [crashes] : []))
+                               + (crashable ? [crashes] : []) + (recorder.map { [$0] } ?? []))
         self.events = events
         let purger = Purger(
             state: state, clones: clones, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,

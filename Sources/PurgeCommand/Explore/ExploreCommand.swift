@@ -1,0 +1,286 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// `purgefs explore [-o OPTS] --check CMD [--torn] [--max-states N] [--keep
+/// DIR] [--json] [--report FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]`: runs the
+/// command once on a recorded mount of a copy of the container, then
+/// checks every crash state of that run (`CrashExploration`) with CMD.
+/// `purgefs explore --replay REPORT STATE DIR` makes one state again.
+struct ExploreCommand: Subcommand {
+    static let name = "explore"
+    static let abstract = "Run a command once, then check that it recovers from a power loss at every point that matters"
+    static var help: String {
+        """
+        Usage: purgefs explore [-o OPTS] --check CMD [--torn] [--max-states N] [--keep DIR]
+                               [--json] [--report FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]
+               purgefs explore --replay REPORT STATE DIR
+
+        \(TextLayout.paragraph(
+            "Runs COMMAND once, as purgefs run does (its own process group, PURGEFS_MOUNT set), on a mount of a "
+            + "copy of CONTAINER (CONTAINER itself is only read), recording every operation that changes the "
+            + "container, with its data, and where the command's stdout came among them. Then it builds each crash "
+            + "state of that run and runs CMD (through sh -c) on it, two at a time on a machine with 2 CPUs or more."))
+
+        \(TextLayout.paragraph(
+            "Crash states follow ext4 with data=ordered and delayed allocation. The state at point k is what the "
+            + "container could hold if the power went right after operation k (k = 1 to the number of operations): "
+            + "every file holds what it held at its last fsync, fdatasync, O_SYNC/O_DSYNC write or msync(MS_SYNC) "
+            + "before k (the base's content if never synced; empty if the run made it and never synced it), no byte "
+            + "written since; name changes (create, mkdir, symlink, link, unlink, rmdir, rename) persist in their "
+            + "order up to a point between the last one made durable (by an fsync of its directory, which makes every "
+            + "earlier change durable too) and k. For every k two states are explored, the two ends of that range: "
+            + "names-kept (every name change up to k persisted) and names-lost (only the durable ones; explored only "
+            + "when they differ). Every k is explored, so every point right before and right after each durable "
+            + "operation is. With --torn, also torn-P for P = 1 to the number of 4 KiB pages written since their "
+            + "file's last sync: names kept and the first P pages written survive. sync(2) and syncfs(2) are not "
+            + "seen (Linux does not pass them to a FUSE filesystem): only fsync makes anything durable."))
+
+        \(TextLayout.paragraph(
+            "CMD gets PURGEFS_CRASH_STATE (a directory holding the state, its own for this state), "
+            + "PURGEFS_CRASH_POINT (k) and PURGEFS_CRASH_OUTPUT (a file with what COMMAND had printed on stdout "
+            + "before operation k + 1 began); exit 0 means the app recovered. Its stdout is discarded; the last line "
+            + "of its stderr is reported. A CMD whose first word is not found is refused before anything runs."))
+
+        \(TextLayout.paragraph(
+            "The report (stdout): states explored, passed and failed; for each failed state (the first 20; all with "
+            + "--json) the point and variant, the operation at k and the last durable one before it (paths relative "
+            + "to the container), what the state lost compared with the moment of the crash, and the checker's last "
+            + "line of stderr. Failed states with the same last durable operation and variant are one group: they "
+            + "differ only in what they lost after it. --json prints the report as JSON; --report FILE writes it to "
+            + "FILE and keeps the recording beside it (FILE.recording), which --replay needs."))
+
+        \(TextLayout.paragraph(
+            "Exit status: 0 when every state passed, 1 when any failed (or the exploration could not be made), 64 on "
+            + "a usage error."))
+
+        Flags:
+        \(TextLayout.row("-o OPT[,OPT...]", "mount options for the run (see purgefs mount --help); may be given more than once"))
+        \(TextLayout.row("--check CMD", "the checker, run through sh -c for each state (required)"))
+        \(TextLayout.row("--torn", "also the states where a prefix of the unsynced writes survives, in whole 4 KiB pages"))
+        \(TextLayout.row("--max-states N", "check at most N states, evenly spaced in exploration order (the report says sampled)"))
+        \(TextLayout.row("--keep DIR", "make each failed state again in DIR/POINT-VARIANT, and the recording in DIR/recording"))
+        \(TextLayout.row("--json", "print the report as JSON"))
+        \(TextLayout.row("--report FILE", "write the JSON report to FILE, and the recording to FILE.recording"))
+        \(TextLayout.row("--html FILE", "write the report as one self-contained page: the states as a strip along the operations"))
+        \(TextLayout.row("--replay REPORT STATE DIR", "make state STATE (POINT or POINT/VARIANT, as the report names it) of REPORT in DIR, which must not exist"))
+        \(TextLayout.row("-h, --help", "show this help"))
+
+        Example:
+          purgefs explore --check 'test -s "$PURGEFS_CRASH_STATE/config.json"' \\
+              ~/app -- ./save-config
+        """
+    }
+
+    /// How many failed states the text report shows.
+    static let shownFailures = 20
+
+    var containerArgument = ""
+    var options: [String] = []
+    var check = ""
+    var torn = false
+    var maxStates: Int?
+    var keepArgument: String?
+    var json = false
+    var reportArgument: String?
+    var htmlArgument: String?
+    private(set) var htmlPath: String?
+    var command: [String] = []
+    var replay: (report: String, state: CrashExploration.StateID, directory: String)?
+    private(set) var container = ""
+    private(set) var keep: String?
+    private(set) var reportPath: String?
+
+    init(parsing arguments: [String]) throws(CommandExit) {
+        if let index = arguments.firstIndex(of: "--replay"), !arguments.prefix(upTo: index).contains("--") {
+            if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { throw .help(Self.help) }
+            let rest = arguments.filter { $0 != "--replay" }
+            guard rest.count == 3 else { throw .usage("explore: --replay takes REPORT STATE DIR and nothing else") }
+            guard let state = CrashExploration.StateID(rest[1]) else {
+                throw .usage("explore: \(rest[1]) is not a state (POINT or POINT/VARIANT, as the report names it)")
+            }
+            replay = (rest[0], state, rest[2])
+            return
+        }
+        guard let separator = arguments.firstIndex(of: "--") else {
+            if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { throw .help(Self.help) }
+            throw .usage("explore: put -- before the command: purgefs explore --check CMD CONTAINER -- COMMAND [ARG...]")
+        }
+        command = Array(arguments[(separator + 1)...])
+        var flags = Array(arguments[..<separator])
+        var index = 0
+        while index < flags.count {
+            let flag = flags[index]
+            if flag == "-o" {
+                guard index + 1 < flags.count else { throw .usage("explore: -o needs OPT[,OPT...]") }
+                options.append(flags[index + 1])
+                flags.removeSubrange(index...(index + 1))
+            } else if flag.hasPrefix("-o"), flag.count > 2 {
+                options.append(String(flag.dropFirst(2)))
+                flags.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
+                                         valueFlags: ["--check": "CMD", "--max-states": "N", "--keep": "DIR", "--report": "FILE", "--html": "FILE"],
+                                         switchFlags: ["--torn", "--json"])
+        containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
+        guard let check = parsed.values["--check"] else {
+            throw .usage("explore: --check CMD is required: the command that tells whether a crash state recovered")
+        }
+        guard !check.allSatisfy(\.isWhitespace) else { throw .usage("explore: --check needs a command") }
+        self.check = check
+        guard let program = command.first, !program.isEmpty else {
+            throw .usage("explore: the command after -- is missing (see purgefs explore --help)")
+        }
+        if let text = parsed.values["--max-states"] {
+            guard let value = Int(text), value >= 1 else { throw .usage("explore: --max-states needs a number of states, at least 1 (got \(text))") }
+            maxStates = value
+        }
+        torn = parsed.switches.contains("--torn")
+        json = parsed.switches.contains("--json")
+        keepArgument = parsed.values["--keep"]
+        reportArgument = parsed.values["--report"]
+        htmlArgument = parsed.values["--html"]
+        let mount = try MountCommand(parsing: [containerArgument] + options.flatMap { ["-o", $0] })
+        if mount.options.stateDirectory != nil { throw .usage("explore: the copy gets a fresh state of its own; state= cannot be given") }
+        if mount.options.record != nil { throw .usage("explore: record= is explore's own") }
+    }
+
+    mutating func validate() throws(CommandExit) {
+        if replay != nil { return }
+        container = try MountCommand.resolveDirectory(containerArgument, role: "container")
+        if let keepArgument { keep = try Self.absolute(keepArgument) }
+        if let reportArgument { reportPath = try Self.absolute(reportArgument) }
+        if let htmlArgument { htmlPath = try Self.absolute(htmlArgument) }
+        if let missing = Self.missingProgram(check) {
+            throw .usage("explore: the checker cannot run: \(missing): command not found")
+        }
+        guard Paths.exists("/dev/fuse") else {
+            throw .failure("explore: /dev/fuse is missing, so nothing can be mounted (load the fuse module)")
+        }
+    }
+
+    static func absolute(_ path: String) throws(CommandExit) -> String {
+        if path.hasPrefix("/") { return path }
+        do throws(Errno) {
+            return try Paths.workingDirectory() + "/" + path
+        } catch {
+            throw .failure("explore: cannot resolve \(path): \(error)")
+        }
+    }
+
+    /// The checker's first word when it is a program that is not there
+    /// (not a shell word, not a path that exists, not in `$PATH`).
+    static func missingProgram(_ check: String) -> String? {
+        guard let first = check.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.map(String.init) else { return nil }
+        let shellWords: Set<String> = ["!", "{", "(", "if", "for", "while", "until", "case", "test", "[", "[[", "true", "false", ":", ".",
+                                       "cd", "echo", "printf", "exit", "set", "export", "read", "exec", "eval", "command", "type"]
+        if shellWords.contains(first) || first.contains("=") || first.contains("$") || first.contains("'") || first.contains("\"")
+            || first.hasPrefix("(") || first.hasPrefix("{") { return nil }
+        if first.contains("/") { return Paths.isExecutable(first) ? nil : first }
+        let path = CurrentProcess.environmentValue("PATH") ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") where Paths.isExecutable("\(directory)/\(first)") { return nil }
+        return first
+    }
+
+    func run(_ context: CommandContext) throws(CommandExit) {
+        if let replay {
+            try ExploreReplay.run(report: replay.report, state: replay.state, into: replay.directory)
+            return
+        }
+        do throws(Errno) {
+            try TerminationRequests.install()
+        } catch {
+            throw .failure("explore: cannot catch SIGINT and SIGTERM: \(error)")
+        }
+        defer { TerminationRequests.restoreDefaults() }
+        let started = WallClock.seconds()
+        let work = try OwnMount.scratchDirectory("purgefs-explore")
+        let recording = ExploreRecording(work: work)
+        defer {
+            _ = recording.unmount()
+            recording.remove()
+        }
+        try recording.copy(container)
+        let initial: [CrashExploration.InitialEntry]
+        let fingerprint: String
+        do throws(Errno) {
+            initial = try ExploreRecording.walk(recording.runCopy)
+            fingerprint = ExploreReplay.fingerprint(try ExploreRecording.walk(recording.base))
+        } catch {
+            throw .failure("explore: cannot read the copy of \(container): \(error)")
+        }
+        let run = try ExploreRun(recording: recording, command: command, options: options).run()
+        if let problem = recording.unmount() { throw .failure(problem) }
+        if let interrupted = run.interruptedBy {
+            throw .failure("explore: interrupted by \(TerminationRequests.name(of: interrupted)) while the command ran")
+        }
+        let records: [RecordedOperation]
+        let data: FileDescriptor
+        do throws(Errno) {
+            let text = String(decoding: try FileDescriptor.readFile(recording.record + "/" + RecordedOperation.operationsFileName, limit: 1 << 30), as: UTF8.self)
+            do throws(OperationLogError) { records = try RecordedOperation.parse(text[...]) } catch {
+                throw Errno(EIO)
+            }
+            data = try FileDescriptor.open(path: recording.record + "/" + RecordedOperation.dataFileName, flags: O_RDONLY | O_CLOEXEC)
+        } catch {
+            throw .failure("explore: cannot read the operation log: \(error)")
+        }
+        defer { data.closeQuietly() }
+        let exploration = CrashExploration(initial: initial, records: records)
+        if exploration.operationCount == 0 {
+            let ended = run.status.map { "it \($0.description)" } ?? "it could not be started"
+            if run.status?.exitCode != 0 {
+                throw .failure("explore: \(command[0]) changed nothing before it ended (\(ended)): no crash state to explore")
+            }
+        }
+        var output = ExploreReplay.output(records, data: data)
+        output += run.trailingOutput
+
+        let all = exploration.stateIDs(torn: torn)
+        let chosen = maxStates.map { CrashExploration.sample(all, limit: $0) } ?? all
+        let states = exploration.states(chosen)
+        let checker = ExploreChecker(work: work, base: recording.base, data: data, check: check, parallel: Self.parallelChecks,
+                                     output: output, exploration: exploration, keep: keep)
+        let results = try checker.check(states)
+
+        var report = ExploreReport(container: container, command: command, check: check, operations: exploration.operationCount,
+                                   allStates: all.count, sampled: chosen.count < all.count, results: results,
+                                   seconds: WallClock.seconds() - started, commandEnded: run.status?.description ?? "was not started",
+                                   fingerprint: fingerprint, torn: torn)
+        if let reportPath {
+            let saved = reportPath + ".recording"
+            report.recording = saved
+            try ExploreReplay.save(recording: recording, initial: initial, output: run.trailingOutput, to: saved)
+            do throws(Errno) {
+                try Self.write(report.json.pretty + "\n", to: reportPath)
+            } catch {
+                throw .failure("explore: cannot write the report \(reportPath): \(error)")
+            }
+        }
+        if let htmlPath {
+            do throws(Errno) {
+                try ExplorePage(report.json).page.write(to: htmlPath)
+            } catch {
+                throw .failure("explore: cannot write the page \(htmlPath): \(error)")
+            }
+        }
+        if let keep, report.failed > 0 {
+            try ExploreReplay.save(recording: recording, initial: initial, output: run.trailingOutput, to: keep + "/recording")
+        }
+        let text = json ? report.json.pretty + "\n" : report.text(shown: Self.shownFailures)
+        try? FileDescriptor.standardOutput.writeAll(text)
+        if report.failed > 0 { throw .passOn(1) }
+    }
+
+    /// States checked at once: two where there are two CPUs (or more).
+    static var parallelChecks: Int { min(2, CurrentProcess.processorsOnline) }
+
+    static func write(_ text: String, to path: String) throws(Errno) {
+        let file = try FileDescriptor.open(path: path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+        defer { file.closeQuietly() }
+        try file.writeAll(text)
+    }
+}

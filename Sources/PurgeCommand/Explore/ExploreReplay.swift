@@ -1,0 +1,119 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// A recording kept beside a report (`--report FILE` → `FILE.recording`,
+/// `--keep DIR` → `DIR/recording`): the operation log, its data file, the
+/// tree the run started from (`initial`) and what the command printed after
+/// the last operation (`trailing`). `purgefs explore --replay REPORT STATE
+/// DIR` makes one state again from it and the container the report names,
+/// which must still be the one explored (its fingerprint: every entry's
+/// path, kind, mode and size).
+enum ExploreReplay {
+    static func fingerprint(_ entries: [CrashExploration.InitialEntry]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for entry in entries where !isState(entry.path) {
+            for byte in "\(entry.path)\u{0}\(entry.kind.rawValue)\(entry.mode)\(entry.kind == .file ? entry.size : 0)\u{0}".utf8 {
+                hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+            }
+        }
+        return String(hash, radix: 16)
+    }
+
+    static func isState(_ path: String) -> Bool {
+        path == MountOptions.defaultStateDirectoryName || path.hasPrefix(MountOptions.defaultStateDirectoryName + "/")
+    }
+
+    /// The command's stdout as the log's output records hold it, in order.
+    static func output(_ records: [RecordedOperation], data: FileDescriptor) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for case .output(let offset, let length) in records where length > 0 {
+            var chunk = [UInt8](repeating: 0, count: Int(length))
+            let count = chunk.withUnsafeMutableBytes { (buffer) -> Int in (try? data.read(into: buffer, at: Int64(offset))) ?? 0 }
+            bytes += chunk[..<count]
+        }
+        return bytes
+    }
+
+    static func save(recording: ExploreRecording, initial: [CrashExploration.InitialEntry], output: [UInt8], to directory: String) throws(CommandExit) {
+        var failed: String?
+        do throws(Errno) {
+            try OwnMount.removeWithPatience(directory, missingIsFine: true)
+            try Paths.makeDirectory(directory, mode: 0o755)
+            for name in [RecordedOperation.operationsFileName, RecordedOperation.dataFileName] {
+                let (status, text) = try OwnMount.capture("cp", arguments: ["cp", "--reflink=auto", "--", recording.record + "/" + name, directory + "/" + name],
+                                                          outputPath: recording.work + "/.output")
+                if status.exitCode != 0 { failed = OwnMount.reason(text, status) }
+            }
+            let lines = initial.map {
+                "\(RecordedOperation.hex(Array($0.path.utf8))) \(RecordedOperation.text($0.id)) \($0.kind.rawValue) \(String($0.mode, radix: 8)) \($0.size) \(RecordedOperation.hex($0.target))"
+            }
+            try ExploreCommand.write(lines.joined(separator: "\n") + "\n", to: directory + "/initial")
+            try ExploreCommand.write(String(decoding: output, as: UTF8.self), to: directory + "/trailing")
+        } catch {
+            throw .failure("explore: cannot keep the recording in \(directory): \(error)")
+        }
+        if let failed { throw .failure("explore: cannot keep the recording in \(directory): cp \(failed)") }
+    }
+
+    static func loadInitial(_ text: String) -> [CrashExploration.InitialEntry]? {
+        var entries: [CrashExploration.InitialEntry] = []
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: false)
+            guard fields.count == 6, let path = RecordedOperation.unhex(fields[0]), let id = RecordedOperation.entry(fields[1]),
+                  let kind = RecordedOperation.EntryKind(rawValue: String(fields[2])), let mode = UInt32(fields[3], radix: 8),
+                  let size = UInt64(fields[4]), let target = RecordedOperation.unhex(fields[5]) else { return nil }
+            entries.append(CrashExploration.InitialEntry(path: String(decoding: path, as: UTF8.self), id: id, kind: kind, mode: mode, size: size, target: target))
+        }
+        return entries
+    }
+
+    static func run(report path: String, state: CrashExploration.StateID, into directory: String) throws(CommandExit) {
+        let bytes: [UInt8]
+        do throws(Errno) { bytes = try FileDescriptor.readFile(path, limit: 1 << 28) } catch {
+            throw .failure("explore: cannot read the report \(path): \(error)")
+        }
+        guard let report = JSONValue(parsing: String(decoding: bytes, as: UTF8.self)), let container = report["container"]?.stringValue,
+              let fingerprint = report["fingerprint"]?.stringValue else {
+            throw .failure("explore: \(path) is not a report of purgefs explore")
+        }
+        guard let recording = report["recording"]?.stringValue else {
+            throw .failure("explore: \(path) has no recording beside it (it was not written with --report FILE)")
+        }
+        guard !Paths.exists(directory) else { throw .usage("explore: \(directory) exists already: give a new directory for the state") }
+        let now: [CrashExploration.InitialEntry]
+        do throws(Errno) { now = try ExploreRecording.walk(container) } catch {
+            throw .failure("explore: cannot read the container \(container) that \(path) names: \(error)")
+        }
+        guard Self.fingerprint(now) == fingerprint else {
+            throw .failure("explore: \(path) was made from another container than \(container) is now (its files differ): nothing made")
+        }
+        let records: [RecordedOperation]
+        let initial: [CrashExploration.InitialEntry]
+        let data: FileDescriptor
+        do throws(Errno) {
+            let text = String(decoding: try FileDescriptor.readFile(recording + "/" + RecordedOperation.operationsFileName, limit: 1 << 30), as: UTF8.self)
+            guard let parsed = try? RecordedOperation.parse(text[...]),
+                  let tree = loadInitial(String(decoding: try FileDescriptor.readFile(recording + "/initial", limit: 1 << 28), as: UTF8.self)) else {
+                throw Errno(EINVAL)
+            }
+            records = parsed
+            initial = tree
+            data = try FileDescriptor.open(path: recording + "/" + RecordedOperation.dataFileName, flags: O_RDONLY | O_CLOEXEC)
+        } catch {
+            throw .failure("explore: cannot read the recording \(recording): \(error)")
+        }
+        defer { data.closeQuietly() }
+        let exploration = CrashExploration(initial: initial, records: records)
+        guard let made = exploration.states([state]).first else {
+            throw .failure("explore: \(path) has no state \(state) (points 1 to \(exploration.operationCount))")
+        }
+        do throws(Errno) {
+            try CrashStateBuilder(directory: directory, base: container, data: data).build(made)
+        } catch {
+            throw .failure("explore: cannot make state \(state) in \(directory): \(error)")
+        }
+        try? FileDescriptor.standardOutput.writeAll(
+            "explore: state \(state) in \(directory): after \(made.operation); lost: \(made.lost.isEmpty ? "nothing" : made.lost.joined(separator: "; "))\n")
+    }
+}

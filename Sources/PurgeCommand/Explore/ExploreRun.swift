@@ -1,0 +1,99 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+
+/// The one run `purgefs explore` records: the copy mounted with `record=`,
+/// the command started in its own process group with `PURGEFS_MOUNT` set,
+/// stdin on /dev/null and stdout into the FIFO the daemon drains before each
+/// operation it logs. What is left in the FIFO when the command has ended
+/// came after the last operation.
+struct ExploreRun {
+    let recording: ExploreRecording
+    let command: [String]
+    let options: [String]
+
+    struct Outcome {
+        var status: WaitStatus?
+        var interruptedBy: Int32?
+        /// Printed after the last operation (or while the FIFO was nearly
+        /// full, which explore then empties itself).
+        var trailingOutput: [UInt8] = []
+    }
+
+    /// The FIFO's capacity asked for (the default limit for anyone).
+    static let pipeCapacity: Int32 = 1 << 20
+
+    func run() throws(CommandExit) -> Outcome {
+        let fifo = recording.record + "/" + RecordedOperation.outputFileName
+        do throws(Errno) { try Paths.makeFIFO(fifo, mode: 0o600) } catch {
+            throw .failure("explore: cannot make \(fifo): \(error)")
+        }
+        let reader: FileDescriptor
+        do throws(Errno) {
+            // Read and write: opening does not wait for a writer, and the pipe lives while we hold it.
+            reader = try FileDescriptor.open(path: fifo, flags: O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        } catch {
+            throw .failure("explore: cannot open \(fifo): \(error)")
+        }
+        defer { reader.closeQuietly() }
+        let capacity = max(4096, reader.setPipeCapacity(Self.pipeCapacity))
+        try recording.mount(options: options)
+        let writer: FileDescriptor
+        do throws(Errno) {
+            writer = try FileDescriptor.open(path: fifo, flags: O_WRONLY | O_CLOEXEC)
+        } catch {
+            throw .failure("explore: cannot open \(fifo): \(error)")
+        }
+        var outcome = Outcome()
+        let environment = CurrentProcess.environment.filter {
+            !$0.hasPrefix("PURGEFS_MOUNT=") && !$0.hasPrefix(ReadySignal.environmentName + "=") && !$0.hasPrefix("PURGEFS_CRASH_")
+        } + ["PURGEFS_MOUNT=" + recording.runCopy]
+        let pid: ProcessID
+        do throws(Errno) {
+            pid = try ChildProcess.spawn(command[0], arguments: command, environment: environment,
+                                         fileActions: [.open("/dev/null", as: .standardInput, flags: OpenFlags.readOnly),
+                                                       .duplicate(writer, to: .standardOutput)],
+                                         searchPath: !command[0].contains("/"), ownProcessGroup: true)
+        } catch {
+            writer.closeQuietly()
+            outcome.status = nil
+            try? FileDescriptor.standardError.writeAll("explore: cannot start \(command[0]): \(error)\n")
+            return outcome
+        }
+        writer.closeQuietly()
+        var signalledAt: Double?
+        while true {
+            if let status = try? ChildProcess.poll(pid) {
+                outcome.status = status
+                break
+            }
+            if outcome.interruptedBy == nil, let signal = TerminationRequests.pending {
+                outcome.interruptedBy = signal
+                try? ProcessGroup.signal(pid, signal)
+                signalledAt = WallClock.seconds()
+            }
+            if let signalledAt, WallClock.seconds() - signalledAt > Double(RunCommand.graceMilliseconds) / 1000 {
+                try? ProcessGroup.signal(pid, SIGKILL)
+            }
+            // A command that prints a pipe's worth between two operations would block: empty it here.
+            if reader.bytesWaiting >= capacity - 65536 {
+                outcome.trailingOutput += Self.drain(reader)
+            }
+            CurrentProcess.sleep(milliseconds: RunCommand.tickMilliseconds)
+        }
+        try? ProcessGroup.signal(pid, SIGKILL)
+        outcome.trailingOutput += Self.drain(reader)
+        return outcome
+    }
+
+    /// What waits in the FIFO now.
+    static func drain(_ reader: FileDescriptor) -> [UInt8] {
+        var result: [UInt8] = []
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
+        defer { buffer.deallocate() }
+        while let count = try? reader.read(into: buffer), count > 0 {
+            result += buffer[..<count]
+        }
+        return result
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import Glibc
+import PurgeCore
+import PurgeSys
+import XCTest
+
+/// `purgefs explore` on four real apps, each recorded on a real mount and
+/// every crash state checked: the careful ones recover from every state,
+/// the careless ones are caught, naming what they lost. Plus the bad input
+/// of the command line, and `--replay`.
+final class ExploreTests: XCTestCase {
+    private var directory: CommandScratch!
+    private var scratch: String { directory.path }
+    private var binary = ""
+    private var container: String { scratch + "/app" }
+    private var report: String { scratch + "/report.json" }
+
+    override func setUpWithError() throws {
+        binary = try MountFixture.locateBinary()
+        directory = try CommandScratch(prefix: "purgefs-explore-test")
+        chmod(scratch, 0o755)
+        try FileManager.default.createDirectory(atPath: container + "/tmp", withIntermediateDirectories: true)
+        try Data("{\"version\": 0}\n".utf8).write(to: URL(fileURLWithPath: container + "/config.json"))
+    }
+
+    override func tearDownWithError() throws {
+        directory?.remove()
+    }
+
+    private func explore(_ arguments: [String], environment extra: [String: String] = [:]) throws -> CommandResult {
+        let result = try Subprocess.run([binary, "explore"] + arguments, timeout: 240,
+                                        environment: directory.environment.merging(extra) { $1 })
+        XCTAssertFalse(result.timedOut, "\(result)")
+        XCTAssertEqual(MountTable.mounts(under: scratch).map(\.mountPoint), [], "nothing left mounted: \(result)")
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: scratch)) ?? []
+        XCTAssertEqual(entries.filter { $0.hasPrefix("purgefs-explore.") }, [], "the work directory is removed: \(result)")
+        return result
+    }
+
+    private func script(_ name: String, _ text: String) throws -> String {
+        let path = scratch + "/" + name
+        try Data(("#!/bin/sh\n" + text).utf8).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o755)
+        return path
+    }
+
+    private func reportJSON() throws -> [String: Any] {
+        try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+    }
+
+    private func failures(_ json: [String: Any]) -> [[String: Any]] { json["failures"] as? [[String: Any]] ?? [] }
+
+    /// Holds when config.json holds one whole version.
+    private let configCheck = #"grep -q '^{"version": [0-9]*}$' "$PURGEFS_CRASH_STATE/config.json" || { echo "config.json: $(wc -c < "$PURGEFS_CRASH_STATE/config.json") bytes, no version" >&2; exit 1; }"#
+
+    private func writer(careful: Bool) throws -> String {
+        try script(careful ? "careful" : "careless", """
+            cd "$PURGEFS_MOUNT" || exit 1
+            for i in 1 2; do
+              printf '{"version": %d}\\n' $i > tmp/config.json.new
+              \(careful ? "sync tmp/config.json.new" : ":")
+              mv tmp/config.json.new config.json
+              \(careful ? "sync ." : ":")
+              echo "saved $i"
+            done
+            """)
+    }
+
+    // MARK: The four apps
+
+    func testTheCarefulWriterRecoversFromEveryState() throws {
+        let before = try Data(contentsOf: URL(fileURLWithPath: container + "/config.json"))
+        let result = try explore(["--check", configCheck, "--report", report, container, "--", try writer(careful: true)])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let json = try reportJSON()
+        XCTAssertEqual(json["failed"] as? Int, 0, "\(result)")
+        XCTAssertEqual(json["operations"] as? Int, 10, "create, write, fsync, rename, fsync of the directory, twice: \(result)")
+        XCTAssertGreaterThan(json["states"] as? Int ?? 0, 10, "both ends of the name range where they differ")
+        XCTAssertEqual(json["sampled"] as? Bool, false)
+        XCTAssertEqual((json["results"] as? [[String: Any]])?.count, json["states"] as? Int)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: container + "/config.json")), before, "the container is never changed")
+    }
+
+    func testTheCarelessWriterIsFoundNamingTheRename() throws {
+        let keep = scratch + "/kept"
+        let result = try explore(["--check", configCheck, "--report", report, "--keep", keep, container, "--", try writer(careful: false)])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        let json = try reportJSON()
+        let found = failures(json)
+        XCTAssertFalse(found.isEmpty, "\(result)")
+        let renames = found.filter { $0["operation"] as? String == "rename tmp/config.json.new -> config.json" }
+        XCTAssertEqual(renames.count, 2, "the state right after each rename (the second new file may reuse the first one's inode number): \(found)")
+        for failure in renames {
+            XCTAssertEqual(failure["variant"] as? String, "names-kept", "the new name exists, its data does not")
+            XCTAssertTrue(failure["lastDurable"] is NSNull, "nothing was ever synced")
+            XCTAssertTrue((failure["lost"] as? [String] ?? []).contains("config.json: bytes 0-14"), "\(failure)")
+            XCTAssertEqual(failure["stderr"] as? String, "config.json: 0 bytes, no version")
+        }
+        XCTAssertEqual(Set(found.compactMap { $0["group"] as? Int }), [1], "all after the same (no) durable operation")
+        XCTAssertTrue(result.stdout.contains("operation:    rename tmp/config.json.new -> config.json"), result.stdout)
+        // The kept state and the replayed one are the state as built: config.json empty.
+        let point = try XCTUnwrap(renames.first?["point"] as? Int)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: keep + "/\(point)-names-kept/config.json")[.size] as? Int, 0)
+        let replayed = scratch + "/replayed"
+        let replay = try explore(["--replay", report, "\(point)/names-kept", replayed])
+        XCTAssertEqual(replay.status, 0, "\(replay)")
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: replayed + "/config.json")[.size] as? Int, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: replayed + "/tmp"))
+        // A report given to --replay for a container that is not the one explored any more.
+        try Data("other\n".utf8).write(to: URL(fileURLWithPath: container + "/other"))
+        let other = try explore(["--replay", report, "\(point)", scratch + "/other"])
+        XCTAssertEqual(other.status, 1, "\(other)")
+        XCTAssertEqual(other.stderrLines.count, 1, "\(other)")
+        XCTAssertTrue(other.stderr.contains("another container"), "\(other)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch + "/other"))
+    }
+
+    private func sqliteApp(synchronous: String) throws -> (app: String, check: String) {
+        let app = try script("sqlite-app", """
+            cd "$PURGEFS_MOUNT" || exit 1
+            sqlite3 app.db "PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS t(n INTEGER);" >/dev/null || exit 1
+            for i in 1 2 3; do
+              sqlite3 app.db "PRAGMA synchronous=\(synchronous); INSERT INTO t VALUES($i);" || exit 1
+              echo "committed $i"
+            done
+            """)
+        let check = try script("sqlite-check", """
+            db="$PURGEFS_CRASH_STATE/app.db"
+            want=$(grep -c '^committed' "$PURGEFS_CRASH_OUTPUT")
+            [ -e "$db" ] || { [ "$want" = 0 ] && exit 0; echo "no app.db, $want rows acknowledged" >&2; exit 1; }
+            ok=$(sqlite3 "$db" 'PRAGMA integrity_check' 2>&1)
+            [ "$ok" = ok ] || { echo "integrity_check: $ok" >&2; exit 1; }
+            rows=$(sqlite3 "$db" 'SELECT count(*) FROM t' 2>/dev/null || echo 0)
+            [ "$rows" -ge "$want" ] || { echo "$rows rows of $want acknowledged" >&2; exit 1; }
+            """)
+        return (app, check)
+    }
+
+    func testSQLiteInWALModeWithSynchronousFullRecoversFromEveryState() throws {
+        let (app, check) = try sqliteApp(synchronous: "FULL")
+        let result = try explore(["--check", check, "--report", report, container, "--", app])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let json = try reportJSON()
+        XCTAssertEqual(json["failed"] as? Int, 0)
+        XCTAssertGreaterThan(json["operations"] as? Int ?? 0, 20, "every write of the WAL and the database: \(result)")
+    }
+
+    func testSQLiteWithSynchronousOffLosesAcknowledgedRows() throws {
+        let (app, check) = try sqliteApp(synchronous: "OFF")
+        let result = try explore(["--check", check, "--report", report, "--json", container, "--", app])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        let json = try reportJSON()
+        let found = failures(json)
+        XCTAssertFalse(found.isEmpty)
+        for failure in found {
+            let stderr = failure["stderr"] as? String ?? ""
+            XCTAssertTrue(stderr.hasSuffix("acknowledged"), "each names lost acknowledged rows: \(failure)")
+            XCTAssertFalse((failure["lost"] as? [String] ?? []).isEmpty, "\(failure)")
+        }
+        XCTAssertEqual(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? NSDictionary, json as NSDictionary,
+                       "--json prints what --report writes")
+    }
+
+    func testAnAppendOnlyLogThatSyncsEachLineRecoversFromEveryState() throws {
+        let app = try script("logger", """
+            cd "$PURGEFS_MOUNT" || exit 1
+            : > log && sync log && sync . || exit 1
+            for i in 1 2 3 4; do
+              echo "line $i" >> log && sync -d log || exit 1
+              echo "line $i"
+            done
+            """)
+        let check = #"n=$(wc -l < "$PURGEFS_CRASH_OUTPUT"); head -n "$n" "$PURGEFS_CRASH_STATE/log" 2>/dev/null | cmp -s - "$PURGEFS_CRASH_OUTPUT" || { echo "the log lacks printed lines" >&2; exit 1; }"#
+        let result = try explore(["--check", check, "--report", report, container, "--", app])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        XCTAssertEqual(try reportJSON()["failed"] as? Int, 0)
+        // Without the fdatasync the same checker finds the lost lines: it can fail.
+        let careless = try script("careless-logger", """
+            cd "$PURGEFS_MOUNT" || exit 1
+            for i in 1 2; do echo "line $i" >> log; echo "line $i"; done
+            """)
+        XCTAssertEqual(try explore(["--check", check, container, "--", careless]).status, 1)
+    }
+
+    // MARK: The command line
+
+    func testSamplingKeepsAtMostTheStatesAskedForAndSaysSo() throws {
+        let result = try explore(["--check", configCheck, "--max-states", "3", "--report", report, container, "--", try writer(careful: true)])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let json = try reportJSON()
+        XCTAssertEqual(json["states"] as? Int, 3)
+        XCTAssertEqual(json["sampled"] as? Bool, true)
+        XCTAssertTrue(result.stdout.contains("sampled evenly: 3 of"), result.stdout)
+    }
+
+    func testBadInputIsOneLineAndLeavesNothing() throws {
+        let app = try writer(careful: true)
+        let cases: [([String], Int32, String)] = [
+            ([container, "--", app], 64, "--check CMD is required"),
+            (["--check", "no-such-checker-anywhere", container, "--", app], 64, "no-such-checker-anywhere: command not found"),
+            (["--check", "true", "--max-states", "0", container, "--", app], 64, "--max-states"),
+            (["--check", "true", container, "--", "false"], 1, "changed nothing before it ended"),
+        ]
+        for (arguments, status, text) in cases {
+            let result = try explore(arguments)
+            XCTAssertEqual(result.status, status, "\(result)")
+            XCTAssertEqual(result.stderrLines.count, 1, "\(result)")
+            XCTAssertTrue(result.stderr.contains(text), "\(result)")
+        }
+        XCTAssertEqual(try String(contentsOfFile: container + "/config.json", encoding: .utf8), "{\"version\": 0}\n", "untouched")
+    }
+}
