@@ -14,7 +14,7 @@ extension CloudTier {
     /// to do, saves the manifest it gives, and carries out the actions.
     func reconcileAtMount() {
         for name in remote.removeStaleUploads(olderThan: 3600) {
-            Diagnostics.note("removed \(CloudRemote.incomingName)/\(name) from the cloud directory, left by an interrupted upload")
+            Diagnostics.note("removed \(CloudDirectory.incomingName)/\(name) from the remote, left by an interrupted upload")
         }
         var local = CloudLocal.scan(zones: zones, from: root)
         let listing = try? remote.list()
@@ -67,11 +67,23 @@ extension CloudTier {
 }
 
 extension CloudTier {
-    /// The tier for a mount with `cloud=`, reconciled with the remote, or nil.
-    static func prepare(request: MountRequest, root: FileDescriptor, state: FileDescriptor) -> CloudTier? {
-        guard let remote = request.options.cloud else { return nil }
+    /// The tier for a mount with `cloud=`, reconciled with the remote, or
+    /// nil without `cloud=`. A store that cannot be prepared (rclone
+    /// missing, an unknown remote, credentials refused) is a `MountError`:
+    /// nothing is mounted.
+    static func prepare(request: MountRequest, root: FileDescriptor, state: FileDescriptor) throws(MountError) -> CloudTier? {
+        guard let location = request.options.cloud else { return nil }
+        let store: any CloudStore
+        switch location {
+        case .directory(let path): store = CloudDirectory(path: path)
+        case .rclone(let remote, let path): store = RcloneStore(remote: remote, path: path, state: state)
+        }
+        do throws(CloudFailure) { try store.prepare() } catch {
+            store.stop()
+            throw MountError("cloud=\(location): \(error)")
+        }
         let tier = CloudTier(
-            remote: remote, zones: request.options.ubiquitousZones, root: root,
+            store: store, zones: request.options.ubiquitousZones, root: root,
             stateDirectory: StateDirectory(descriptor: state), optimizeStorage: request.options.optimizeStorage)
         tier.reconcileAtMount()
         return tier
@@ -80,6 +92,7 @@ extension CloudTier {
     /// Starts the worker once the filesystem exists.
     func start(filesystem: ContainerFileSystem, log: PurgeLog) {
         attach(to: filesystem, log: log)
+        remote.attach(faults: filesystem.faults)
         start()
     }
 }

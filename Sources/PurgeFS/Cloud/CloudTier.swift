@@ -16,7 +16,8 @@ import Synchronization
 /// tier's `books` last: held around its tables and the manifest's save,
 /// taking nothing else.
 final class CloudTier: Sendable {
-    let remote: CloudRemote
+    /// The remote, through the network's faults: every remote call goes there.
+    let remote: CloudLink
     let zones: [String]
     let root: FileDescriptor
     let stateDirectory: StateDirectory
@@ -78,9 +79,9 @@ final class CloudTier: Sendable {
     static let debounce: UInt64 = 1_000_000_000
     static let longestBackoff: UInt64 = 30_000_000_000
 
-    init(remote: String, zones: [String], root: FileDescriptor, stateDirectory: StateDirectory, optimizeStorage: Bool = false) {
+    init(store: any CloudStore, zones: [String], root: FileDescriptor, stateDirectory: StateDirectory, optimizeStorage: Bool = false) {
         self.optimizeStorage = optimizeStorage
-        self.remote = CloudRemote(path: remote)
+        self.remote = CloudLink(store: store)
         self.zones = zones
         self.root = root
         self.stateDirectory = stateDirectory
@@ -130,6 +131,7 @@ final class CloudTier: Sendable {
         stopping.store(true, ordering: .releasing)
         wake.signal()
         finished.wait()
+        remote.store.stop()
     }
 
     private func duePaths() -> [String] {
@@ -212,7 +214,7 @@ final class CloudTier: Sendable {
         }
     }
 
-    private func failed(_ path: String, size: UInt64, error: Errno) {
+    private func failed(_ path: String, size: UInt64, error: CloudFailure) {
         let delay: UInt64 = withBooks { books in
             let count = (books.failures[path] ?? 0) + 1
             books.failures[path] = count
