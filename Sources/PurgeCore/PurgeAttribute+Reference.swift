@@ -82,6 +82,8 @@ extension PurgeAttribute {
             return "SIZE or all"
         case .faults:
             return "lines; write a command"
+        case .cloud:
+            return "online/offline; write a command"
         case .pinned, .group, .tombstone, .ubiquitous, .uploaded:
             return "0/1"
         case .contentID:
@@ -126,6 +128,7 @@ extension PurgeAttribute {
         case .crash: return "with -o crashable: what a crash now would undo, one line each; write 1: crash now (purgefs crash)"
         case .lastCrash: return "what the last crash undid, one line each"
         case .faults: return "the fault rules, one line a rule; write add RULE, clear or clear ID (purgefs fault)"
+        case .cloud: return "with cloud=: online or offline; write offline, online or touch PATH (purgefs cloud)"
         case .pinned: return "1 keeps the file, or everything below the directory, from purging"
         case .group: return "1 purges the directory's files together, aged by the most recently used"
         case .tombstone: return "1 truncates purged files to 0 bytes instead of deleting them"
