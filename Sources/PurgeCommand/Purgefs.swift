@@ -12,7 +12,7 @@ public enum Purgefs {
     static var subcommands: [any Subcommand.Type] {
         [MountCommand.self, UnmountCommand.self, UsageCommand.self, SpaceCommand.self, ManualPurgeCommand.self,
          CloneCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, LogCommand.self,
-         MetricsCommand.self, DemoCommand.self, FaultCommand.self, RunCommand.self, CrashCommand.self]
+         MetricsCommand.self, DemoCommand.self, FaultCommand.self, RunCommand.self, CrashCommand.self, CloudCommand.self]
     }
 
     /// What the command line asks for, decided before anything touches the system.

@@ -118,6 +118,8 @@ final class ScenarioPlayer {
             return try purgefs(["fault", "add", mountpoint] + arguments)
         case .crash:
             return try purgefs(["crash", mountpoint])
+        case .cloud(let verb, let path):
+            return try purgefs(["cloud", verb, mountpoint] + (path.map { [$0] } ?? []))
         }
     }
 

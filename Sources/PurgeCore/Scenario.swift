@@ -142,6 +142,8 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
         /// The arguments of `purgefs fault add MOUNTPOINT ARGS...`.
         case fault([String])
         case crash
+        /// `cloud offline`, `cloud online`, `cloud touch PATH`: the arguments of `purgefs cloud` around MOUNTPOINT.
+        case cloud(String, path: String?)
 
         public var description: String {
             switch self {
@@ -153,6 +155,7 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
             case .unpin(let path): return "unpin \(path)"
             case .fault(let arguments): return (["fault"] + arguments).joined(separator: " ")
             case .crash: return "crash"
+            case .cloud(let verb, let path): return "cloud \(verb)" + (path.map { " " + $0 } ?? "")
             }
         }
     }
@@ -206,7 +209,7 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
     }
 
     private static func action(_ words: inout ArraySlice<String>) throws(ScenarioProblem) -> Action {
-        guard let verb = words.popFirst() else { throw .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash)") }
+        guard let verb = words.popFirst() else { throw .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash, cloud)") }
         func one(_ what: String) throws(ScenarioProblem) -> String {
             guard let word = words.popFirst() else { throw .missing("\(what) after \(verb)") }
             return word
@@ -238,6 +241,13 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
             words.removeAll()
         case "crash":
             action = .crash
+        case "cloud":
+            let what = try one("offline, online or touch PATH")
+            switch what {
+            case "offline", "online": action = .cloud(what, path: nil)
+            case "touch": action = .cloud(what, path: try relative(try one("a PATH")))
+            default: throw .unknownAction("cloud " + what)
+            }
         default:
             throw .unknownAction(verb)
         }

@@ -11,7 +11,7 @@ import XCTest
 /// change it as another device would, through the filesystem.
 class CloudTestCase: PurgeTestCase {
     class var remoteKind: CloudRemoteKind { .directory }
-    private var server: RcloneServer?
+    var server: RcloneServer?
 
     /// What the rclone servers serve: S3's buckets, WebDAV's root.
     var served: String { fixture.base + "/served" }
@@ -37,8 +37,14 @@ class CloudTestCase: PurgeTestCase {
 
     override func tearDownWithError() throws {
         try super.tearDownWithError()
-        server?.stop()
+        stopServer()
         unsetenv("RCLONE_CONFIG")
+    }
+
+    /// Stops the rclone server: the remote goes away.
+    func stopServer() {
+        server?.stop()
+        server = nil
     }
 
     override func prepareContainer() throws {
@@ -570,20 +576,25 @@ class CloudOptimizeStorageTests: CloudTestCase {
 }
 
 /// The suites again against `rclone serve s3` and `rclone serve webdav` on 127.0.0.1.
+/// Each adds what only rclone's remotes have (`CloudNetworkTests.swift`).
 final class CloudUploadEvictS3Tests: CloudUploadEvictTests {
     override class var remoteKind: CloudRemoteKind { .s3 }
+    func testARemoteThatGoesAwayAndRcloneEndingWithTheDaemon() throws { try checkRemoteGoingAwayAndRcloneEndingWithTheDaemon() }
 }
 
 final class CloudUploadEvictWebDAVTests: CloudUploadEvictTests {
     override class var remoteKind: CloudRemoteKind { .webdav }
+    func testARemoteThatGoesAwayAndRcloneEndingWithTheDaemon() throws { try checkRemoteGoingAwayAndRcloneEndingWithTheDaemon() }
 }
 
 final class CloudOptimizeStorageS3Tests: CloudOptimizeStorageTests {
     override class var remoteKind: CloudRemoteKind { .s3 }
+    func testAnUnknownRemoteIsRefusedAtMount() throws { try checkAnUnknownRemoteIsRefusedAtMount() }
 }
 
 final class CloudOptimizeStorageWebDAVTests: CloudOptimizeStorageTests {
     override class var remoteKind: CloudRemoteKind { .webdav }
+    func testAnUnknownRemoteIsRefusedAtMount() throws { try checkAnUnknownRemoteIsRefusedAtMount() }
 }
 
 /// Unmounts the purgefs mounts at `paths`, in order; returns the ones that would not go.
