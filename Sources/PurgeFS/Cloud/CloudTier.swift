@@ -104,8 +104,9 @@ final class CloudTier: Sendable {
                 _ = wake.wait(timeout: .now() + .milliseconds(250))
                 if stopping.load(ordering: .acquiring) { break }
                 applyIntents()
-                for path in duePaths() { upload(path) }
-                for id in takeDownloads() { _ = try? download(id, inode: nil) }
+                // Each upload may take seconds on a slow remote: an unmount does not wait for the rest.
+                for path in duePaths() where !stopping.load(ordering: .acquiring) { upload(path) }
+                for id in takeDownloads() where !stopping.load(ordering: .acquiring) { _ = try? download(id, inode: nil) }
                 let now = WallClock.nanoseconds()
                 if now - lastPass >= Self.rescanInterval {
                     scheduleChanged()

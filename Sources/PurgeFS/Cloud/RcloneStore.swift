@@ -73,10 +73,8 @@ final class RcloneStore: CloudStore {
         let temporary = "\(CurrentProcess.id)-\(WallClock.nanoseconds())"
         let incoming = CloudDirectory.incomingName + "/" + temporary
         do throws(CloudFailure) {
+            // rclone stores a request body that arrived whole (its length is the request's), or nothing.
             try client.upload(local, size: size, fs: fs(), directory: CloudDirectory.incomingName, name: temporary)
-            guard let uploaded = try item(incoming), !uploaded.isDirectory, uploaded.size == size else {
-                throw CloudFailure(.ioError, "the upload did not arrive whole")
-            }
             _ = try client.call("operations/movefile", RcloneReply.request([
                 ("srcFs", fs()), ("srcRemote", incoming), ("dstFs", fs()), ("dstRemote", files(path)),
             ]))
@@ -85,7 +83,7 @@ final class RcloneStore: CloudStore {
             throw error
         }
         guard let status = try status(path), UInt64(status.st_size) == size else {
-            throw CloudFailure(.ioError, "the uploaded copy is not on the remote after its move")
+            throw CloudFailure(.ioError, "the uploaded copy is not on the remote after its move, or not whole")
         }
         return status
     }
