@@ -83,7 +83,7 @@ extension PurgeAttribute {
         case .faults:
             return "lines; write a command"
         case .cloud:
-            return "online/offline; write a command"
+            return "online/offline; command"
         case .pinned, .group, .tombstone, .ubiquitous, .uploaded:
             return "0/1"
         case .contentID:

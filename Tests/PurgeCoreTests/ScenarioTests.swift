@@ -87,7 +87,7 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(problem("when file /etc/passwd exists crash")?.problem, .badPath("/etc/passwd", .absolute))
         XCTAssertEqual(problem("at 1s pin ../x")?.problem, .badPath("../x", .parentReference))
         XCTAssertEqual(problem("at 1s crash now")?.problem, .unexpected("now"))
-        XCTAssertEqual(problem("at 1s")?.problem, .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash)"))
+        XCTAssertEqual(problem("at 1s")?.problem, .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash, cloud)"))
         XCTAssertEqual(problem("at 1s fault")?.problem,
                        .missing("the rule after fault (as purgefs fault add takes it, without MOUNTPOINT)"))
         XCTAssertEqual(problem("at 1s pin 'a b")?.problem, .unclosedQuote)
