@@ -128,11 +128,14 @@ final class CloudTier: Sendable {
 
     func kick() { wake.signal() }
 
+    /// Stops the store first (rclone): a remote call under way fails at
+    /// once instead of holding the unmount (what it did not finish is
+    /// still pending or journalled, and goes again at the next mount).
     func stop() {
         stopping.store(true, ordering: .releasing)
         wake.signal()
-        finished.wait()
         remote.store.stop()
+        finished.wait()
     }
 
     private func duePaths() -> [String] {
@@ -240,7 +243,7 @@ final class CloudTier: Sendable {
     /// Applies the journalled intents, in order; stops at the first that
     /// fails (said in the purge log once the worker runs: `logging`).
     func applyIntents(logging: Bool = true) {
-        while let intent = withBooks({ $0.manifest.intents.first }) {
+        while !stopping.load(ordering: .acquiring), let intent = withBooks({ $0.manifest.intents.first }) {
             do {
                 switch intent {
                 case .remove(let path): try remote.remove(path)

@@ -117,11 +117,11 @@ final class RcloneDaemon: Sendable {
         }
     }
 
-    /// Stops rclone (`SIGTERM`, `SIGKILL` after 5 s) and removes its socket.
+    /// Stops rclone (`SIGTERM`, `SIGKILL` after 2 s) and removes its socket.
     func stop() {
         if let pid = process.withLock({ current -> ProcessID? in defer { current = nil }; return current }) {
             try? ChildProcess.signal(pid, SIGTERM)
-            let deadline = WallClock.nanoseconds() + 5_000_000_000
+            let deadline = WallClock.nanoseconds() + 2_000_000_000
             while (try? ChildProcess.poll(pid)) == nil {
                 if WallClock.nanoseconds() > deadline {
                     try? ChildProcess.signal(pid, SIGKILL)
