@@ -6,7 +6,7 @@ import PurgeSys
 /// decisions are `CloudReconcile`'s (PurgeCore); here the zones are walked,
 /// the remote listed, and the actions carried out: the journal replayed
 /// (deletes and renames a killed daemon did not finish, and those made while
-/// unmounted), holes made again, the remote's documents this container lacks
+/// unmounted, replayed by the worker once mounted), holes made again, the remote's documents this container lacks
 /// (a new device) shown as evicted placeholders, and what is not uploaded
 /// yet scheduled.
 extension CloudTier {
@@ -33,7 +33,9 @@ extension CloudTier {
         for (path, status) in listing ?? [] {
             if let destination = manifest.intents.destination(of: path) { remoteByPath[destination] = status }
         }
-        applyIntents(logging: false)  // the purge log is not open yet; the worker retries
+        // The journal is replayed by the worker's first pass, once mounted: on a
+        // remote of rclone's every delete or rename is seconds of HTTP calls,
+        // which must not hold the mount (the journal is saved, a kill keeps it).
         let now = WallClock.nanoseconds()
         for action in actions {
             switch action {
