@@ -47,18 +47,16 @@ final class RcloneStore: CloudStore {
         return RcloneClient(socketPath: daemon.socketPath, authorization: daemon.authorization)
     }
 
-    /// Starts rclone and checks the remote: `files` and `incoming` made
-    /// (which on S3 makes the bucket, and fails for credentials it refuses)
-    /// and `files` listed.
+    /// Starts rclone and checks the remote: `files` made (which on S3 makes
+    /// the bucket, and fails for credentials it refuses).
     func prepare() throws(CloudFailure) {
         guard let statePath = state.currentPath() else { throw CloudFailure(.ioError, "cannot find the state directory's path") }
         let started = try RcloneDaemon.start(statePath: statePath)
         daemon.withLock { $0 = started }
-        let client = try client()
-        for directory in [CloudDirectory.filesName, CloudDirectory.incomingName] {
-            _ = try client.call("operations/mkdir", RcloneReply.request([("fs", fs()), ("remote", directory)]))
-        }
-        _ = try list()
+        // One call: each is an HTTP request to rclone and more to the remote, and
+        // the reconcile at mount lists the remote next. `incoming` is made by
+        // the first upload.
+        _ = try client().call("operations/mkdir", RcloneReply.request([("fs", fs()), ("remote", CloudDirectory.filesName)]))
     }
 
     func stop() {
