@@ -6,6 +6,12 @@
 /// `fsync` should see it), a `setattr` that changes the size is also a
 /// `truncate`, and `readdirplus` is a `readdir`. `any` matches every request
 /// the injector sees.
+///
+/// The cloud tier's calls to its remote have operations of their own
+/// (`isCloud`): `upload`, `download`, `remote-delete` (a remote delete, and
+/// a remote rename, which removes the old name) and `remote-list` (listing
+/// the remote, and reading a document's remote status). `any` does not
+/// match them: they are no requests to the mount.
 public enum FaultOperation: String, CaseIterable, Sendable {
     case any
     case lookup, getattr, setattr, truncate, readlink
@@ -15,6 +21,17 @@ public enum FaultOperation: String, CaseIterable, Sendable {
     case opendir, readdir, fsyncdir
     case getxattr, setxattr, listxattr, removexattr
     case statfs, access
+    case upload, download
+    case remoteDelete = "remote-delete"
+    case remoteList = "remote-list"
+
+    /// A call of the cloud tier to its remote, not a request to the mount.
+    public var isCloud: Bool {
+        switch self {
+        case .upload, .download, .remoteDelete, .remoteList: return true
+        default: return false
+        }
+    }
 
     /// The names in the order the reference lists them.
     public static var names: String {
@@ -42,6 +59,6 @@ public struct FaultCallOperations: Equatable, Sendable {
 
     /// Whether a rule written for `operation` matches.
     public func match(_ operation: FaultOperation) -> Bool {
-        operation == .any || operation == primary || operation == also
+        (operation == .any && !primary.isCloud) || operation == primary || operation == also
     }
 }

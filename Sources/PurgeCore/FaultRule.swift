@@ -29,19 +29,20 @@ public struct FaultRule: Equatable, Sendable {
 
     /// The flags of the rule reference, for help texts.
     public static let usage =
-        "--op OP --path GLOB (--errno NAME | --delay DURATION | --short-write) [--probability P] [--after N] [--times M] [--pid PID | --comm NAME] [--seed S]"
+        "--op OP --path GLOB (--errno NAME | --delay DURATION | --short-write | --offline) [--probability P] [--after N] [--times M] [--pid PID | --comm NAME] [--seed S]"
 
     /// Parses the arguments of `fault add` (without the mount point).
     public init(arguments: [String]) throws(FaultRuleError) {
         var values: [String: String] = [:]
         var shortWrite = false
+        var offline = false
         var index = 0
         while index < arguments.count {
             let flag = arguments[index]
             index += 1
-            if flag == "--short-write" {
-                if shortWrite { throw FaultRuleError("--short-write given twice") }
-                shortWrite = true
+            if flag == "--short-write" || flag == "--offline" {
+                if (flag == "--offline" ? offline : shortWrite) { throw FaultRuleError("\(flag) given twice") }
+                if flag == "--offline" { offline = true } else { shortWrite = true }
                 continue
             }
             guard Self.valueFlags.contains(flag) else {
@@ -58,17 +59,22 @@ public struct FaultRule: Equatable, Sendable {
         guard let glob = values["--path"] else { throw FaultRuleError("--path is required (a pattern such as 'Documents/*.db', or '**')") }
         let operation = try FaultOperation.parse(op)
         let path = try FaultGlob(parsing: glob)
-        let actions = [values["--errno"] != nil, values["--delay"] != nil, shortWrite].filter { $0 }.count
+        let actions = [values["--errno"] != nil, values["--delay"] != nil, shortWrite, offline].filter { $0 }.count
         guard actions == 1 else {
             throw FaultRuleError(actions == 0
-                ? "give one action: --errno NAME, --delay DURATION or --short-write"
-                : "give one action only: --errno, --delay or --short-write")
+                ? "give one action: --errno NAME, --delay DURATION, --short-write or --offline"
+                : "give one action only: --errno, --delay, --short-write or --offline")
         }
         let action: FaultAction
         if let name = values["--errno"] {
             action = .fail(try FaultAction.errnoName(parsing: name))
         } else if let text = values["--delay"] {
             action = .delay(nanoseconds: try FaultAction.delay(parsing: text))
+        } else if offline {
+            guard operation.isCloud else {
+                throw FaultRuleError("--offline applies to the cloud tier's calls only: give --op upload, download, remote-delete or remote-list")
+            }
+            action = .offline
         } else {
             guard operation == .write else {
                 throw FaultRuleError("--short-write applies to writes only: give --op write")
@@ -85,6 +91,9 @@ public struct FaultRule: Equatable, Sendable {
         if let text = values["--after"] { after = try Self.count(text, flag: "--after", least: 0) }
         if let text = values["--times"] { times = try Self.count(text, flag: "--times", least: 1) }
         if values["--pid"] != nil && values["--comm"] != nil { throw FaultRuleError("give --pid or --comm, not both") }
+        if operation.isCloud && (values["--pid"] != nil || values["--comm"] != nil) {
+            throw FaultRuleError("--op \(operation.rawValue) is the cloud tier's own call: no process makes it, so --pid and --comm do not apply")
+        }
         if let text = values["--pid"] {
             guard let pid = Int32(text), pid > 0 else { throw FaultRuleError("--pid '\(text)': not a process ID") }
             process = .pid(pid)
@@ -118,6 +127,7 @@ public struct FaultRule: Equatable, Sendable {
         case .fail(let name): words += ["--errno", name]
         case .delay(let nanoseconds): words += ["--delay", FaultAction.durationText(nanoseconds)]
         case .shortWrite: words.append("--short-write")
+        case .offline: words.append("--offline")
         }
         if probability != 1 { words += ["--probability", String(probability)] }
         if after != 0 { words += ["--after", String(after)] }
@@ -145,6 +155,8 @@ public enum FaultAction: Equatable, Sendable {
     case delay(nanoseconds: UInt64)
     /// Writes only part of the data and returns the count written.
     case shortWrite
+    /// A call of the cloud tier fails at once, as when the network is down.
+    case offline
 
     /// The errno names a rule may give: those a storage call can plausibly fail with.
     public static let errnoNames = [
@@ -199,6 +211,7 @@ public enum FaultAction: Equatable, Sendable {
         case .fail(let name): return name
         case .delay(let nanoseconds): return "delay " + Self.durationText(nanoseconds)
         case .shortWrite: return "short write"
+        case .offline: return "offline"
         }
     }
 }

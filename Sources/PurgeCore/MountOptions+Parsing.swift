@@ -52,7 +52,14 @@ extension MountOptions {
         case "ubiquitous":
             ubiquitousZones = try Self.zones(name, try Self.required(name, value))
         case "cloud":
-            cloud = try Self.absolute(name, try Self.required(name, value))
+            let text = try Self.required(name, value)
+            let remote: CloudLocation?
+            do throws(ValueError) {
+                remote = try CloudLocation.rclone(parsing: text)
+            } catch {
+                throw .invalidValue(option: name, value: text, reason: error)
+            }
+            if let remote { cloud = remote } else { cloud = .directory(try Self.absolute(name, text)) }
         case "faults":
             faults = try Self.absolute(name, try Self.required(name, value))
         case "state":

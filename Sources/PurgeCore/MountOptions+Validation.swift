@@ -49,7 +49,7 @@ extension MountOptions {
                 }
             }
         }
-        if let cloud, AbsolutePath.relative(cloud, to: container) != nil {
+        if case .directory(let cloud)? = cloud, AbsolutePath.relative(cloud, to: container) != nil {
             throw .cloudInsideContainer(cloud)
         }
     }

@@ -14,7 +14,7 @@ public struct MountOptions: Equatable, Sendable {
     /// Purgeable zones, relative to the container.
     public var purgeableZones: [String] = ["Library/Caches", "caches", "tmp"]
     /// Remote store for ubiquitous zones; `nil` means no cloud tier.
-    public var cloud: String?
+    public var cloud: CloudLocation?
     /// Ubiquitous zones, relative to the container.
     public var ubiquitousZones: [String] = ["Documents"]
     /// Where purgefs keeps its state; `nil` means `CONTAINER/.purgefs`.

@@ -85,6 +85,8 @@ extension PurgeAttribute {
             return "SIZE or all"
         case .faults:
             return "lines; write a command"
+        case .cloud:
+            return "online/offline; command"
         case .pinned, .group, .tombstone, .ubiquitous, .uploaded, .excludedFromBackup:
             return "0/1"
         case .contentID:
@@ -129,6 +131,7 @@ extension PurgeAttribute {
         case .crash: return "with -o crashable: what a crash now would undo, one line each; write 1: crash now (purgefs crash)"
         case .lastCrash: return "what the last crash undid, one line each"
         case .faults: return "the fault rules, one line a rule; write add RULE, clear or clear ID (purgefs fault)"
+        case .cloud: return "with cloud=: online or offline; write offline, online or touch PATH (purgefs cloud)"
         case .pinned: return "1 keeps the file, or everything below the directory, from purging"
         case .excludedFromBackup: return "1 marks the file or directory as not to be backed up (isExcludedFromBackup); kept like pinned"
         case .metricsSample: return "write 1: take a metrics sample now (purgefs metrics --deliver)"

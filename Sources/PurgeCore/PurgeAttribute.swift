@@ -37,6 +37,10 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// line a rule (`FaultBook.listing`); write `add RULE`, `clear` or
     /// `clear ID` (`FaultCommand`).
     case faults
+    /// With `cloud=`: the network as the cloud tier sees it. Read `online` or
+    /// `offline`; write `offline`, `online`, or `touch PATH` (another device
+    /// saves the document PATH again) (`purgefs cloud`).
+    case cloud
     /// The power-loss simulation: read, what a crash now would undo (one
     /// line each); write `1`, crash. `last_crash`: what the last one undid.
     case crash
@@ -91,7 +95,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .files, .cloneSavings, .group, .tombstone:
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
-             .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .faults, .deviceName, .deviceContainers,
+             .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .faults, .cloud, .deviceName, .deviceContainers,
              .deviceContainersUsed, .devicePurgeable, .deviceQuota, .crash, .lastCrash:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
@@ -105,7 +109,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// acceptable is checked separately).
     public func isWritable(on target: Target) -> Bool {
         switch self {
-        case .capacity, .external, .purge, .faults, .crash, .metricsSample:
+        case .capacity, .external, .purge, .faults, .cloud, .crash, .metricsSample:
             return target == .root
         case .pinned, .excludedFromBackup:
             return target != .other
@@ -121,10 +125,10 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         }
     }
 
-    /// Only the mount's owner or root may change the device, purge, or set fault rules.
+    /// Only the mount's owner or root may change the device, purge, set fault rules, or take the cloud offline.
     public var isControl: Bool {
         switch self {
-        case .capacity, .external, .purge, .faults, .crash: return true
+        case .capacity, .external, .purge, .faults, .cloud, .crash: return true
         default: return false
         }
     }

@@ -153,6 +153,8 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
         case crash
         /// The command starts again (after a crash: on the crashed state).
         case restart
+        /// `cloud offline`, `cloud online`, `cloud touch PATH`: the arguments of `purgefs cloud` around MOUNTPOINT.
+        case cloud(String, path: String?)
 
         public var description: String {
             switch self {
@@ -165,6 +167,7 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
             case .fault(let arguments): return (["fault"] + arguments).joined(separator: " ")
             case .crash: return "crash"
             case .restart: return "restart"
+            case .cloud(let verb, let path): return "cloud \(verb)" + (path.map { " " + $0 } ?? "")
             }
         }
     }
@@ -218,7 +221,7 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
     }
 
     private static func action(_ words: inout ArraySlice<String>) throws(ScenarioProblem) -> Action {
-        guard let verb = words.popFirst() else { throw .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart)") }
+        guard let verb = words.popFirst() else { throw .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart, cloud)") }
         func one(_ what: String) throws(ScenarioProblem) -> String {
             guard let word = words.popFirst() else { throw .missing("\(what) after \(verb)") }
             return word
@@ -252,6 +255,13 @@ public struct ScenarioStep: Equatable, Sendable, CustomStringConvertible {
             action = .crash
         case "restart":
             action = .restart
+        case "cloud":
+            let what = try one("offline, online or touch PATH")
+            switch what {
+            case "offline", "online": action = .cloud(what, path: nil)
+            case "touch": action = .cloud(what, path: try relative(try one("a PATH")))
+            default: throw .unknownAction("cloud " + what)
+            }
         default:
             throw .unknownAction(verb)
         }

@@ -30,6 +30,8 @@ public enum ValueError: Error, Equatable, Sendable, CustomStringConvertible {
     case notOnOrOff
     /// None of `on`, `pinned`, `off`.
     case notOnPinnedOrOff
+    /// `rclone:` without a remote name and a colon after it.
+    case notARcloneRemote
 
     public var description: String {
         switch self {
@@ -46,6 +48,7 @@ public enum ValueError: Error, Equatable, Sendable, CustomStringConvertible {
         case .zero: return "must be more than 0"
         case .notOnOrOff: return "must be on or off"
         case .notOnPinnedOrOff: return "must be on, pinned or off"
+        case .notARcloneRemote: return "not rclone:REMOTE:PATH (REMOTE as rclone config names it, then a colon, then a path on it)"
         }
     }
 }

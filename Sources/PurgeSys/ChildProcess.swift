@@ -68,6 +68,11 @@ public enum ChildProcess {
         _ = try? wait(pid)
     }
 
+    /// Sends `signal` to child `pid`. Wraps `kill(2)`.
+    public static func signal(_ pid: ProcessID, _ signal: Int32) throws(Errno) {
+        _ = try checked { kill(pid.rawValue, signal) }
+    }
+
     public static func wait(_ pid: ProcessID) throws(Errno) -> WaitStatus {
         var status: Int32 = 0
         _ = try retryingInterrupts { waitpid(pid.rawValue, &status, 0) }

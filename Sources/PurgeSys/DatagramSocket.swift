@@ -58,9 +58,9 @@ public struct DatagramSocket: Sendable {
 
     public func close() { descriptor.closeQuietly() }
 
-    /// Calls `body` with `address` as a `sockaddr_un` and its length.
+    /// Calls `body` with `address` as a `sockaddr_un` and its length (`StreamSocket` too).
     /// `ENAMETOOLONG` for a name that does not fit, `EINVAL` for an empty one.
-    private static func withAddress(
+    static func withAddress(
         _ address: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Errno) -> Void
     ) throws(Errno) {
         var bytes = Array(address.utf8)

@@ -60,6 +60,12 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let readOnlyFileSystem = Errno(EROFS)
     /// `ENOTCONN`: what a FUSE mount whose daemon died answers.
     public static let notConnected = Errno(ENOTCONN)
+    /// `ENETUNREACH`: a remote that cannot be reached (the cloud tier offline).
+    public static let networkUnreachable = Errno(ENETUNREACH)
+    /// `ETIMEDOUT`: a peer that did not answer in time.
+    public static let timedOut = Errno(ETIMEDOUT)
+    /// `ECONNREFUSED`: nothing listens at a socket's address.
+    public static let connectionRefused = Errno(ECONNREFUSED)
     /// `EMSGSIZE`: a datagram that was not sent whole.
     public static let messageTooLong = Errno(EMSGSIZE)
 }

@@ -38,6 +38,16 @@ public enum Paths {
         _ = try checked(path: path) { unlink($0) }
     }
 
+    /// The first executable file named `name` in the directories of
+    /// `search` (a `PATH`-style list), nil when there is none. Wraps `access(2)` with `X_OK`.
+    public static func executable(named name: String, in search: String) -> String? {
+        for directory in search.split(separator: ":") where !directory.isEmpty {
+            let candidate = directory + "/" + name
+            if access(candidate, X_OK) == 0, (try? isDirectory(candidate)) == false { return candidate }
+        }
+        return nil
+    }
+
     /// Whether anything exists at `path` (a dangling symlink counts).
     /// Wraps `lstat(2)`.
     public static func exists(_ path: String) -> Bool {

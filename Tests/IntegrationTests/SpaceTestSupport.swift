@@ -252,6 +252,8 @@ struct PurgeLogLine {
     var lastUsed: Double
     var reason: String
     var action: String
+    /// The cloud tier's failures say why (`offline`, an errno, rclone's message).
+    var error: String? = nil
 }
 
 /// Parses `.purgefs/purge.log`: every line must be a JSON object with the
@@ -275,7 +277,8 @@ func readPurgeLog(_ container: String, file: StaticString = #filePath, line: UIn
             XCTFail("purge.log line lacks a field or has a wrong type: \(raw)", file: file, line: line)
             continue
         }
-        lines.append(PurgeLogLine(time: time, path: path, bytes: bytes, size: size, lastUsed: lastUsed, reason: reason, action: action))
+        lines.append(PurgeLogLine(time: time, path: path, bytes: bytes, size: size, lastUsed: lastUsed, reason: reason, action: action,
+                                  error: object["error"] as? String))
     }
     return lines
 }

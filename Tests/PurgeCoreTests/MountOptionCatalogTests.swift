@@ -4,7 +4,7 @@ import PurgeCore
 /// The catalog drives `purgefs mount --help`: everything it lists must parse.
 final class MountOptionCatalogTests: XCTestCase {
     private let sampleValues = [
-        "SIZE": "1G", "SIZE|N%": "15%", "P1:P2": "zone", "DIR": "/srv/elsewhere", "P": "App", "DURATION": "30s", "FILE": "/etc/app.rules",
+        "SIZE": "1G", "SIZE|N%": "15%", "P1:P2": "zone", "DIR": "/srv/elsewhere", "DIR|rclone:REMOTE:PATH": "rclone:s3:bucket/app", "P": "App", "DURATION": "30s", "FILE": "/etc/app.rules",
         "NAME": "phone", "quota|lru": "lru",
         "on|off": "on", "on|pinned|off": "pinned",
     ]

@@ -38,7 +38,7 @@ final class MountOptionsParsingTests: XCTestCase {
         XCTAssertEqual(options.low, .bytes(64 << 20))
         XCTAssertEqual(options.high, .percent(25))
         XCTAssertEqual(options.purgeableZones, ["cache/x", "tmp"])
-        XCTAssertEqual(options.cloud, "/srv/cloud")
+        XCTAssertEqual(options.cloud, .directory("/srv/cloud"))
         XCTAssertEqual(options.ubiquitousZones, ["Docs", "Shared/iCloud"])
         XCTAssertEqual(options.stateDirectory, "/var/lib/purgefs/app")
         XCTAssertEqual(options.bundle, "App.app")
@@ -146,6 +146,15 @@ final class MountOptionsParsingTests: XCTestCase {
         assertRefused(["cloud=remote"], .notAbsolutePath(option: "cloud", path: "remote"))
         assertRefused(["state=./state"], .notAbsolutePath(option: "state", path: "./state"))
         assertRefused(["cloud="], .invalidValue(option: "cloud", value: "", reason: .empty))
+    }
+
+    func testRcloneRemotes() throws {
+        XCTAssertEqual(try MountOptions.parse(["cloud=rclone:s3:bucket/app"]).cloud, .rclone(remote: "s3", path: "bucket/app"))
+        XCTAssertEqual(try MountOptions.parse(["cloud=rclone:my-dav:"]).cloud, .rclone(remote: "my-dav", path: ""))
+        XCTAssertEqual(CloudLocation.rclone(remote: "s3", path: "b/p").description, "rclone:s3:b/p")
+        for bad in ["rclone:", "rclone:s3", "rclone::path", "rclone:-x:p", "rclone:a/b:p", "rclone:a=b:p"] {
+            assertRefused(["cloud=" + bad], .invalidValue(option: "cloud", value: bad, reason: .notARcloneRemote))
+        }
     }
 
     func testDescriptionsNameTheOptionAndValue() {

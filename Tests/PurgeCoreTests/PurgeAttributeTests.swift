@@ -21,7 +21,7 @@ final class PurgeAttributeTests: XCTestCase {
                     "download_status", "evict", "download"]
         // Beyond the SPEC's table: why `evict` would refuse now (README, Cloud tier);
         // the fault rules' control channel (README, Fault rules).
-        let own = ["evictable", "faults"]
+        let own = ["evictable", "faults", "cloud"]
         for name in spec + own {
             guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
                 return XCTFail("\(name) does not parse")

@@ -90,7 +90,7 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(problem("when file /etc/passwd exists crash")?.problem, .badPath("/etc/passwd", .absolute))
         XCTAssertEqual(problem("at 1s pin ../x")?.problem, .badPath("../x", .parentReference))
         XCTAssertEqual(problem("at 1s crash now")?.problem, .unexpected("now"))
-        XCTAssertEqual(problem("at 1s")?.problem, .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart)"))
+        XCTAssertEqual(problem("at 1s")?.problem, .missing("an action (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart, cloud)"))
         XCTAssertEqual(problem("at 1s fault")?.problem,
                        .missing("the rule after fault (as purgefs fault add takes it, without MOUNTPOINT)"))
         XCTAssertEqual(problem("at 1s pin 'a b")?.problem, .unclosedQuote)
@@ -103,5 +103,41 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(Milliseconds(250).description, "250ms")
         XCTAssertEqual(Milliseconds(120_000).description, "2m")
         XCTAssertThrowsError(try Milliseconds(parsing: "2d", allowZero: false))
+    }
+}
+
+/// The network's steps: `cloud offline`, `cloud online`, `cloud touch PATH`, and faults on the cloud's calls.
+final class ScenarioCloudTests: XCTestCase {
+    func testCloudSteps() throws {
+        let scenario = try Scenario(parsing: """
+            at 2s fault --op download --path '**' --errno EIO
+            at 5s cloud offline
+            at 9s cloud online
+            at 10s cloud touch Documents/a.txt
+            """, file: "s.txt")
+        XCTAssertEqual(scenario.steps.map(\.action), [
+            .fault(["--op", "download", "--path", "**", "--errno", "EIO"]), .cloud("offline", path: nil),
+            .cloud("online", path: nil), .cloud("touch", path: "Documents/a.txt"),
+        ])
+        XCTAssertEqual(scenario.steps[1].action.description, "cloud offline")
+        for bad in ["at 1s cloud", "at 1s cloud sideways", "at 1s cloud touch", "at 1s cloud offline now"] {
+            XCTAssertThrowsError(try Scenario(parsing: bad, file: "s.txt"), bad)
+        }
+    }
+
+    func testCloudFaultRules() throws {
+        let offline = try FaultRule(arguments: ["--op", "upload", "--path", "Documents/**", "--offline"])
+        XCTAssertEqual(offline.action, .offline)
+        XCTAssertEqual(offline.arguments, ["--op", "upload", "--path", "Documents/**", "--offline"])
+        XCTAssertEqual(try FaultRule(arguments: ["--op", "remote-list", "--path", "**", "--delay", "2s"]).operation, .remoteList)
+        for bad in [["--op", "write", "--path", "**", "--offline"], ["--op", "download", "--path", "**", "--short-write"],
+                    ["--op", "download", "--path", "**", "--errno", "EIO", "--pid", "12"],
+                    ["--op", "upload", "--path", "**", "--offline", "--offline"]] {
+            XCTAssertThrowsError(try FaultRule(arguments: bad), "\(bad)")
+        }
+        // `any` is every request of the mount, not the cloud tier's own calls.
+        XCTAssertFalse(FaultCallOperations(.upload).match(.any))
+        XCTAssertTrue(FaultCallOperations(.write).match(.any))
+        XCTAssertTrue(FaultCallOperations(.download).match(.download))
     }
 }

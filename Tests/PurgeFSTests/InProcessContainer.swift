@@ -44,7 +44,7 @@ final class InProcessContainer {
         var tier: CloudTier?
         if let cloud {
             try stateDirectory.replace(CloudManifest.fileName, with: cloud.manifest.encoded)
-            tier = CloudTier(remote: cloud.remote, zones: cloud.zones, root: root, stateDirectory: stateDirectory)
+            tier = CloudTier(store: CloudDirectory(path: cloud.remote), zones: cloud.zones, root: root, stateDirectory: stateDirectory)
         }
         let log = PurgeLog(file: try stateDirectory.openForAppending(PurgeLog.fileName))
         filesystem = try ContainerFileSystem(

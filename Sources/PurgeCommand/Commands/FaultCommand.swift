@@ -8,7 +8,7 @@ struct FaultCommand: Subcommand {
     static let abstract = "Add, list or clear fault rules: errors, delays and short writes on chosen calls"
     static let help = """
         Usage: purgefs fault add MOUNTPOINT --op OP --path GLOB
-                                 (--errno NAME | --delay DURATION | --short-write)
+                                 (--errno NAME | --delay DURATION | --short-write | --offline)
                                  [--probability P] [--after N] [--times M]
                                  [--pid PID | --comm NAME] [--seed S]
                purgefs fault list MOUNTPOINT [--json]
@@ -32,6 +32,7 @@ struct FaultCommand: Subcommand {
         \(TextLayout.row("--errno NAME", "fail with this errno: \(FaultAction.errnoNames.joined(separator: ", "))"))
         \(TextLayout.row("--delay DURATION", "hold the call this long, then run it: 500us, 250ms, 1.5s, 2m (at most 1 hour)"))
         \(TextLayout.row("--short-write", "with --op write: write the first half of the data and return that count"))
+        \(TextLayout.row("--offline", "with a cloud operation: fail at once as when the network is down (the log says offline)"))
         \(TextLayout.row("--probability P", "fire with probability P, from 0 to 1 (default 1)"))
         \(TextLayout.row("--after N", "let the first N matching calls through (default 0)"))
         \(TextLayout.row("--times M", "stop after firing M times (default: no limit)"))
@@ -182,6 +183,7 @@ struct FaultCommand: Subcommand {
         case .fail(let name): fields += [("action", .string("errno")), ("errno", .string(name))]
         case .delay(let nanoseconds): fields += [("action", .string("delay")), ("delay_ns", .integer(nanoseconds))]
         case .shortWrite: fields.append(("action", .string("short_write")))
+        case .offline: fields.append(("action", .string("offline")))
         }
         fields.append(("probability", .number(String(rule.probability))))
         fields.append(("after", .integer(rule.after)))

@@ -17,7 +17,7 @@ public enum Purgefs {
         [MountCommand.self, UnmountCommand.self, UsageCommand.self, SpaceCommand.self, ManualPurgeCommand.self,
          CloneCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, LogCommand.self,
          MetricsCommand.self, DemoCommand.self, FaultCommand.self, RunCommand.self, CrashCommand.self, ReportCommand.self,
-         UICommand.self, ExploreCommand.self]
+         UICommand.self, ExploreCommand.self, CloudCommand.self]
     }
 
     /// What the command line asks for, decided before anything touches the system.

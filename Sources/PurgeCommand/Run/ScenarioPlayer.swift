@@ -166,6 +166,8 @@ final class ScenarioPlayer {
             guard command != nil else { throw .failure("restart: there is no command to start again") }
             try restart(index: index)
             return "started again"
+        case .cloud(let verb, let path):
+            return try purgefs(["cloud", verb, mountpoint] + (path.map { [$0] } ?? []))
         }
     }
 

@@ -11,7 +11,7 @@ enum CloudLocal {
         guard let last = components.last else { throw Errno.invalidArgument }
         let directory = try openDirectory(components.dropLast(), from: root, making: false)
         defer { directory.closeQuietly() }
-        return try CloudRemote.open(last, in: directory, flags: flags | O_NOFOLLOW)
+        return try CloudDirectory.open(last, in: directory, flags: flags | O_NOFOLLOW)
     }
 
     /// Opens the directory at `components`, making missing ones when `making`.
@@ -20,9 +20,9 @@ enum CloudLocal {
         for component in components {
             do {
                 if making {
-                    do { try CloudRemote.makeDirectory(component, in: current) } catch where error == .exists {}
+                    do { try CloudDirectory.makeDirectory(component, in: current) } catch where error == .exists {}
                 }
-                let next = try CloudRemote.open(component, in: current, flags: OpenFlags.path | O_DIRECTORY | O_NOFOLLOW)
+                let next = try CloudDirectory.open(component, in: current, flags: OpenFlags.path | O_DIRECTORY | O_NOFOLLOW)
                 current.closeQuietly()
                 current = next
             } catch {
@@ -57,7 +57,7 @@ enum CloudLocal {
         guard let last = components.last else { throw Errno.invalidArgument }
         let directory = try openDirectory(components.dropLast(), from: root, making: true)
         defer { directory.closeQuietly() }
-        let file = try CloudRemote.open(
+        let file = try CloudDirectory.open(
             last, in: directory, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: remote.st_mode & 0o7777)
         defer { file.closeQuietly() }
         return try makePlaceholder(file, like: remote)

@@ -370,35 +370,33 @@ extension CloudTier {
             defer { file.closeQuietly() }
             let status = try file.status()
             guard CloudSignature(status) == record.signature else { throw Errno.busy }
-            let source: FileDescriptor
-            let remoteStatus: stat
-            do throws(Errno) {
-                source = try remote.openFile(path)
-                do throws(Errno) {
-                    remoteStatus = try source.status()
-                    guard remoteStatus.st_mode & S_IFMT == S_IFREG else { throw Errno.ioError }  // not a document
-                } catch {
-                    source.closeQuietly()
-                    throw error
-                }
+            let source: any CloudDownload
+            do throws(CloudFailure) {
+                source = try remote.download(path)
             } catch {
                 logCloud(path: path, bytes: 0, size: UInt64(status.st_size), reason: "download-failed", action: "download",
                          detail: "\(error)")
                 throw Errno.ioError
             }
-            defer { source.closeQuietly() }
+            defer { source.close() }
+            let remoteStatus = source.status
             // Another device's newer version comes with its own size and time.
             let newer = record.isNewer(remoteStatus)
             let size = UInt64(remoteStatus.st_size)
             let reserved = try room(for: (size + 4095) / 4096 * 4096)
             defer { filesystem.state.release(reserved) }
+            var logged = false
             do throws(Errno) {
                 if size != UInt64(status.st_size) { try file.truncate(to: Int64(size)) }
-                try CloudRemote.copy(from: source, to: file, size: size)
+                do throws(CloudFailure) { try source.copy(to: file, size: size) } catch {
+                    logCloud(path: path, bytes: 0, size: size, reason: "download-failed", action: "download", detail: "\(error)")
+                    logged = true
+                    throw error.errno == .noSpace ? Errno.noSpace : Errno.ioError
+                }
                 try file.setTimes(access: status.st_atim, modification: newer ? remoteStatus.st_mtim : status.st_mtim)
                 try file.sync()
             } catch {
-                logCloud(path: path, bytes: 0, size: size, reason: "download-failed", action: "download", detail: "\(error)")
+                if !logged { logCloud(path: path, bytes: 0, size: size, reason: "download-failed", action: "download", detail: "\(error)") }
                 // Back to no data: a partial download is never taken for the file.
                 if UInt64(status.st_size) != size { try? file.truncate(to: Int64(status.st_size)) }
                 try? Self.dropBlocks(of: file, size: Int64(status.st_size))

@@ -6,7 +6,7 @@ import PurgeSys
 /// decisions are `CloudReconcile`'s (PurgeCore); here the zones are walked,
 /// the remote listed, and the actions carried out: the journal replayed
 /// (deletes and renames a killed daemon did not finish, and those made while
-/// unmounted), holes made again, the remote's documents this container lacks
+/// unmounted, replayed by the worker once mounted), holes made again, the remote's documents this container lacks
 /// (a new device) shown as evicted placeholders, and what is not uploaded
 /// yet scheduled.
 extension CloudTier {
@@ -14,7 +14,7 @@ extension CloudTier {
     /// to do, saves the manifest it gives, and carries out the actions.
     func reconcileAtMount() {
         for name in remote.removeStaleUploads(olderThan: 3600) {
-            Diagnostics.note("removed \(CloudRemote.incomingName)/\(name) from the cloud directory, left by an interrupted upload")
+            Diagnostics.note("removed \(CloudDirectory.incomingName)/\(name) from the remote, left by an interrupted upload")
         }
         var local = CloudLocal.scan(zones: zones, from: root)
         let listing = try? remote.list()
@@ -33,7 +33,9 @@ extension CloudTier {
         for (path, status) in listing ?? [] {
             if let destination = manifest.intents.destination(of: path) { remoteByPath[destination] = status }
         }
-        applyIntents(logging: false)  // the purge log is not open yet; the worker retries
+        // The journal is replayed by the worker's first pass, once mounted: on a
+        // remote of rclone's every delete or rename is seconds of HTTP calls,
+        // which must not hold the mount (the journal is saved, a kill keeps it).
         let now = WallClock.nanoseconds()
         for action in actions {
             switch action {
@@ -67,11 +69,23 @@ extension CloudTier {
 }
 
 extension CloudTier {
-    /// The tier for a mount with `cloud=`, reconciled with the remote, or nil.
-    static func prepare(request: MountRequest, root: FileDescriptor, state: FileDescriptor) -> CloudTier? {
-        guard let remote = request.options.cloud else { return nil }
+    /// The tier for a mount with `cloud=`, reconciled with the remote, or
+    /// nil without `cloud=`. A store that cannot be prepared (rclone
+    /// missing, an unknown remote, credentials refused) is a `MountError`:
+    /// nothing is mounted.
+    static func prepare(request: MountRequest, root: FileDescriptor, state: FileDescriptor) throws(MountError) -> CloudTier? {
+        guard let location = request.options.cloud else { return nil }
+        let store: any CloudStore
+        switch location {
+        case .directory(let path): store = CloudDirectory(path: path)
+        case .rclone(let remote, let path): store = RcloneStore(remote: remote, path: path, state: state)
+        }
+        do throws(CloudFailure) { try store.prepare() } catch {
+            store.stop()
+            throw MountError("cloud=\(location): \(error)")
+        }
         let tier = CloudTier(
-            remote: remote, zones: request.options.ubiquitousZones, root: root,
+            store: store, zones: request.options.ubiquitousZones, root: root,
             stateDirectory: StateDirectory(descriptor: state), optimizeStorage: request.options.optimizeStorage)
         tier.reconcileAtMount()
         return tier
@@ -80,6 +94,7 @@ extension CloudTier {
     /// Starts the worker once the filesystem exists.
     func start(filesystem: ContainerFileSystem, log: PurgeLog) {
         attach(to: filesystem, log: log)
+        remote.attach(faults: filesystem.faults)
         start()
     }
 }

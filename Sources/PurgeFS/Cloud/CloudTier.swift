@@ -16,7 +16,8 @@ import Synchronization
 /// tier's `books` last: held around its tables and the manifest's save,
 /// taking nothing else.
 final class CloudTier: Sendable {
-    let remote: CloudRemote
+    /// The remote, through the network's faults: every remote call goes there.
+    let remote: CloudLink
     let zones: [String]
     let root: FileDescriptor
     let stateDirectory: StateDirectory
@@ -84,9 +85,9 @@ final class CloudTier: Sendable {
     static let debounce: UInt64 = 1_000_000_000
     static let longestBackoff: UInt64 = 30_000_000_000
 
-    init(remote: String, zones: [String], root: FileDescriptor, stateDirectory: StateDirectory, optimizeStorage: Bool = false) {
+    init(store: any CloudStore, zones: [String], root: FileDescriptor, stateDirectory: StateDirectory, optimizeStorage: Bool = false) {
         self.optimizeStorage = optimizeStorage
-        self.remote = CloudRemote(path: remote)
+        self.remote = CloudLink(store: store)
         self.zones = zones
         self.root = root
         self.stateDirectory = stateDirectory
@@ -109,8 +110,9 @@ final class CloudTier: Sendable {
                 _ = wake.wait(timeout: .now() + .milliseconds(250))
                 if stopping.load(ordering: .acquiring) { break }
                 applyIntents()
-                for path in duePaths() { upload(path) }
-                for id in takeDownloads() { _ = try? download(id, inode: nil) }
+                // Each upload may take seconds on a slow remote: an unmount does not wait for the rest.
+                for path in duePaths() where !stopping.load(ordering: .acquiring) { upload(path) }
+                for id in takeDownloads() where !stopping.load(ordering: .acquiring) { _ = try? download(id, inode: nil) }
                 let now = WallClock.nanoseconds()
                 if now - lastPass >= Self.rescanInterval {
                     scheduleChanged()
@@ -132,9 +134,13 @@ final class CloudTier: Sendable {
 
     func kick() { wake.signal() }
 
+    /// Stops the store first (rclone): a remote call under way fails at
+    /// once instead of holding the unmount (what it did not finish is
+    /// still pending or journalled, and goes again at the next mount).
     func stop() {
         stopping.store(true, ordering: .releasing)
         wake.signal()
+        remote.store.stop()
         finished.wait()
     }
 
@@ -233,7 +239,7 @@ final class CloudTier: Sendable {
         }
     }
 
-    private func failed(_ path: String, size: UInt64, error: Errno) {
+    private func failed(_ path: String, size: UInt64, error: CloudFailure) {
         let delay: UInt64 = withBooks { books in
             let count = (books.failures[path] ?? 0) + 1
             books.failures[path] = count
@@ -258,7 +264,7 @@ final class CloudTier: Sendable {
     /// Applies the journalled intents, in order; stops at the first that
     /// fails (said in the purge log once the worker runs: `logging`).
     func applyIntents(logging: Bool = true) {
-        while let intent = withBooks({ $0.manifest.intents.first }) {
+        while !stopping.load(ordering: .acquiring), let intent = withBooks({ $0.manifest.intents.first }) {
             do {
                 switch intent {
                 case .remove(let path): try remote.remove(path)

@@ -104,6 +104,55 @@ final class FaultInjector: Sendable {
             return .proceed
         case .shortWrite:
             return .shortWrite(firing, call)
+        case .offline:  // refused for requests of the mount when the rule is made
+            return .proceed
+        }
+    }
+
+    /// What a call of the cloud tier to its remote may do (`CloudLink`).
+    enum CloudAdmission: Equatable {
+        case proceed
+        case fail(Errno)
+        case offline
+    }
+
+    /// The check for a call of the cloud tier (`upload`, `download`,
+    /// `remote-delete`, `remote-list`) on the document `path`: counted like
+    /// a request's, with no calling process (pid 0). A delay sleeps on the
+    /// tier's own thread (or the download's), never a FUSE worker's, and
+    /// ends early when the session ends.
+    func admitCloud(_ operation: FaultOperation, path: String) -> CloudAdmission {
+        guard isArmed else { return .proceed }
+        let operations = FaultCallOperations(operation)
+        guard book.withLock({ $0.interest(in: operations, pid: 0) }) != nil else { return .proceed }
+        let call = FaultCall(operations: operations, path: path, pid: 0)
+        guard let firing = book.withLock({ $0.decide(call) }) else { return .proceed }
+        switch firing.action {
+        case .fail(let name):
+            record(firing, call, result: name)
+            return .fail(Errno(named: name) ?? .ioError)
+        case .offline:
+            record(firing, call, result: "offline")
+            return .offline
+        case .delay(let nanoseconds):
+            let deadline = WallClock.nanoseconds() &+ nanoseconds
+            var result = "delayed" + FaultAction.delay(nanoseconds: nanoseconds).summary.dropFirst("delay".count)
+            while true {
+                let now = WallClock.nanoseconds()
+                if now >= deadline { break }
+                let bits = session.load(ordering: .acquiring)
+                if bits != 0, fuse_session_exited(OpaquePointer(bitPattern: bits)) != 0 {
+                    result = "delay cut short: unmounting"
+                    break
+                }
+                let slice = min(deadline - now, 50_000_000)
+                var pause = timespec(tv_sec: Int(slice / 1_000_000_000), tv_nsec: Int(slice % 1_000_000_000))
+                _ = nanosleep(&pause, nil)
+            }
+            record(firing, call, result: result)
+            return .proceed
+        case .shortWrite:  // refused for cloud operations when the rule is made
+            return .proceed
         }
     }
 

@@ -55,6 +55,9 @@ struct VirtualAttributes {
             }
         case .faults:
             return filesystem.faults.listing
+        case .cloud:
+            guard let cloud = filesystem.cloud else { throw Errno.noData }
+            return cloud.remote.isOffline ? "offline" : "online"
         case .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota:
             return try deviceValue(of: attribute)
         case .purgedBytes:
@@ -156,6 +159,9 @@ struct VirtualAttributes {
             try cloud.set(attribute, on: inode, value: text)
         case .faults:
             try filesystem.faults.apply(text)
+        case .cloud:
+            guard let cloud = filesystem.cloud else { throw Errno.invalidArgument }
+            try cloud.control(text)
         default:
             throw Errno.invalidArgument
         }

@@ -41,7 +41,10 @@ public enum FileSystemServer {
         // A shared device refuses a disagreeing member here, before anything is mounted.
         let device = try SharedDevice.join(request, root: prepared.root)
         defer { device?.leave() }
-        let cloud = CloudTier.prepare(request: request, root: prepared.root, state: prepared.state)
+        let cloud = try CloudTier.prepare(request: request, root: prepared.root, state: prepared.state)
+        // A mount that fails from here on stops the store's helper (rclone) too.
+        var cloudStarted = false
+        defer { if !cloudStarted { cloud?.remote.store.stop() } }
         let behind = BehindMount(request, root: prepared.root)
         let opened = try ContainerOpening(prepared: prepared, options: request.options, container: request.container)
         ProcessMemory.returnFreedMemory()
@@ -64,6 +67,7 @@ public enum FileSystemServer {
         metrics.start()
         defer { metrics.stop() }
         cloud?.start(filesystem: filesystem, log: opened.purgeLog)
+        cloudStarted = true
         defer { cloud?.stop() }
         filesystem.watchdog.start()
         defer { filesystem.watchdog.stop() }

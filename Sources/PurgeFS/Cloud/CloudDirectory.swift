@@ -2,20 +2,20 @@ import Glibc
 import PurgeCore
 import PurgeSys
 
-/// The remote store, `cloud=DIR`, reached with POSIX calls only (so local
-/// disk, NFS or an object store mounted as a filesystem all serve):
-///
-/// ```
-/// DIR/files/<path relative to the container>   the uploaded documents
-/// DIR/incoming/<inode>-<time>                   uploads in progress
-/// ```
-/// An upload is written under `incoming`, synced, and renamed into
-/// `files`, so a file under `files` is always a complete upload.
-struct CloudRemote: Sendable {
+/// The remote store `cloud=DIR`, reached with POSIX calls only (so local
+/// disk, NFS or an object store mounted as a filesystem all serve), in
+/// `CloudStore`'s layout. An upload is written under `incoming`, synced,
+/// and renamed into `files`, so a file under `files` is always a complete
+/// upload. Nothing to prepare: a directory that cannot be used fails each
+/// call (the mount goes on, the uploads are retried).
+struct CloudDirectory: CloudStore {
     let path: String
 
     static let filesName = "files"
     static let incomingName = "incoming"
+
+    func prepare() throws(CloudFailure) {}
+    func stop() {}
 
     /// The remote's `files` and `incoming` directories, made if missing.
     func open() throws(Errno) -> (files: FileDescriptor, incoming: FileDescriptor) {
@@ -35,7 +35,11 @@ struct CloudRemote: Sendable {
 
     /// Copies `local` (open for reading) to `path` atomically: aside in
     /// `incoming`, synced, renamed into place. Returns the remote copy's status.
-    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String) throws(Errno) -> stat {
+    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String) throws(CloudFailure) -> stat {
+        try CloudFailure.wrapping { () throws(Errno) in try upload(local, size: size, mode: mode, at: path) }
+    }
+
+    private func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, at path: String) throws(Errno) -> stat {
         let (files, incoming) = try open()
         defer { files.closeQuietly(); incoming.closeQuietly() }
         let temporary = "\(CurrentProcess.id)-\(WallClock.nanoseconds())"
@@ -83,24 +87,55 @@ struct CloudRemote: Sendable {
     }
 
     /// The remote copy's status now (not following a symlink, not opening
-    /// it), or nil when it cannot be reached or is not a regular file.
-    func status(_ path: String) -> stat? {
-        guard let (files, incoming) = try? open() else { return nil }
+    /// it), nil when there is none or it is not a regular file.
+    func status(_ path: String) throws(CloudFailure) -> stat? {
+        let (files, incoming) = try CloudFailure.wrapping { () throws(Errno) in try open() }
         defer { files.closeQuietly(); incoming.closeQuietly() }
-        let status = path.withCString { name in try? files.status(of: name) }
-        guard let status, status.st_mode & S_IFMT == S_IFREG else { return nil }
-        return status
+        let status: stat
+        do throws(Errno) {
+            status = try path.withCString { name in Result { () throws(Errno) -> stat in try files.status(of: name) } }.get()
+        } catch where error == .noEntry {
+            return nil
+        } catch {
+            throw CloudFailure(error)
+        }
+        return status.st_mode & S_IFMT == S_IFREG ? status : nil
     }
 
-    /// The remote copy of `path`, opened for reading.
-    func openFile(_ path: String) throws(Errno) -> FileDescriptor {
-        let (files, incoming) = try open()
-        defer { files.closeQuietly(); incoming.closeQuietly() }
-        return try Self.open(path, in: files, flags: O_RDONLY | O_NOFOLLOW)
+    /// The remote copy of `path`, opened for reading (not following a
+    /// symlink): a FIFO there blocks, like a server that does not answer.
+    func download(_ path: String) throws(CloudFailure) -> any CloudDownload {
+        try CloudFailure.wrapping { () throws(Errno) -> any CloudDownload in
+            let (files, incoming) = try open()
+            defer { files.closeQuietly(); incoming.closeQuietly() }
+            let source = try Self.open(path, in: files, flags: O_RDONLY | O_NOFOLLOW)
+            do throws(Errno) {
+                let status = try source.status()
+                guard status.st_mode & S_IFMT == S_IFREG else { throw Errno.ioError }  // not a document
+                return Copy(source: source, status: status)
+            } catch {
+                source.closeQuietly()
+                throw error
+            }
+        }
     }
 
-    /// Removes the remote copy of `path` (a file or, for a directory, its tree); a missing one is fine.
-    func remove(_ path: String) throws(Errno) {
+    private struct Copy: CloudDownload {
+        let source: FileDescriptor
+        let status: stat
+
+        func copy(to file: FileDescriptor, size: UInt64) throws(CloudFailure) {
+            try CloudFailure.wrapping { () throws(Errno) in try CloudDirectory.copy(from: source, to: file, size: size) }
+        }
+
+        func close() { source.closeQuietly() }
+    }
+
+    func remove(_ path: String) throws(CloudFailure) {
+        try CloudFailure.wrapping { () throws(Errno) in try removeTree(path) }
+    }
+
+    private func removeTree(_ path: String) throws(Errno) {
         let (files, incoming) = try open()
         defer { files.closeQuietly(); incoming.closeQuietly() }
         do { try Self.unlink(path, in: files) } catch where error == .noEntry {
@@ -109,8 +144,11 @@ struct CloudRemote: Sendable {
         }
     }
 
-    /// Renames the remote copy of `from` (file or directory) to `to`; a missing one is fine.
-    func rename(_ from: String, to: String) throws(Errno) {
+    func rename(_ from: String, to: String) throws(CloudFailure) {
+        try CloudFailure.wrapping { () throws(Errno) in try move(from, to: to) }
+    }
+
+    private func move(_ from: String, to: String) throws(Errno) {
         let (files, incoming) = try open()
         defer { files.closeQuietly(); incoming.closeQuietly() }
         try Self.makeParents(of: to, in: files)
@@ -119,10 +157,12 @@ struct CloudRemote: Sendable {
     }
 
     /// Every regular file under `files`, by relative path.
-    func list() throws(Errno) -> [(String, stat)] {
-        let (files, incoming) = try open()
-        defer { files.closeQuietly(); incoming.closeQuietly() }
-        return try TreeWalk(root: files).regularFiles().map { ($0.path, $0.status) }
+    func list() throws(CloudFailure) -> [(String, stat)] {
+        try CloudFailure.wrapping { () throws(Errno) -> [(String, stat)] in
+            let (files, incoming) = try open()
+            defer { files.closeQuietly(); incoming.closeQuietly() }
+            return try TreeWalk(root: files).regularFiles().map { ($0.path, $0.status) }
+        }
     }
 
     // MARK: Plumbing
