@@ -178,10 +178,11 @@ extension ContainerFileSystem {
     /// that explain it.
     func noteOutOfDescriptors(_ error: Errno) {
         guard !ranOutOfDescriptors.exchange(true, ordering: .relaxed) else { return }
-        let whose = error == .tooManyOpenFiles ? "the daemon's limit of \(ResourceLimits.openFiles)" : "the system's limit"
+        let (whose, name) = error == .tooManyOpenFiles
+            ? ("the daemon's limit of \(ResourceLimits.openFiles)", "EMFILE") : ("the system's limit", "ENFILE")
         Diagnostics.note("""
             out of file descriptors (\(whose), \(inodes.pool.count) of them held by inodes, \
-            budget \(inodes.pool.budget)): requests that need one fail with \(error) until files are closed \
+            budget \(inodes.pool.budget)): requests that need one fail with \(name) until files are closed \
             (said once a mount)
             """)
     }
