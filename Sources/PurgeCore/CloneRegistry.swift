@@ -46,6 +46,11 @@ public struct CloneRegistry: JournaledRecords {
         return (byGroup[group] ?? []).sorted { members[$0]!.order < members[$1]!.order }
     }
 
+    /// The members of group `group` in charging order.
+    public func members(ofGroup group: UInt64) -> [EntryID] {
+        (byGroup[group] ?? []).sorted { members[$0]!.order < members[$1]!.order }
+    }
+
     /// Records `destination` as a fresh clone of `source`.
     public mutating func addClone(source: EntryID, sourceHandle: (Int32, [UInt8]),
                                   destination: EntryID, destinationHandle: (Int32, [UInt8])) {

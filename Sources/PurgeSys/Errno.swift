@@ -52,6 +52,10 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let notEmpty = Errno(ENOTEMPTY)
     /// `ELOOP`
     public static let tooManySymlinks = Errno(ELOOP)
+    /// `EMFILE`: this process has as many descriptors open as it may.
+    public static let tooManyOpenFiles = Errno(EMFILE)
+    /// `ENFILE`: the system has as many open files as it may.
+    public static let tooManyOpenFilesInSystem = Errno(ENFILE)
     /// `ENODATA`
     public static let noData = Errno(ENODATA)
     /// `EOPNOTSUPP`

@@ -52,11 +52,29 @@ class LoopImageTestCase: XCTestCase {
     var imageSize: Int { 512 << 20 }
     /// Where the image file is: a directory of its own, removed in teardown.
     private var imageDirectory: String?
+    /// Keep the image file in a purgefs mount of its own (the loop device
+    /// reading it with direct I/O), whose daemon a test can stop
+    /// (`suspendImage`) to hold every I/O of the image: this kernel has no
+    /// device mapper to suspend.
+    var throughPausableStore: Bool { false }
+    private var store: MountFixture?
 
     override func setUpWithError() throws {
         try super.setUpWithError()
         let fixture = try MountFixture()
         self.fixture = fixture
+        if throughPausableStore {
+            let store = try MountFixture()
+            self.store = store
+            // Registered before the image's teardown below (so run after it:
+            // blocks run in reverse order).
+            addTeardownBlock { [kind] in
+                // A detached loop device lets go of its file a moment later.
+                let image = store.mountpoint + "/\(kind).img"
+                _ = eventually(timeout: 20) { (try? Subprocess.run(["losetup", "-j", image], timeout: 30))?.stdout.isEmpty ?? true }
+                for problem in store.destroy() { XCTFail("teardown of the image's store: \(problem)") }
+            }
+        }
         addTeardownBlock { [self] in
             for problem in unmountPurgefs() { XCTFail("teardown: \(problem)") }
             // The image can stay busy for a moment after the daemon exits: retry.
@@ -71,16 +89,25 @@ class LoopImageTestCase: XCTestCase {
             }
             for problem in fixture.destroy() { XCTFail("teardown: \(problem)") }
         }
+        // Run first: nothing above can unmount while the image's I/O is held.
+        if throughPausableStore { addTeardownBlock { [self] in resumeImage() } }
         guard access("/sbin/\(kind.mkfs[0])", X_OK) == 0 || access("/usr/sbin/\(kind.mkfs[0])", X_OK) == 0 else {
             throw Self.unavailable("\(kind.mkfs[0]) is not installed (package \(kind.package)): \(kind) image tests skipped")
         }
-        let directory = Self.memoryDirectory(room: imageSize) ?? fixture.base
-        imageDirectory = directory
+        let directory: String
+        if !throughPausableStore {
+            directory = Self.memoryDirectory(room: imageSize) ?? fixture.base
+            imageDirectory = directory
+        } else {
+            guard let store else { preconditionFailure() }
+            try store.mount()
+            directory = store.mountpoint
+        }
         let image = directory + "/\(kind).img"
         let truncated = try Subprocess.run(["truncate", "-s", String(imageSize), image], timeout: 30)
         let made = truncated.status == 0 ? try Subprocess.run(kind.mkfs + [image], timeout: 60) : truncated
         guard made.status == 0 else { throw Self.unavailable("cannot make an \(kind) image: \(made)") }
-        let attached = try Subprocess.run(["losetup", "-f", "--show", image], timeout: 30)
+        let attached = try Subprocess.run(["losetup", "-f", "--show"] + (throughPausableStore ? ["--direct-io=on"] : []) + [image], timeout: 30)
         guard attached.status == 0 else { throw Self.unavailable("no loop device for the \(kind) image: \(attached)") }
         loopDevice = attached.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertEqual(mkdir(volume, 0o755), 0)
@@ -111,6 +138,40 @@ class LoopImageTestCase: XCTestCase {
         var template = Array((parent + "/purgefs-image-XXXXXX").utf8CString)
         guard mkdtemp(&template) != nil else { return nil }
         return String(cString: template)
+    }
+
+    /// Holds every I/O to the image from now on (`throughPausableStore`):
+    /// what is in the page cache still reads, and writes still dirty pages.
+    func suspendImage() throws {
+        guard let pid = store?.daemonPID else { throw SubprocessError("the image is not in a store of its own") }
+        XCTAssertEqual(kill(pid, SIGSTOP), 0)
+    }
+
+    /// Lets the image's I/O through again.
+    func resumeImage() {
+        guard let pid = store?.daemonPID else { return }
+        kill(pid, SIGCONT)
+    }
+
+    /// Waits (against a deadline) until a thread of `pid` sleeps on the disk
+    /// (`D`) in a system call that `inCall` accepts (its `/proc/.../syscall`
+    /// fields, and what its first argument names as a descriptor of `pid`);
+    /// false at the deadline.
+    func waitForThreadInDiskSleep(of pid: pid_t, timeout: TimeInterval = 20, _ inCall: @escaping ([String], String) -> Bool) -> Bool {
+        eventually(timeout: timeout) {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return tasks.contains { task in
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                      let close = stat.lastIndex(of: ")"),
+                      stat[stat.index(close, offsetBy: 2)] == "D",
+                      let call = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8)
+                else { return false }
+                let fields = call.split(separator: " ").map(String.init)
+                let descriptor = fields.count > 1 ? UInt64(fields[1].dropFirst(2), radix: 16).map(String.init) : nil
+                let target = descriptor.flatMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") } ?? ""
+                return inCall(fields, target)
+            }
+        }
     }
 
     /// Called before the first mount: put files into the container here.

@@ -11,8 +11,10 @@ import PurgeSys
 /// path asks here and nowhere else.
 ///
 /// A backend holds the `ContainerState` it charges (the state does not hold
-/// it). Lock order: namespace stripes, then the backend's lock, then
-/// `ContainerState`'s (`LinkedClones.breakLock` comes before the stripes).
+/// it). Lock order: namespace stripes, then the backend's locks (`CloneBook`'s
+/// group locks, then its book; `LinkedClones`' clone lock), then
+/// `ContainerState`'s; `LinkedClones.dataLocks` come before the stripes.
+/// Every lock held across I/O is one file's or one clone group's.
 protocol CloneBackend: FileSystemObserver {
     var kind: CloneBackendKind { get }
     /// A whole-file copy into an empty file may become a clone.

@@ -17,6 +17,8 @@ final class InodeSharing: Sendable {
     /// kept open while the node lives, so the number cannot be reused by a
     /// new file while the kernel still knows this node by it.
     private let identityHold = Mutex<Int32>(-1)
+    /// Where `share` waits for the modifications under way to end.
+    private let modificationsEnded = ThreadSignal()
 
     private struct OpenFiles {
         var files: [WeakOpenFile] = []
@@ -83,10 +85,11 @@ final class InodeSharing: Sendable {
     /// stops counting them as writers). Modifications that begin from now on
     /// find the data shared and break it first. The wait is bounded: a
     /// modification is one write, truncate or allocation on the backing
-    /// file, which needs nothing this caller holds (room is made before it).
+    /// file, which needs nothing this caller holds (room is made before it);
+    /// the caller sleeps until the last one ends (`endModifying` wakes it).
     func share() -> [OpenFile] {
         files.withLock { $0.shared = true }
-        while files.withLock({ $0.modifying > 0 }) { CurrentThread.yield() }
+        modificationsEnded.wait { files.withLock { $0.modifying == 0 } }
         // Filtered after the lock: see `admit`.
         let open = files.withLock { $0.files.compactMap(\.file) }
         return open.filter { $0.isWritable && !$0.isProtected }
@@ -110,7 +113,12 @@ final class InodeSharing: Sendable {
     }
 
     func endModifying() {
-        files.withLock { $0.modifying -= 1 }
+        // Only `share` waits, and only once the data is marked shared.
+        let last = files.withLock { state in
+            state.modifying -= 1
+            return state.shared && state.modifying == 0
+        }
+        if last { modificationsEnded.wake() }
     }
 
     func unshare() {

@@ -26,7 +26,7 @@ extension LinkedClones {
         // A file left protected by a clone that was undone gets its writable
         // descriptor back below even when nothing is shared.
         if isActive || inode.sharing.isShared {
-            try breakLock.withLock { () throws(Errno) in
+            try withDataLocks(of: [inode]) { () throws(Errno) in
                 if !sharesData(inode.key) {
                     inode.sharing.unshare()
                 } else if isMember(inode.key) {

@@ -19,7 +19,7 @@ extension LinkedClones {
               let name = destination.createdAs ?? Self.onlyName(of: destination.inode, filesystem: fs)
         else { return false }
         do {
-            return try breakLock.withLock { () throws(Errno) -> Bool in
+            return try withDataLocks(of: [source.inode, destination.inode]) { () throws(Errno) -> Bool in
                 try fs.locks.withLocks(name.parent) { () throws(Errno) -> Bool in
                     try link(source, into: destination, as: name, filesystem: fs)
                 }
@@ -39,7 +39,7 @@ extension LinkedClones {
         let directory = try DirectoryNames.open(chain, from: fs.root)
         defer { directory.closeQuietly() }
         let anchorID = destination.inode.key
-        let data = try source.inode.withDescriptor { (path) throws(Errno) in try path.duplicate() }
+        let data = try source.inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: OpenFlags.path) }
         defer { data.closeQuietly() }
         let dataStatus = try data.status()
         let backing = EntryID(dataStatus)
@@ -91,7 +91,7 @@ extension LinkedClones {
 
         // The destination now reads the shared data, read-only; its own inode
         // (the anchor) stays held while the node lives.
-        if let own = try? destination.inode.withDescriptor({ (path) throws(Errno) in try path.duplicate() }) {
+        if let own = try? destination.inode.withDescriptor({ (path) throws(Errno) in try path.reopen(flags: OpenFlags.path) }) {
             destination.inode.sharing.holdIdentity(own)
         }
         destination.inode.repoint(to: try data.reopen(flags: OpenFlags.path), backing: backing)

@@ -13,13 +13,17 @@ import Synchronization
 /// Here: which identity a name of a shared backing inode has, the
 /// attributes a member shows, and the charges that count shared data once.
 ///
-/// Lock order: breaks (`breakLock`), then namespace stripes, then this
-/// object's lock, then `ContainerState`'s.
+/// Lock order: the data locks of breaks and clones (`dataLocks`, per backing
+/// file), then namespace stripes, then this object's lock, then
+/// `ContainerState`'s.
 final class LinkedClones: Sendable {
     /// The registry and the charges: the clone lock.
     let guarded: Mutex<Table>
-    /// One break at a time: a break copies data outside the clone lock.
-    let breakLock = ThreadLock()
+    /// One break or clone of a backing file's data at a time, by the
+    /// backing file's identity (a group's shared inode, or a plain file's
+    /// own): a break copies data outside the clone lock, and a file that
+    /// shares nothing with it never waits for it.
+    let dataLocks = KeyedLocks<EntryID>()
 
     /// Everything behind the clone lock.
     struct Table {
@@ -183,6 +187,20 @@ final class LinkedClones: Sendable {
             throw error
         }
         return file
+    }
+
+    /// Runs `body` holding the data locks of `inodes`' backing files, taken
+    /// again should one of them move to another backing file (a primary's
+    /// break re-points its members) while this caller waited.
+    func withDataLocks<T>(of inodes: [Inode], _ body: () throws(Errno) -> T) throws(Errno) -> T {
+        while true {
+            let backings = inodes.map(\.backing)
+            let done: T? = try dataLocks.withLocks(backings) { () throws(Errno) -> T? in
+                guard inodes.map(\.backing) == backings else { return nil }
+                return try body()
+            }
+            if let done { return done }
+        }
     }
 
     func save(_ table: inout Table) {

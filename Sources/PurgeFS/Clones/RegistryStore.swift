@@ -13,8 +13,10 @@ import Synchronization
 /// a journal whose epoch is not the snapshot's is an old one (the daemon
 /// stopped in between) and is not read.
 ///
-/// Called under its owner's lock (one writer at a time); its own lock, a
-/// leaf below the owner's, makes that checked by the compiler.
+/// `save(_:)` is called under its owner's lock (one writer at a time); its
+/// own lock, a leaf below the owner's, makes that checked by the compiler.
+/// `save(taking:)` is for owners that keep their lock off the I/O: the
+/// store's lock is then taken first and the owner's briefly under it.
 final class RegistryStore<Registry: JournaledRecords>: Sendable {
     let snapshotName: String
     var journalName: String { snapshotName + ".journal" }
@@ -69,6 +71,27 @@ final class RegistryStore<Registry: JournaledRecords>: Sendable {
         let changes = registry.takeChanges()
         guard !changes.isEmpty else { return }
         try files.withLock { (files) throws(Errno) in
+            if files.journalBytes + changes.count > max(Self.foldAt, files.snapshotBytes) {
+                return try fold(registry, in: &files)
+            }
+            let file = try openJournal(&files)
+            _ = try changes.withUnsafeBytes { buffer in
+                Result { () throws(Errno) in try file.writeAll(buffer) }
+            }.get()
+            try file.sync(dataOnly: true)
+            files.journalBytes += changes.count
+        }
+    }
+
+    /// `save` for an owner that does not hold its lock across the I/O:
+    /// `take` is called under this store's lock and returns the changes to
+    /// append (taken from the registry under the owner's lock) and, should
+    /// the journal be folded, the registry as it is then; so changes are
+    /// appended in the order they were taken, and a fold never misses one.
+    func save(taking take: () -> (changes: [UInt8], registry: Registry)) throws(Errno) {
+        try files.withLock { (files) throws(Errno) in
+            let (changes, registry) = take()
+            guard !changes.isEmpty else { return }
             if files.journalBytes + changes.count > max(Self.foldAt, files.snapshotBytes) {
                 return try fold(registry, in: &files)
             }

@@ -45,6 +45,8 @@ final class ContainerFileSystem: Sendable {
     let noSpaceReplies = Atomic<UInt64>(0)
     /// Where `user.purgefs.metrics_sample` asks the metrics sampler for a sample.
     let metricsRequests = MetricsRequests()
+    /// The daemon has said it ran out of descriptors (once a mount).
+    let ranOutOfDescriptors = Atomic<Bool>(false)
     /// The shared device this container is on (`device=`), if any.
     let device: SharedDevice?
     /// The power-loss simulation (`purgefs crash`), an observer among `events` with `crashable`.
@@ -173,4 +175,20 @@ final class ContainerFileSystem: Sendable {
 struct CacheTimeouts: Sendable {
     var entries: Double = 3600
     var attributes: Double = 3600
+}
+
+extension ContainerFileSystem {
+    /// A request failed because the daemon (or the system) ran out of
+    /// descriptors: said once a mount in the daemon log, with the figures
+    /// that explain it.
+    func noteOutOfDescriptors(_ error: Errno) {
+        guard !ranOutOfDescriptors.exchange(true, ordering: .relaxed) else { return }
+        let (whose, name) = error == .tooManyOpenFiles
+            ? ("the daemon's limit of \(ResourceLimits.openFiles)", "EMFILE") : ("the system's limit", "ENFILE")
+        Diagnostics.note("""
+            out of file descriptors (\(whose), \(inodes.pool.count) of them held by inodes, \
+            budget \(inodes.pool.budget)): requests that need one fail with \(name) until files are closed \
+            (said once a mount)
+            """)
+    }
 }

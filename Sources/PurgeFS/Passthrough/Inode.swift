@@ -12,7 +12,10 @@ import Synchronization
 /// the descriptor of an idle inode can be evicted (`DescriptorPool`): its
 /// file handle is kept instead, and the descriptor reopened from it on the
 /// next use. An inode in use, open, or on a filesystem without file handles
-/// keeps its descriptor.
+/// keeps its descriptor. While a regular file is open, the open file's
+/// descriptor stands for the inode's (`lend`): an open file costs one
+/// descriptor, not two, and the inode's own is reopened from it (`reclaim`)
+/// when the last open file lets go.
 ///
 /// `key` is the file's identity for the kernel and the ledger, and never
 /// changes. Its backing inode is the same file, except for a clone on a
@@ -23,7 +26,7 @@ final class Inode: Sendable {
     let key: EntryID
     /// `S_IFMT` bits: the file type never changes for an inode.
     let fileType: mode_t
-    private let pool: DescriptorPool
+    let pool: DescriptorPool
     private let slot: Mutex<Slot>
     /// The files open on it and whether its data is shared with other files
     /// (linked clones): the clone backend's, and the modification bracket's.
@@ -32,8 +35,13 @@ final class Inode: Sendable {
     private struct Slot {
         /// The descriptor, or -1 while evicted.
         var descriptor: Int32
-        /// Operations using the descriptor now, plus open files of this inode.
+        /// `descriptor` is an open file's (`lend`), which that file closes:
+        /// never closed nor counted here.
+        var borrowed = false
+        /// Operations using the descriptor now.
         var users: Int32 = 0
+        /// Open files of this inode (`pin`).
+        var pins: Int32 = 0
         var lastUse: UInt64 = 0
         /// Taken at the first eviction.
         var handle: FileHandle?
@@ -41,6 +49,19 @@ final class Inode: Sendable {
         var backing: EntryID
         /// Descriptors replaced while in use, closed when the users are done.
         var retired: [Int32] = []
+        /// Open files' descriptors that stood for the inode's and were
+        /// replaced while in use: their files must not close them before
+        /// the users are done (`reclaim` hands them over).
+        var replacedLoans: [Int32] = []
+
+        /// One use ends: the retired descriptors to close once none is left.
+        mutating func endUse() -> [Int32] {
+            users -= 1
+            guard users == 0 else { return [] }
+            replacedLoans = []
+            defer { retired = [] }
+            return retired
+        }
     }
 
     init(id: NodeID, descriptor: FileDescriptor, key: EntryID, backing: EntryID, fileType: mode_t, pool: DescriptorPool) {
@@ -65,8 +86,103 @@ final class Inode: Sendable {
 
     /// Keeps the descriptor from eviction while a file of this inode is open:
     /// an unlinked file cannot be reopened by its handle.
-    func pin() throws(Errno) { _ = try acquire() }
-    func unpin() { release() }
+    func pin() throws(Errno) {
+        _ = try acquire()
+        let retired = slot.withLock { slot in
+            slot.pins += 1
+            return slot.endUse()
+        }
+        for descriptor in retired { FileDescriptor(rawValue: descriptor).closeQuietly() }
+    }
+
+    func unpin() {
+        slot.withLock { slot in slot.pins -= 1 }
+    }
+
+    /// Lets the open file's `descriptor` (a pinned regular file's, of the
+    /// same backing file) stand for the inode's own, which is closed: an open
+    /// file then costs one descriptor. The file gives it back at its release
+    /// (`reclaim`). No-op when another open file's stands already.
+    func lend(_ descriptor: FileDescriptor) {
+        guard isRegularFile else { return }
+        let own: Int32? = slot.withLock { slot in
+            guard !slot.borrowed, slot.descriptor >= 0, slot.pins > 0 else { return nil }
+            let own = slot.descriptor
+            slot.descriptor = descriptor.rawValue
+            slot.borrowed = true
+            if slot.users > 0 {
+                slot.retired.append(own)
+                return -1
+            }
+            return own
+        }
+        guard let own else { return }
+        pool.closed()
+        if own >= 0 { FileDescriptor(rawValue: own).closeQuietly() }
+    }
+
+    /// An open file whose descriptors are `descriptors` is released: if one
+    /// of them stands for the inode's (`lend`), another open file's stands
+    /// instead, or the inode gets a descriptor of its own again, reopened from
+    /// it (an unlinked file has no other way back). Returns the descriptors
+    /// the inode took over (in use now, or kept for want of a new one), which
+    /// the file must not close.
+    func reclaim(_ descriptors: [Int32], others: [OpenFile]) -> [Int32] {
+        let (lent, inUse): (Int32?, [Int32]) = slot.withLock { slot in
+            let inUse = slot.replacedLoans.filter(descriptors.contains)
+            if !inUse.isEmpty {
+                slot.replacedLoans.removeAll(where: descriptors.contains)
+                slot.retired += inUse
+            }
+            guard slot.borrowed, descriptors.contains(slot.descriptor) else { return (nil, inUse) }
+            return (slot.descriptor, inUse)
+        }
+        guard let lent else { return inUse }
+        // Another open file of the inode (held here, so its own release comes after this).
+        if let other = others.first {
+            let standIn = other.descriptor.rawValue
+            let taken = slot.withLock { slot -> Bool in
+                guard slot.borrowed, slot.descriptor == lent else { return false }
+                slot.descriptor = standIn
+                guard slot.users > 0 else { return false }
+                slot.retired.append(lent)
+                return true
+            }
+            withExtendedLifetime(other) {}
+            return inUse + (taken ? [lent] : [])
+        }
+        // Past the budget, a file that still has a name is left to be
+        // reopened by its handle on its next use.
+        let lentFile = FileDescriptor(rawValue: lent)
+        if pool.isFull, let status = try? lentFile.status(), status.st_nlink > 0,
+           let handle = (try? FileHandle(of: lentFile)) {
+            let taken: Bool? = slot.withLock { slot in
+                guard slot.borrowed, slot.descriptor == lent else { return nil }
+                slot.borrowed = false
+                slot.descriptor = -1
+                slot.handle = handle
+                guard slot.users > 0 else { return false }
+                slot.retired.append(lent)
+                return true
+            }
+            if let taken { return inUse + (taken ? [lent] : []) }
+            return inUse
+        }
+        let own = try? lentFile.reopen(flags: OpenFlags.path)
+        let (taken, counted): (Bool, Bool) = slot.withLock { slot in
+            guard slot.borrowed, slot.descriptor == lent else { return (false, false) }
+            slot.borrowed = false
+            guard let own else { return (true, true) }  // kept as the inode's own
+            slot.descriptor = own.rawValue
+            if slot.users > 0 {
+                slot.retired.append(lent)
+                return (true, true)
+            }
+            return (false, true)
+        }
+        if counted { pool.opened() } else { own?.closeQuietly() }
+        return inUse + (taken ? [lent] : [])
+    }
 
     private func acquire() throws(Errno) -> FileDescriptor {
         let tick = pool.tick()
@@ -92,12 +208,7 @@ final class Inode: Sendable {
     }
 
     private func release() {
-        let retired: [Int32] = slot.withLock { slot in
-            slot.users -= 1
-            guard slot.users == 0, !slot.retired.isEmpty else { return [] }
-            defer { slot.retired = [] }
-            return slot.retired
-        }
+        let retired = slot.withLock { slot in slot.endUse() }
         for descriptor in retired { FileDescriptor(rawValue: descriptor).closeQuietly() }
     }
 
@@ -108,10 +219,16 @@ final class Inode: Sendable {
     /// over) of identity `backing`. Users of the old descriptor finish with it.
     func repoint(to descriptor: FileDescriptor, backing: EntryID) {
         let (old, closeNow): (Int32, Bool) = slot.withLock { slot in
-            let old = slot.descriptor
+            var old = slot.descriptor
             slot.descriptor = descriptor.rawValue
             slot.backing = backing
             slot.handle = nil
+            if slot.borrowed {
+                // An open file's, which it closes (after the users: `reclaim`).
+                slot.borrowed = false
+                if slot.users > 0 { slot.replacedLoans.append(old) }
+                old = -1
+            }
             if old >= 0 && slot.users > 0 { slot.retired.append(old); return (old, false) }
             return (old, old >= 0)
         }
@@ -139,14 +256,14 @@ final class Inode: Sendable {
 
     /// When the descriptor was last used, if it could be evicted now.
     var evictableSince: UInt64? {
-        slot.withLock { $0.descriptor >= 0 && $0.users == 0 ? $0.lastUse : nil }
+        slot.withLock { $0.descriptor >= 0 && $0.users == 0 && $0.pins == 0 && !$0.borrowed ? $0.lastUse : nil }
     }
 
     /// Closes the descriptor if nothing uses it, keeping the file handle.
     /// Returns whether it did; a filesystem without handles keeps it open.
     func evict() -> Bool {
         let closed: Int32? = slot.withLock { slot in
-            guard slot.descriptor >= 0, slot.users == 0 else { return nil }
+            guard slot.descriptor >= 0, slot.users == 0, slot.pins == 0, !slot.borrowed else { return nil }
             if slot.handle == nil {
                 guard let handle = try? FileHandle(of: FileDescriptor(rawValue: slot.descriptor)) else { return nil }
                 slot.handle = handle
@@ -161,9 +278,9 @@ final class Inode: Sendable {
     }
 
     deinit {
-        let (descriptor, retired) = slot.withLock { ($0.descriptor, $0.retired) }
+        let (descriptor, retired, borrowed) = slot.withLock { ($0.descriptor, $0.retired, $0.borrowed) }
         for old in retired { FileDescriptor(rawValue: old).closeQuietly() }
-        if descriptor >= 0 {
+        if descriptor >= 0 && !borrowed {
             FileDescriptor(rawValue: descriptor).closeQuietly()
             pool.closed()
         }

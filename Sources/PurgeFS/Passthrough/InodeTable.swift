@@ -26,6 +26,11 @@ final class InodeTable: Sendable {
     private let storage = Mutex(Storage())
     let pool: DescriptorPool
     private let evicting = Atomic<Bool>(false)
+    /// No sweep until the pool holds more than this: after a sweep that
+    /// could not get back under the budget (its descriptors in use), the
+    /// next waits for an eighth of the budget more, so requests over the
+    /// budget do not each sweep the whole table.
+    private let nextSweep = Atomic<Int>(0)
 
     /// Installs the root; its count never reaches zero during the session.
     /// The table owns `descriptor` from now on.
@@ -46,7 +51,7 @@ final class InodeTable: Sendable {
         guard let inode = storage.withLock({ $0.byID[id]?.inode }) else {
             fatalError("purgefs: the kernel used \(id), which is not in the inode table")
         }
-        if pool.isOverBudget { evictIdleDescriptors() }
+        if mayEvict { evictIdleDescriptors() }
         return inode
     }
 
@@ -70,7 +75,7 @@ final class InodeTable: Sendable {
         // A known inode whose descriptor was evicted takes the fresh one: it
         // names the file now under this identity, even if the old one is gone.
         if duplicate && !inode.adopt(descriptor) { descriptor.closeQuietly() }
-        if pool.isOverBudget { evictIdleDescriptors() }
+        if mayEvict { evictIdleDescriptors() }
         return (inode, !duplicate)
     }
 
@@ -109,22 +114,27 @@ final class InodeTable: Sendable {
         storage.withLock { table in table.byKey[id].flatMap { table.byID[$0]?.inode } }
     }
 
+    private var mayEvict: Bool { pool.isOverBudget && pool.count > nextSweep.load(ordering: .relaxed) }
+
     /// Closes the descriptors of the least recently used idle inodes until
-    /// the pool is back to three quarters of its budget. One thread at a time.
+    /// the pool is back to three quarters of its budget. One thread at a
+    /// time; the table's lock is held only to copy its inodes.
     private func evictIdleDescriptors() {
         guard evicting.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
         defer { evicting.store(false, ordering: .releasing) }
-        let root = inode(.root)
-        guard root.withDescriptorQuietly({ pool.canReopen(sample: $0) }) == true else { return }
-        var candidates = storage.withLock { table in
-            table.byID.values.compactMap { entry in entry.inode.evictableSince.map { (entry.inode, $0) } }
-        }
+        guard let root = storage.withLock({ $0.byID[.root]?.inode }),
+              root.withDescriptorQuietly({ pool.canReopen(sample: $0) }) == true
+        else { return }
+        let inodes = storage.withLock { table in table.byID.values.map(\.inode) }
+        var candidates = inodes.compactMap { inode in inode.evictableSince.map { (inode, $0) } }
         candidates.sort { $0.1 < $1.1 }
         let target = pool.budget * 3 / 4
         for (inode, _) in candidates where inode.id != .root {
             if pool.count <= target { break }
             _ = inode.evict()
         }
+        let left = pool.count
+        nextSweep.store(left > pool.budget ? left + max(pool.budget / 8, 1) : 0, ordering: .relaxed)
     }
 
     /// How many inodes the table holds (the root included).

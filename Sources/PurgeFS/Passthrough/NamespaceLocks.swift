@@ -9,9 +9,10 @@ import PurgeSys
 /// Striped: a directory maps to one of a fixed set of locks. Several locks
 /// are always taken in stripe order, so two renames cannot deadlock.
 /// One more lock, the tree lock, keeps directories in place: a rename of a
-/// directory takes it, and the purger holds it while it checks and removes a
-/// directory's victims, so no directory can move out of a zone (taking a
-/// victim with it) between the check and the unlink.
+/// directory takes it, and the purger holds it while it checks and removes
+/// one victim's name (never across a directory's listing), so no directory
+/// can move out of a zone (taking a victim with it) between the check and
+/// the unlink.
 ///
 /// Lock order: the tree lock, then stripes, then the clone backend's lock,
 /// then `ContainerState`'s lock.

@@ -10,6 +10,9 @@ import Synchronization
 /// a handle between open and release, so no table lookup is needed per
 /// read or write.
 ///
+/// While it is open its descriptor stands for the inode's (`Inode.lend`),
+/// so an open file costs the daemon one descriptor.
+///
 /// The descriptor can be replaced (`replaceDescriptor`) when the inode moves
 /// to another backing file, as a linked clone does at its first
 /// modification; a replaced descriptor stays open until the file is
@@ -51,11 +54,19 @@ final class OpenFile: Sendable {
         let admitted = inode.sharing.admit(self, writing: writing)
         protection.counted.store(admitted, ordering: .relaxed)
         protection.protected.store(writing && !admitted, ordering: .relaxed)
+        inode.lend(descriptor)
+        inode.pool.fileOpened()
     }
 
     deinit {
-        descriptor.closeQuietly()
-        for old in retired.withLock({ $0 }) { FileDescriptor(rawValue: old).closeQuietly() }
+        // The descriptor may stand for the inode's (`Inode.lend`): the inode
+        // takes another open file's, or one of its own, before it is closed.
+        let descriptors = [current.load(ordering: .acquiring)] + retired.withLock { $0 }
+        let others = inode.sharing.openFiles
+        let kept = inode.reclaim(descriptors, others: others)
+        withExtendedLifetime(others) {}
+        inode.pool.fileClosed()
+        for raw in descriptors where !kept.contains(raw) { FileDescriptor(rawValue: raw).closeQuietly() }
         if protection.counted.load(ordering: .relaxed) { inode.sharing.dismissWriter() }
         inode.unpin()
     }

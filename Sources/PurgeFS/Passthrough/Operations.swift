@@ -121,6 +121,7 @@ enum Operations {
             try body(fs)
         } catch {
             if error == .noSpace { fs.noSpaceReplies.add(1, ordering: .relaxed) }
+            if error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem { fs.noteOutOfDescriptors(error) }
             fuse_reply_err(request, error.rawValue)
         }
     }

@@ -131,49 +131,68 @@ final class Purger: Sendable {
         for index in indices where victims[index].file.device == directoryID.device {
             wanted[clones.listedInode(of: victims[index].file), default: []].append(index)
         }
-        // The tree lock keeps directories from moving (in or out of a zone)
-        // while this one's victims are checked and removed.
-        try? locks.withTreeLock { () throws(Errno) in
-          try locks.withLocks(directoryID) { () throws(Errno) in
-            let path = state.read { _, names in names.path(of: directoryID) } ?? "?"
-            let stream = try DirectoryStream(directory)
-            while !wanted.isEmpty, let entry = try stream.next() {
-                guard let candidates = wanted[entry.inode],
-                      let status = try? directory.status(of: entry.name), status.st_mode & S_IFMT == S_IFREG
-                else { continue }
-                let id = clones.identity(of: status, parent: directoryID, name: entry.name)
-                guard let index = candidates.first(where: { victims[$0].file == id }) else { continue }
-                let victim = victims[index]
-                let handled = { wanted[entry.inode]!.removeAll { $0 == index }; if wanted[entry.inode]!.isEmpty { wanted[entry.inode] = nil } }
-                // More links than the ledger knows: the file has names outside
-                // the container, whose data a truncation would destroy; so has
-                // data a linked clone shares.
-                if victim.action == .truncate
-                    && (Int(status.st_nlink) > victim.directories.count || clones.sharesBacking(EntryID(status))) {
-                    refused.insert(index)
-                    handled()
-                    continue
-                }
-                if !approved.contains(index) {
-                    guard !refused.contains(index), state.read({ ledger, _ in ledger.canPurge(victim) }) else {
-                        refused.insert(index)
-                        handled()
-                        continue
-                    }
-                    approved.insert(index)
-                }
-                if (try? remove(entry.name, in: directory, as: victim)) != nil {
-                    let file = String(cString: entry.name)
-                    done.append(Done(
-                        victim: index, directory: directoryID, name: CNames.copy(entry.name),
-                        path: path.isEmpty ? file : path + "/" + file))
-                } else {
-                    refused.insert(index)
-                }
-                handled()
-            }
-          }
+        // The listing takes no lock: each name found is checked again and
+        // removed under the tree lock and the directory's stripe, taken for
+        // that one name (the tree lock keeps directories from moving in or
+        // out of a zone between the check and the unlink). A rename or create
+        // waits for one unlink at most, never for a whole directory's.
+        let path = state.read { _, names in names.path(of: directoryID) } ?? "?"
+        guard let stream = try? DirectoryStream(directory) else {
+            refused.formUnion(wanted.values.joined())
+            return
         }
+        while !wanted.isEmpty, let entry = try? stream.next() {
+            guard wanted[entry.inode] != nil else { continue }
+            let name = CNames.copy(entry.name)
+            var outcome: (index: Int, removed: Bool)?
+            _ = try? locks.withTreeLock { () throws(Errno) in
+                try locks.withLocks(directoryID) { () throws(Errno) in
+                    outcome = purgeEntry(name, inode: entry.inode, in: directory, directoryID: directoryID,
+                                         wanted: wanted, victims: victims, approved: &approved, refused: &refused)
+                }
+            }
+            guard let (index, removed) = outcome else { continue }
+            if removed {
+                let file = String(cString: name)
+                done.append(Done(victim: index, directory: directoryID, name: name, path: path.isEmpty ? file : path + "/" + file))
+            }
+            wanted[entry.inode]!.removeAll { $0 == index }
+            if wanted[entry.inode]!.isEmpty { wanted[entry.inode] = nil }
+        }
+    }
+
+    /// Under the tree lock and the directory's stripe: checks that `name`
+    /// still holds one of the victims listed under its inode number, and
+    /// purges it. Nil when it holds none of them; else the victim and
+    /// whether it was removed (refused ones are added to `refused`).
+    private func purgeEntry(
+        _ name: [CChar], inode: UInt64, in directory: FileDescriptor, directoryID: EntryID, wanted: [UInt64: [Int]],
+        victims: [PurgeVictim], approved: inout Set<Int>, refused: inout Set<Int>
+    ) -> (Int, Bool)? {
+        guard let candidates = wanted[inode],
+              let status = try? directory.status(of: name), status.st_mode & S_IFMT == S_IFREG
+        else { return nil }
+        let id = clones.identity(of: status, parent: directoryID, name: name)
+        guard let index = candidates.first(where: { victims[$0].file == id }) else { return nil }
+        let victim = victims[index]
+        // More links than the ledger knows: the file has names outside
+        // the container, whose data a truncation would destroy; so has
+        // data a linked clone shares.
+        if victim.action == .truncate
+            && (Int(status.st_nlink) > victim.directories.count || clones.sharesBacking(EntryID(status))) {
+            refused.insert(index)
+            return (index, false)
+        }
+        if !approved.contains(index) {
+            guard !refused.contains(index), state.read({ ledger, _ in ledger.canPurge(victim) }) else {
+                refused.insert(index)
+                return (index, false)
+            }
+            approved.insert(index)
+        }
+        if (try? remove(name, in: directory, as: victim)) != nil { return (index, true) }
+        refused.insert(index)
+        return (index, false)
     }
 
     private func remove(_ name: CName, in directory: FileDescriptor, as victim: PurgeVictim) throws(Errno) {
