@@ -41,6 +41,9 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// line each); write `1`, crash. `last_crash`: what the last one undid.
     case crash
     case lastCrash = "last_crash"
+    /// How requests reach the daemon: `io_uring QUEUESxTHREADS pinned|free`,
+    /// `/dev/fuse`, or `/dev/fuse (io_uring refused: REASON)`.
+    case transport
     // Files (pinned also on directories; group and tombstone on zone directories).
     case pinned, group, tombstone
     case contentID = "content_id"
@@ -85,7 +88,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
              .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .faults, .deviceName, .deviceContainers,
-             .deviceContainersUsed, .devicePurgeable, .deviceQuota, .crash, .lastCrash:
+             .deviceContainersUsed, .devicePurgeable, .deviceQuota, .crash, .lastCrash, .transport:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
@@ -109,7 +112,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .containerUsed, .deviceUsed, .availableImportant,
              .availableOpportunistic, .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .contentID, .lastUsed, .shared,
              .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota,
-             .ubiquitous, .uploaded, .downloadStatus, .evictable, .lastCrash:
+             .ubiquitous, .uploaded, .downloadStatus, .evictable, .lastCrash, .transport:
             return false
         }
     }

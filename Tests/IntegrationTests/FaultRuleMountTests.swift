@@ -150,6 +150,7 @@ final class FaultRuleMountTests: PurgefsCommandTestCase {
     func testDelaysOverTheRingLeaveEachCPUThreadsToAnswer() throws {
         try KernelRing.enable(for: self)
         try mount()
+        try KernelRing.requireRing(at: mnt)
         try add("--op", "fsync", "--path", "Documents/slow*", "--delay", "4s")
         let descriptors = (0..<8).map { open(mnt + "/Documents/slow\($0)", O_WRONLY | O_CREAT, 0o644) }
         defer { descriptors.forEach { close($0) } }
