@@ -450,6 +450,47 @@ static void stop_locked(void) {
     }
 }
 
+int clinux_fuse_ring_layout(int queues, const unsigned char *online, int *per_queue, int *threads, int *served,
+                            int *owners, int *qids) {
+    // The online CPUs' queues have threads of their own (CPU 0's if none
+    // reads as online).
+    int n = 0;
+    for (int qid = 0; qid < queues; qid++) n += online[qid] != 0;
+    int first_online = -1;
+    for (int qid = 0; qid < queues && first_online < 0; qid++)
+        if (online[qid]) first_online = qid;
+    int *onlines = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!onlines) return -ENOMEM;
+    int count = 0;
+    for (int qid = 0; qid < queues; qid++)
+        if (online[qid]) onlines[count++] = qid;
+    if (n == 0) onlines[n++] = 0;
+    // MOST_THREADS in all: per_queue a queue while they fit, fewer where
+    // CPUs are many, and past MOST_THREADS online CPUs one thread serves
+    // several queues.
+    int pq = *per_queue;
+    if (n * pq > MOST_THREADS) pq = MOST_THREADS / n > 1 ? MOST_THREADS / n : 1;
+    int made = n * pq < MOST_THREADS ? n * pq : MOST_THREADS;
+    // Thread i: an entry of online queue i % n (or of every MOST_THREADS-th
+    // online queue from i); then the other queues (CPUs offline now), one
+    // entry each, dealt out in turn. The served queues' entries come first.
+    int total = 0, dealt = 0;
+    if (n * pq <= MOST_THREADS) {
+        for (int index = 0; index < made; index++) owners[total] = index, qids[total++] = onlines[index % n];
+    } else {
+        for (int index = 0; index < n; index++) owners[total] = index % MOST_THREADS, qids[total++] = onlines[index];
+    }
+    for (int qid = 0; qid < queues; qid++) {
+        int mine = first_online < 0 ? qid == 0 : online[qid];
+        if (!mine) owners[total] = dealt++ % made, qids[total++] = qid;
+    }
+    free(onlines);
+    *per_queue = pq;
+    *threads = made;
+    *served = n;
+    return total;
+}
+
 int clinux_fuse_ring_prepare(size_t payload, int per_queue) {
     pthread_mutex_lock(&R.lifecycle);
     int status = 0;
@@ -462,22 +503,31 @@ int clinux_fuse_ring_prepare(size_t payload, int per_queue) {
     // The kernel makes one queue per possible CPU (num_possible_cpus) and
     // sends a request to the queue of the CPU it was made on.
     if (read_cpus("/sys/devices/system/cpu/online", &online) <= 0) online = possible;
-    // The online CPUs' queues, each served by threads of its own (CPU 0's
-    // if none reads as online).
-    cpu_set_t served;
-    CPU_ZERO(&served);
-    int onlines[CPU_SETSIZE], n = 0;
-    for (int qid = 0; qid < queues; qid++)
-        if (CPU_ISSET(qid, &online)) onlines[n++] = qid, CPU_SET(qid, &served);
-    if (n == 0) onlines[n++] = 0, CPU_SET(0, &served);
-    // MOST_THREADS in all: per_queue a queue while they fit, fewer where
-    // CPUs are many, and past MOST_THREADS online CPUs one thread serves
-    // several queues.
-    if (n * per_queue > MOST_THREADS) per_queue = MOST_THREADS / n > 1 ? MOST_THREADS / n : 1;
-    int threads = n * per_queue < MOST_THREADS ? n * per_queue : MOST_THREADS;
+    unsigned char *is_online = calloc((size_t)queues, 1);
+    size_t most = 2 * (size_t)queues + MOST_THREADS;
+    int *owner = malloc(sizeof(int) * most), *qids = malloc(sizeof(int) * most);
+    if (!is_online || !owner || !qids) {
+        free(is_online);
+        free(owner);
+        free(qids);
+        status = -ENOMEM;
+        goto fail;
+    }
+    for (int qid = 0; qid < queues; qid++) is_online[qid] = CPU_ISSET(qid, &online) != 0;
+    int threads = 0, n = 0;
+    int total = clinux_fuse_ring_layout(queues, is_online, &per_queue, &threads, &n, owner, qids);
+    free(is_online);
+    if (total < 0) {
+        free(owner);
+        free(qids);
+        status = total;
+        goto fail;
+    }
     R.threads = calloc((size_t)threads, sizeof *R.threads);
     R.waiting = calloc((size_t)queues, sizeof *R.waiting);
     if (!R.threads || !R.waiting) {
+        free(owner);
+        free(qids);
         status = -ENOMEM;
         goto fail;
     }
@@ -486,25 +536,9 @@ int clinux_fuse_ring_prepare(size_t payload, int per_queue) {
     R.online = n;
     R.per_queue = per_queue;
     R.payload = payload;
-    // Which queue each entry is of, and which thread owns it: thread i an
-    // entry of online queue i % n (or of every MOST_THREADS-th online queue
-    // from i), then the other queues (CPUs offline now) dealt out in turn.
-    size_t most = (size_t)(threads > n ? threads : n) + (size_t)queues;
-    int *owner = malloc(sizeof(int) * most), *qids = malloc(sizeof(int) * most);
-    if (!owner || !qids) {
-        free(owner);
-        free(qids);
-        status = -ENOMEM;
-        goto fail;
-    }
-    int total = 0, dealt = 0;
-    if (n * per_queue <= MOST_THREADS) {
-        for (int index = 0; index < threads; index++) owner[total] = index, qids[total++] = onlines[index % n];
-    } else {
-        for (int index = 0; index < n; index++) owner[total] = index % MOST_THREADS, qids[total++] = onlines[index];
-    }
-    for (int qid = 0; qid < queues; qid++)
-        if (!CPU_ISSET(qid, &served)) owner[total] = dealt++ % threads, qids[total++] = qid;
+    // The entries of queues with threads of their own come first: their
+    // CPUs are where a thread runs when pinned.
+    int served = total - (queues - n);
     for (int index = 0; index < threads && status == 0; index++) {
         struct ring_thread *t = &R.threads[index];
         pthread_mutex_init(&t->lock, NULL);
@@ -519,7 +553,7 @@ int clinux_fuse_ring_prepare(size_t payload, int per_queue) {
         for (int entry = 0; entry < total && status == 0; entry++) {
             if (owner[entry] != index) continue;
             status = prepare_entry(&t->entries[filled++], t, qids[entry], payload);
-            if (CPU_ISSET(qids[entry], &served)) CPU_SET(qids[entry], &t->cpus);
+            if (entry < served) CPU_SET(qids[entry], &t->cpus);
         }
         if (status < 0) break;
         // Its commands, a wake-up and the start.

@@ -44,6 +44,17 @@ void clinux_fuse_ring_configure(int device, void *session, int pinned, clinux_fu
 /// left then; clinux_fuse_ring_status says why).
 int clinux_fuse_ring_prepare(size_t payload, int per_queue);
 
+/// How prepare lays the ring out (pure; for tests): for `queues` kernel
+/// queues of which `online[qid]` says which CPUs are online, with
+/// `*per_queue` threads wanted a queue, sets `*per_queue` to the threads
+/// each online queue gets, `*threads` to the threads in all (64 at most)
+/// and `*served` to the queues with threads of their own, and fills
+/// `owners[i]` (a thread) and `qids[i]` (its entry's queue) for each entry,
+/// the served queues' entries first. `owners` and `qids` hold
+/// 2 * queues + 64. Returns the entries, or -errno.
+int clinux_fuse_ring_layout(int queues, const unsigned char *online, int *per_queue, int *threads, int *served,
+                            int *owners, int *qids);
+
 /// Lets every thread register its entries (once INIT is answered: the
 /// kernel refuses entries before), and returns once the kernel has taken
 /// or refused them (2 s at most). An entry whose command fails (a
