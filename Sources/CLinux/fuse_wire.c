@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/fuse.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
@@ -44,6 +45,8 @@ const uint32_t clinux_FOPEN_PASSTHROUGH = WIRE_FOPEN_PASSTHROUGH;
 // FUSE over io_uring (7.42, Linux 6.14): a flags2 bit, offered only where
 // /sys/module/fuse/parameters/enable_uring is on.
 #define WIRE_OVER_IO_URING_FLAGS2 (1u << (41 - 32))
+// mmap(MAP_SHARED) of a file in direct I/O (7.39, Linux 6.6): a flags2 bit.
+#define WIRE_DIRECT_IO_ALLOW_MMAP_FLAGS2 (1u << (36 - 32))
 
 static int want_killpriv_v2;
 static int want_passthrough;
@@ -57,14 +60,24 @@ static _Atomic int negotiated_passthrough;
 static _Atomic uint64_t init_unique;
 static _Atomic uint32_t offered_flags;
 static _Atomic int negotiated_killpriv_v2;
+static _Atomic int negotiated_direct_io_mmap;
+/// Called once the INIT reply is written (and the ring started).
+static void (*initialized)(void);
 /// Set by `read` for the request this thread serves next.
 static _Thread_local int kill_suidgid;
 
-void clinux_fuse_wire_configure(int killpriv_v2, int passthrough, int ring_per_queue) {
+void clinux_fuse_wire_configure(int killpriv_v2, int passthrough, int ring_per_queue, void (*on_initialized)(void)) {
     want_killpriv_v2 = killpriv_v2;
     want_passthrough = passthrough;
     ring_threads_per_queue = ring_per_queue;
+    initialized = on_initialized;
 }
+
+int clinux_fuse_wire_ring_asked(void) { return ring_threads_per_queue > 0; }
+
+int clinux_fuse_wire_ring(void) { return atomic_load(&negotiated_ring); }
+
+int clinux_fuse_wire_direct_io_mmap(void) { return atomic_load(&negotiated_direct_io_mmap); }
 
 int clinux_fuse_wire_ring_offered(void) {
     return ring_threads_per_queue > 0 && (atomic_load(&offered_flags) & FUSE_INIT_EXT) &&
@@ -147,14 +160,15 @@ ssize_t clinux_fuse_wire_read(int fd, void *buf, size_t buf_len, void *userdata)
 
 /// Amends libfuse's INIT reply in place (the vector's second element is the
 /// reply's argument: libfuse sends header and argument as two elements).
-static void amend_init(struct iovec *iov, int count) {
-    if (count < 2 || iov[0].iov_len < sizeof(struct fuse_out_header)) return;
+/// Returns whether it was the INIT reply.
+static int amend_init(struct iovec *iov, int count) {
+    if (count < 2 || iov[0].iov_len < sizeof(struct fuse_out_header)) return 0;
     const struct fuse_out_header *header = iov[0].iov_base;
     uint64_t unique = atomic_load(&init_unique);
-    if (unique == 0 || header->unique != unique || header->error != 0) return;
+    if (unique == 0 || header->unique != unique || header->error != 0) return 0;
     atomic_store(&init_unique, 0);
     // flags is the fourth word of fuse_init_out in every version.
-    if (iov[1].iov_len < 4 * sizeof(uint32_t)) return;
+    if (iov[1].iov_len < 4 * sizeof(uint32_t)) return 1;
     uint32_t *out = iov[1].iov_base;
     uint32_t offered = atomic_load(&offered_flags);
     if (want_killpriv_v2 && (offered & FUSE_HANDLE_KILLPRIV_V2)) {
@@ -172,26 +186,41 @@ static void amend_init(struct iovec *iov, int count) {
         out[9] = 1;
         atomic_store(&negotiated_passthrough, 1);
     }
+    // A shared mapping of a file opened in direct I/O (O_DIRECT, or
+    // write-only: see describe(_:opened:in:)) works as on ext4; without
+    // it the kernel answers mmap ENODEV.
+    if ((offered & FUSE_INIT_EXT) && (atomic_load(&offered_flags2) & WIRE_DIRECT_IO_ALLOW_MMAP_FLAGS2) &&
+        iov[1].iov_len >= 9 * sizeof(uint32_t)) {
+        out[3] |= FUSE_INIT_EXT;
+        out[8] |= WIRE_DIRECT_IO_ALLOW_MMAP_FLAGS2;
+        atomic_store(&negotiated_direct_io_mmap, 1);
+    }
     // fuse_init_out: max_write is word 5, max_pages the low half of word 7;
-    // the kernel refuses ring entries smaller than either allows.
+    // the kernel refuses ring entries smaller than either allows. Asked
+    // for only once its threads and rings exist: from this reply on the
+    // kernel holds every request until each queue has an entry.
     if (clinux_fuse_wire_ring_offered() && iov[1].iov_len >= 9 * sizeof(uint32_t)) {
         size_t pages = (size_t)(out[7] & 0xffff) * (size_t)sysconf(_SC_PAGESIZE);
         size_t payload = out[5] > pages ? out[5] : pages;
-        out[3] |= FUSE_INIT_EXT;
-        out[8] |= WIRE_OVER_IO_URING_FLAGS2;
-        atomic_store(&ring_payload, payload > 8192 ? payload : 8192);
-        atomic_store(&negotiated_ring, 1);
+        payload = payload > 8192 ? payload : 8192;
+        if (clinux_fuse_ring_prepare(payload, ring_threads_per_queue) > 0) {
+            out[3] |= FUSE_INIT_EXT;
+            out[8] |= WIRE_OVER_IO_URING_FLAGS2;
+            atomic_store(&ring_payload, payload);
+            atomic_store(&negotiated_ring, 1);
+        }
     }
+    return 1;
 }
 
 ssize_t clinux_fuse_wire_writev(int fd, struct iovec *iov, int count, void *userdata) {
     (void)userdata;
     if (atomic_load_explicit(&init_unique, memory_order_relaxed) != 0) {
-        amend_init(iov, count);
+        int init = amend_init(iov, count);
         ssize_t written = writev(fd, iov, count);
         // The kernel registers ring entries only once INIT is answered.
-        if (written > 0 && atomic_load(&negotiated_ring))
-            clinux_fuse_ring_start(atomic_load(&ring_payload), ring_threads_per_queue);
+        if (written > 0 && atomic_load(&negotiated_ring)) clinux_fuse_ring_start();
+        if (init && written > 0 && initialized) initialized();
         return written;
     }
     if (atomic_load_explicit(&negotiated_ring, memory_order_relaxed)) {
@@ -204,5 +233,34 @@ ssize_t clinux_fuse_wire_writev(int fd, struct iovec *iov, int count, void *user
 ssize_t clinux_fuse_wire_splice_send(int fdin, off_t *offin, int fdout, off_t *offout, size_t len,
                                      unsigned int flags, void *userdata) {
     (void)userdata;
-    return splice(fdin, offin, fdout, offout, len, flags);
+    if (!clinux_fuse_ring_serving()) return splice(fdin, offin, fdout, offout, len, flags);
+    // A ring thread's reply (the read handler copies into its entry, so
+    // only a spliced reply of some other handler): the kernel waits for it
+    // on the ring, never on /dev/fuse. Drained from libfuse's pipe, which
+    // holds the whole message, and committed as a copied reply.
+    char *message = malloc(len > 0 ? len : 1);
+    if (!message) {
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(fdin, message + got, len - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    ssize_t result = -1;
+    if (got == len && len >= sizeof(struct fuse_out_header)) {
+        struct iovec iov[2] = {{message, sizeof(struct fuse_out_header)},
+                               {message + sizeof(struct fuse_out_header), len - sizeof(struct fuse_out_header)}};
+        result = clinux_fuse_ring_reply(iov, 2);
+        if (result == 0) result = writev(fdout, iov, 2);
+    } else {
+        errno = EIO;
+    }
+    int saved = errno;
+    free(message);
+    errno = saved;
+    return result;
 }

@@ -79,7 +79,7 @@ extension PurgeAttribute {
             return "lines"
         case .deviceContainersUsed, .devicePurgeable, .deviceQuota:
             return "bytes"
-        case .deviceName:
+        case .deviceName, .transport:
             return "text"
         case .purge:
             return "SIZE or all"
@@ -130,6 +130,7 @@ extension PurgeAttribute {
         case .monitorRounds: return "rounds the space monitor has finished since the mount (purgefs run, PurgeTesting's waitForMonitor)"
         case .crash: return "with -o crashable: what a crash now would undo, one line each; write 1: crash now (purgefs crash)"
         case .lastCrash: return "what the last crash undid, one line each"
+        case .transport: return "how requests come: io_uring QUEUESxTHREADS pinned|free, /dev/fuse, or /dev/fuse (io_uring refused: REASON)"
         case .faults: return "the fault rules, one line a rule; write add RULE, clear or clear ID (purgefs fault)"
         case .cloud: return "with cloud=: online or offline; write offline, online or touch PATH (purgefs cloud)"
         case .pinned: return "1 keeps the file, or everything below the directory, from purging"

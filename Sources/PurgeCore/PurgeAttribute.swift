@@ -48,6 +48,9 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     /// Write `1`: the daemon takes a metrics sample now (`purgefs metrics
     /// --deliver`, which then asks PurgeKit's managers to deliver today's report).
     case metricsSample = "metrics_sample"
+    /// How requests reach the daemon: `io_uring QUEUESxTHREADS pinned|free`,
+    /// `/dev/fuse`, or `/dev/fuse (io_uring refused: REASON)`.
+    case transport
     // Files (pinned also on directories; group and tombstone on zone directories).
     case pinned, group, tombstone
     /// `1` keeps the file (or a directory's subtree) out of backups: what
@@ -96,7 +99,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
              .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .faults, .cloud, .deviceName, .deviceContainers,
-             .deviceContainersUsed, .devicePurgeable, .deviceQuota, .crash, .lastCrash:
+             .deviceContainersUsed, .devicePurgeable, .deviceQuota, .crash, .lastCrash, .transport:
             return target == .root
         case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
             return target == .file
@@ -120,7 +123,7 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
         case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .containerUsed, .deviceUsed, .availableImportant,
              .availableOpportunistic, .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .contentID, .lastUsed, .shared,
              .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota,
-             .ubiquitous, .uploaded, .downloadStatus, .evictable, .lastCrash:
+             .ubiquitous, .uploaded, .downloadStatus, .evictable, .lastCrash, .transport:
             return false
         }
     }

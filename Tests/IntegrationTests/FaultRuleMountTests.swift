@@ -130,6 +130,18 @@ final class FaultRuleMountTests: PurgefsCommandTestCase {
         XCTAssertEqual(try faultLog().first?["result"] as? String, "delayed 3s")
     }
 
+    /// The watchdog knows reads too: a read held by a delay longer than its
+    /// threshold is named in the daemon log (read replies on its own, and
+    /// was the one request the watchdog never saw).
+    func testTheWatchdogNamesAHeldRead() throws {
+        try fixture.mount(options: mountOptions, launcher: ["env", "PURGEFS_WATCHDOG_SECONDS=1"])
+        try add("--op", "read", "--path", "Documents/report.txt", "--delay", "3s")
+        XCTAssertEqual(readBytes(mnt + "/Documents/report.txt"), Array(repeating: 0x61, count: 20_000))
+        XCTAssertTrue(eventually(timeout: 10) { self.fixture.daemonStderrText().contains("watchdog: a read request from pid \(getpid())") },
+                      fixture.daemonStderrText())
+        XCTAssertEqual(try faultLog().first?["result"] as? String, "delayed 3s")
+    }
+
     /// Over FUSE over io_uring the kernel gives a CPU's requests to that
     /// CPU's ring threads only: delays may hold half of them, and the rest
     /// of that CPU's calls are still answered. Eight fsyncs from CPU 0 meet a
@@ -138,6 +150,7 @@ final class FaultRuleMountTests: PurgefsCommandTestCase {
     func testDelaysOverTheRingLeaveEachCPUThreadsToAnswer() throws {
         try KernelRing.enable(for: self)
         try mount()
+        try KernelRing.requireRing(at: mnt)
         try add("--op", "fsync", "--path", "Documents/slow*", "--delay", "4s")
         let descriptors = (0..<8).map { open(mnt + "/Documents/slow\($0)", O_WRONLY | O_CREAT, 0o644) }
         defer { descriptors.forEach { close($0) } }

@@ -111,14 +111,15 @@ final class HangTests: Ext4ImageTestCase {
     /// connection, so requests queued for the ring get their answer too.
     func testKill9UnderLoadNeverHangsOverTheRing() throws {
         try KernelRing.enable(for: self)
-        try assertKill9UnderLoadNeverHangs(rounds: 1)
+        try assertKill9UnderLoadNeverHangs(rounds: 1, ring: true)
     }
 
-    private func assertKill9UnderLoadNeverHangs(rounds: Int) throws {
+    private func assertKill9UnderLoadNeverHangs(rounds: Int, ring: Bool = false) throws {
         // A simulated device, so that squeezes (external usage) make the monitor purge.
         let options = ["capacity=400M"]
         XCTAssertEqual(unmountPurgefs(), [])
         try mountPurgefs(options: options)
+        if ring { try KernelRing.requireRing(at: m) }
         for round in 1...rounds {
             try withLoad(seconds: 600, label: "round \(round)") { load, progress in
                 XCTAssertTrue(eventually(timeout: 60) { progress() >= 200 },
@@ -171,6 +172,76 @@ final class HangTests: Ext4ImageTestCase {
         XCTAssertTrue(line?.contains("unanswered after") == true && line?.contains("thread ") == true, "\(line ?? "")")
         XCTAssertTrue(Subprocess.wait(writer, timeout: 30), "the write did not finish once the filesystem thawed")
         XCTAssertEqual(try Subprocess.run(["cat", m + "/file"], timeout: 10).stdout, "before\nduring\n")
+    }
+
+    /// Stopped (`SIGTERM`) while a ring thread is inside a handler (a write
+    /// stuck on a frozen backing filesystem): the daemon stops its ring
+    /// before libfuse's unmount closes the connection's descriptor, so the
+    /// write, done once the filesystem thaws, is answered as done. (Stopped
+    /// after the unmount, the thread committed to a closed descriptor and
+    /// the writer got an error for bytes that were written.)
+    func testStoppingTheDaemonAnswersTheRequestsItsRingThreadsServe() throws {
+        try KernelRing.enable(for: self)
+        let state = fixture.base + "/state"
+        XCTAssertEqual(unmountPurgefs(), [])
+        let mounted = try Subprocess.run([fixture.binary, "mount", container, m, "-o", "state=" + state], timeout: 30)
+        XCTAssertEqual(mounted.status, 0, "\(mounted)")
+        try KernelRing.requireRing(at: m)
+        XCTAssertEqual(try Subprocess.run(["sh", "-c", "echo before > '\(m)/file'"], timeout: 10).status, 0)
+        let daemons = fixture.ownProcesses()
+        XCTAssertEqual(daemons.count, 1, "one daemon: \(daemons)")
+        let daemon = try XCTUnwrap(daemons.first)
+        XCTAssertTrue(Self.hasGuard(daemon), "the daemon's connection guard runs")
+        XCTAssertEqual(try Subprocess.run(["fsfreeze", "-f", volume], timeout: 30).status, 0)
+        var thawed = false
+        defer { if !thawed { _ = try? Subprocess.run(["fsfreeze", "-u", volume], timeout: 30) } }
+        let output = fixture.base + "/writer.out"
+        let writer = try Subprocess.spawn(["sh", "-c", "echo during >> '\(m)/file' && echo written"],
+                                          stdoutPath: output, stderrPath: fixture.base + "/writer.err")
+        // The write waits in a ring thread's handler (one thread of the daemon in the kernel's freeze).
+        XCTAssertTrue(eventually(timeout: 30) { Self.threadsWaitingOnTheFreeze(of: daemon) > 0 }, "the write never reached the daemon")
+        kill(daemon, SIGTERM)
+        // The daemon is past its loop (its guard stopped) and its main thread waits for the ring thread.
+        XCTAssertTrue(eventually(timeout: 30) {
+            !Self.hasGuard(daemon) && Self.mainThreadWaitsOnAFutex(daemon)
+        }, "the daemon never reached its teardown")
+        XCTAssertTrue(writer.isRunning, "the write finished on a frozen filesystem")
+        XCTAssertEqual(try Subprocess.run(["fsfreeze", "-u", volume], timeout: 30).status, 0)
+        thawed = true
+        XCTAssertTrue(Subprocess.wait(writer, timeout: 30), "the write got no answer")
+        XCTAssertEqual(writer.terminationStatus, 0,
+                       "the writer's answer: \((try? String(contentsOfFile: fixture.base + "/writer.err", encoding: .utf8)) ?? "")")
+        XCTAssertTrue(eventually(timeout: 30) { access("/proc/\(daemon)", F_OK) != 0 }, "the daemon did not exit")
+        XCTAssertEqual(try String(contentsOfFile: container + "/file", encoding: .utf8), "before\nduring\n")
+    }
+
+    /// Whether the connection guard of daemon `pid` runs (`purgefs-guard VERB PID ...`).
+    private static func hasGuard(_ pid: pid_t) -> Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return names.contains { name in
+            guard pid_t(name) != nil, let data = FileManager.default.contents(atPath: "/proc/\(name)/cmdline") else { return false }
+            let argv = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return argv.count > 2 && argv[0] == "purgefs-guard" && argv[2] == String(pid)
+        }
+    }
+
+    /// Threads of `pid` that the kernel holds in a filesystem freeze (`wchan`).
+    private static func threadsWaitingOnTheFreeze(of pid: pid_t) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.filter { task in
+            let wchan = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/wchan", encoding: .utf8)) ?? ""
+            return wchan.contains("percpu_rwsem") || wchan.contains("sb_start") || wchan.contains("frozen")
+        }.count
+    }
+
+    /// Whether the main thread of `pid` is in futex(2) (`/proc/PID/syscall`: 202 on x86-64, 98 on arm64).
+    private static func mainThreadWaitsOnAFutex(_ pid: pid_t) -> Bool {
+        let call = (try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8)) ?? ""
+        #if arch(arm64)
+        return call.hasPrefix("98 ")
+        #else
+        return call.hasPrefix("202 ")
+        #endif
     }
 
     /// A daemon that does not answer (stopped with SIGSTOP): `purgefs

@@ -295,6 +295,21 @@ final class ParityRecorder {
         recordBytes("pread \(handle.name) \(count) at \(offset)", n, buffer)
     }
 
+    /// A shared read-write mapping of `length` bytes of `handle`: what it
+    /// shows first, then `text` written at its start and synced (msync).
+    func mapShared(_ handle: Handle, _ length: Int, writing text: String) {
+        let label = "mmap shared \(handle.name) \(length)"
+        guard let mapping = Glibc.mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, handle.fd, 0), mapping != MAP_FAILED else {
+            record(label, .failure(errno))
+            return
+        }
+        defer { munmap(mapping, length) }
+        record(label, .success(showBytes(Array(UnsafeRawBufferPointer(start: mapping, count: length))[...])))
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { mapping.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        _ = check("msync \(handle.name)", msync(mapping, length, MS_SYNC))
+    }
+
     private func recordBytes(_ label: String, _ n: Int, _ buffer: [UInt8]) {
         if n < 0 { record(label, .failure(errno)); return }
         record(label, .success(showBytes(buffer[..<n])))

@@ -131,6 +131,22 @@ class ParityTests: ParityTestCase {
         }
     }
 
+    /// A shared mapping of a descriptor opened with `O_DIRECT` (xfstests'
+    /// fsx with -Z maps one at once): read and written through the mapping
+    /// as on ext4. (The kernel answers such an mmap ENODEV unless the INIT
+    /// reply asks for FUSE_DIRECT_IO_ALLOW_MMAP.)
+    func testSharedMappingOfADirectDescriptor() throws {
+        try assertParity { r in
+            let f = r.open("f", O_RDWR | O_CREAT, 0o644)
+            r.write(f, String(repeating: "abcdefgh", count: 1024))
+            r.close(f)
+            let direct = r.open("f", O_RDWR | clinux_O_DIRECT)
+            r.mapShared(direct, 8192, writing: "MAPPED")
+            r.close(direct)
+            r.content("f")
+        }
+    }
+
     func testUtimensOmitAndNow() throws {
         try assertParity { r in
             let f = r.open("f", O_WRONLY | O_CREAT, 0o644)

@@ -10,6 +10,7 @@ final class RingParityTests: ParityTests {
     override func setUpWithError() throws {
         try KernelRing.enable(for: self)
         try super.setUpWithError()
+        try KernelRing.requireRing(at: fixture.mountpoint)
     }
 
     /// What shows the ring served them: the kernel's count of the
@@ -71,9 +72,13 @@ extension RingParityTests {
 /// A mount made while the kernel offers the ring, with a file written and
 /// read back through it before each test looks at the daemon.
 class RingMountTestCase: MountedTestCase {
+    /// Whether the mount made in set-up must come through the ring.
+    var expectsRing: Bool { true }
+
     override func setUpWithError() throws {
         try KernelRing.enable(for: self)
         try super.setUpWithError()
+        if mountsInSetUp && expectsRing { try KernelRing.requireRing(at: fixture.mountpoint) }
     }
 
     /// Writes `size` bytes through the mount, reads them back, and returns the daemon's pid.
@@ -92,6 +97,7 @@ final class RingPinnedTests: RingMountTestCase {
 
     func testRingThreadsArePinnedAndServe() throws {
         try assertServes(pinnedThreads: { pid in KernelRing.rings(of: pid) }, "one pinned thread a ring")
+        XCTAssertEqual(KernelRing.transport(at: fixture.mountpoint), KernelRing.ringTransport(pinned: true))
     }
 }
 
@@ -100,6 +106,7 @@ final class RingUnpinnedTests: RingMountTestCase {
 
     func testRingThreadsAreFreeToMoveAndServe() throws {
         try assertServes(pinnedThreads: { _ in 0 }, "uring=on leaves the ring's threads free to move")
+        XCTAssertEqual(KernelRing.transport(at: fixture.mountpoint), KernelRing.ringTransport(pinned: false))
     }
 }
 
@@ -120,9 +127,83 @@ extension RingMountTestCase {
 /// `uring=off`: the same kernel offers the ring, the daemon declines it.
 final class RingDeclinedTests: RingMountTestCase {
     override var mountOptions: [String] { ["uring=off"] }
+    override var expectsRing: Bool { false }
 
     func testUringOffServesThroughTheDevice() throws {
         let pid = try roundTrip(size: 64 << 10, seed: 62)
         XCTAssertNil(KernelRing.completions(of: pid), "a daemon told uring=off holds no io_uring")
+        XCTAssertEqual(KernelRing.transport(at: fixture.mountpoint), "/dev/fuse")
+        XCTAssertTrue(daemonLog().contains("requests come through /dev/fuse\n"), daemonLog())
     }
+}
+
+/// The ring refused: by a kernel that does not offer it (its switch off),
+/// or entry by entry (`PURGEFS_RING_REFUSALS` sends each entry's first
+/// registrations malformed, which the kernel refuses: a failed completion,
+/// as a failed commit is). An entry whose command failed registers again,
+/// so its CPU's queue keeps its threads; while every entry is refused the
+/// kernel sends requests through /dev/fuse, and nothing waits.
+final class RingRefusalTests: RingMountTestCase {
+    override var mountsInSetUp: Bool { false }
+
+    private func mount(refusals: Int) throws {
+        try fixture.mount(options: mountOptions, launcher: ["env", "PURGEFS_RING_REFUSALS=\(refusals)"])
+    }
+
+    /// Each entry's first two registrations refused: each registers again
+    /// and serves (before, a thread left its loop at the first failure,
+    /// its CPU's queue lost it, and the ring never served).
+    func testAnEntryWhoseCommandFailedRegistersAgainAndServes() throws {
+        try mount(refusals: 2)
+        let m = fixture.mountpoint
+        XCTAssertTrue(eventually(timeout: 10) { KernelRing.transport(at: m) == KernelRing.ringTransport() },
+                      "the ring never served: \(KernelRing.transport(at: m))")
+        let pid = try XCTUnwrap(fixture.daemonPID)
+        let before = try XCTUnwrap(KernelRing.completions(of: pid), "the daemon holds no io_uring")
+        for index in 0..<20 {
+            XCTAssertEqual(writeBytes(m + "/f\(index)", pattern(64 << 10, seed: UInt64(index))), 0)
+            XCTAssertEqual(readBytes(m + "/f\(index)"), pattern(64 << 10, seed: UInt64(index)))
+        }
+        let after = try XCTUnwrap(KernelRing.completions(of: pid))
+        XCTAssertGreaterThan(after - before, 20 * 4, "requests served through the ring")
+        let log = daemonLog()
+        XCTAssertTrue(log.contains("ring: a registration of queue 0 failed (Invalid argument); its entry registers again"), log)
+        XCTAssertTrue(log.contains("serves again, after 2 failed commands"), log)
+    }
+
+    /// Every registration refused: the mount serves through /dev/fuse, says
+    /// so (at mount and in the attribute), and its large reads are still
+    /// spliced (libfuse's splice pipes appear in the daemon).
+    func testARingTheKernelRefusesLeavesRequestsOnTheDevice() throws {
+        try mount(refusals: 1_000_000)
+        let m = fixture.mountpoint
+        let refused = "/dev/fuse (io_uring refused: the kernel refused its entries: Invalid argument)"
+        XCTAssertEqual(KernelRing.transport(at: m), refused)
+        XCTAssertTrue(daemonLog().contains("requests come through \(refused)\n"), daemonLog())
+        let data = pattern(4 << 20, seed: 65)
+        XCTAssertEqual(writeBytes(m + "/big", data), 0)  // write-only: direct I/O, nothing cached
+        let pid = try XCTUnwrap(fixture.daemonPID)
+        let pipesBefore = Self.pipes(of: pid)
+        XCTAssertEqual(readBytes(m + "/big"), data)
+        XCTAssertGreaterThan(Self.pipes(of: pid), pipesBefore, "a large read spliced through a pipe")
+    }
+
+    /// The switch off: the kernel does not offer the ring, and the mount says so.
+    func testAKernelThatDoesNotOfferTheRingIsNamed() throws {
+        try KernelRing.disable(for: self)
+        try mount(refusals: 0)
+        let expected = "/dev/fuse (io_uring refused: the kernel does not offer it (\(KernelRing.switchPath) is N))"
+        XCTAssertEqual(KernelRing.transport(at: fixture.mountpoint), expected)
+        XCTAssertTrue(daemonLog().contains("requests come through \(expected)\n"), daemonLog())
+        XCTAssertNil(KernelRing.completions(of: try XCTUnwrap(fixture.daemonPID)), "a ring not offered is not made")
+    }
+
+    private static func pipes(of pid: pid_t) -> Int {
+        openDescriptors(of: pid).filter { $0.target.hasPrefix("pipe:") }.count
+    }
+}
+
+extension RingMountTestCase {
+    /// The daemon's stderr (the fixture mounts in the foreground).
+    func daemonLog() -> String { fixture.daemonStderrText() }
 }

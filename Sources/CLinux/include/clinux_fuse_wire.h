@@ -15,11 +15,21 @@
 #include <sys/uio.h>
 
 /// Asks for killpriv v2, for kernel passthrough (FUSE_PASSTHROUGH, with a
-/// stack depth of 1) and, when `ring_per_queue` > 0, for FUSE over io_uring
-/// with that many threads per CPU (clinux_fuse_ring.h) in the INIT reply,
-/// each when the kernel offers it. Set before the session starts; one
-/// session per process.
-void clinux_fuse_wire_configure(int want_killpriv_v2, int want_passthrough, int ring_per_queue);
+/// stack depth of 1), for FUSE_DIRECT_IO_ALLOW_MMAP and, when
+/// `ring_per_queue` > 0, for FUSE over io_uring with that many threads per
+/// CPU (clinux_fuse_ring.h, asked for only once its threads exist) in the
+/// INIT reply, each when the kernel offers it. `initialized` is called once
+/// that reply is written (and the ring started). Set before the session
+/// starts; one session per process.
+void clinux_fuse_wire_configure(int want_killpriv_v2, int want_passthrough, int ring_per_queue,
+                                void (*initialized)(void));
+
+/// Whether the ring was asked for (`ring_per_queue` > 0).
+int clinux_fuse_wire_ring_asked(void);
+/// Whether the INIT reply sent asked for the ring (its threads made).
+int clinux_fuse_wire_ring(void);
+/// Whether the INIT reply sent asked for FUSE_DIRECT_IO_ALLOW_MMAP.
+int clinux_fuse_wire_direct_io_mmap(void);
 
 /// Whether the kernel's INIT offers the ring and it was asked for: known
 /// when libfuse's init callback runs, before the reply is sent.
@@ -55,7 +65,8 @@ ssize_t clinux_fuse_wire_read(int fd, void *buf, size_t buf_len, void *userdata)
 /// is committed through the ring instead.
 ssize_t clinux_fuse_wire_writev(int fd, struct iovec *iov, int count, void *userdata);
 /// The custom I/O `splice_send`: splice(2) as libfuse would call it, so that
-/// read replies stay zero-copy.
+/// read replies stay zero-copy; on a ring thread serving a request, the
+/// message is drained from the pipe and committed through the ring instead.
 ssize_t clinux_fuse_wire_splice_send(int fdin, off_t *offin, int fdout, off_t *offout, size_t len,
                                      unsigned int flags, void *userdata);
 

@@ -95,6 +95,8 @@ struct VirtualAttributes {
             return Self.fitting(filesystem.pendingCrash())
         case .lastCrash:
             return Self.fitting(filesystem.crashes.lastReport.withLock { $0 })
+        case .transport:
+            return KernelWire.transport
         case .purge, .evict, .download, .metricsSample:
             throw Errno.noData
         }

@@ -34,9 +34,11 @@ struct Session {
             throw MountError("cannot mount on \(request.mountpoint)\(Self.capturedLog())")
         }
         cfuse_capture_log(0)
-        // After the unmount (defers run in reverse): no request comes to the ring then.
-        defer { KernelWire.stopRing() }
         defer { fuse_session_unmount(session) }
+        // Before the unmount (defers run in reverse), which closes the
+        // descriptor the ring commits to: a ring thread still serving a
+        // caller (of a mount detached lazily, say) commits its reply first.
+        defer { KernelWire.stopRing() }
         try KernelWire.attach(to: session, passthrough: filesystem.kernelPassthrough.wanted, ring: request.options.uring)
         filesystem.kernelPassthrough.attach(fuse_session_fd(session))
         defer { filesystem.kernelPassthrough.detach() }

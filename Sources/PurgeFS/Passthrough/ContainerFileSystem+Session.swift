@@ -11,12 +11,10 @@ extension ContainerFileSystem {
                 | FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_ASYNC_READ
                 | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_ASYNC_DIO)
         connection.pointee.want |= wanted & capable
-        // A reply through the ring is copied into its entry: splicing it
-        // into /dev/fuse would answer a request the kernel does not wait
-        // for there.
-        if KernelWire.ringOffered {
-            connection.pointee.want &= ~UInt32(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE)
-        }
+        // Splicing stays on with the ring: a ring thread's read is read
+        // into its entry, and any other spliced reply of a ring thread is
+        // committed through the ring (KernelWire); replies to requests that
+        // came through /dev/fuse are spliced there.
         // No writeback cache: a write that does not fit must fail with ENOSPC
         // from that very write(2), not later at close. No killpriv v1 (the
         // daemon, as root, would clear nothing): KernelWire asks for v2, where

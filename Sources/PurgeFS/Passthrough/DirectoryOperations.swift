@@ -23,8 +23,10 @@ enum DirectoryOperations {
             DirectoryOperations.read(request, id, size: size, offset: offset, info: info!, plus: true)
         }
         ops.releasedir = { request, _, info in
-            Unmanaged<DirectoryHandle>.fromOpaque(DirectoryOperations.pointer(info!)).release()
-            fuse_reply_err(request, 0)
+            Operations.watching(request, "releasedir") { _ in
+                Unmanaged<DirectoryHandle>.fromOpaque(DirectoryOperations.pointer(info!)).release()
+                fuse_reply_err(request, 0)
+            }
         }
         ops.fsyncdir = { request, id, dataOnly, info in
             Operations.replying(request, "fsyncdir", .init(.fsyncdir), .node(id)) { fs throws(Errno) in

@@ -27,22 +27,23 @@ enum FileOperations {
             }
         }
         ops.read = { request, _, size, offset, info in
-            let fs = Operations.filesystem(request)
-            if case .fail(let errno) = Operations.admit(fs, request, .init(.read), .file(info!)) {
-                fuse_reply_err(request, errno.rawValue)
-                return
+            Operations.watching(request, "read") { fs in
+                if case .fail(let errno) = Operations.admit(fs, request, .init(.read), .file(info!)) {
+                    fuse_reply_err(request, errno.rawValue)
+                    return
+                }
+                let file = OpenFile.from(info!)
+                if fs.isStale(file) { fuse_reply_err(request, EIO); return }  // opened before a crash
+                fs.read(file)
+                // A ring thread reads any read straight into its entry: one copy, as a splice would cost.
+                if size <= FileOperations.copiedReadLimit || clinux_fuse_ring_reply_area(size) != nil {
+                    FileOperations.replyCopied(request, file.descriptor, size: size, offset: offset)
+                    return
+                }
+                // Spliced from the backing file to the kernel where possible: no copy through userspace.
+                var data = cfuse_bufvec_fd(file.descriptor.rawValue, size, offset)
+                fuse_reply_data(request, &data, FUSE_BUF_SPLICE_MOVE)
             }
-            let file = OpenFile.from(info!)
-            if fs.isStale(file) { fuse_reply_err(request, EIO); return }  // opened before a crash
-            fs.read(file)
-            // A ring thread reads any read straight into its entry: one copy, as a splice would cost.
-            if size <= FileOperations.copiedReadLimit || clinux_fuse_ring_reply_area(size) != nil {
-                FileOperations.replyCopied(request, file.descriptor, size: size, offset: offset)
-                return
-            }
-            // Spliced from the backing file to the kernel where possible: no copy through userspace.
-            var data = cfuse_bufvec_fd(file.descriptor.rawValue, size, offset)
-            fuse_reply_data(request, &data, FUSE_BUF_SPLICE_MOVE)
         }
         ops.write_buf = { request, _, data, offset, info in
             Operations.replying(request, "write_buf") { fs throws(Errno) in
@@ -69,10 +70,12 @@ enum FileOperations {
             }
         }
         ops.release = { request, _, info in
-            Operations.filesystem(request).kernelPassthrough.release(OpenFile.from(info!))
-            Operations.filesystem(request).release(OpenFile.from(info!))
-            OpenFile.detach(from: info!)
-            fuse_reply_err(request, 0)
+            Operations.watching(request, "release") { fs in
+                fs.kernelPassthrough.release(OpenFile.from(info!))
+                fs.release(OpenFile.from(info!))
+                OpenFile.detach(from: info!)
+                fuse_reply_err(request, 0)
+            }
         }
         ops.fsync = { request, _, dataOnly, info in
             Operations.replying(request, "fsync", dataOnly != 0 ? .init(.fdatasync, also: .fsync) : .init(.fsync), .file(info!)) { fs throws(Errno) in

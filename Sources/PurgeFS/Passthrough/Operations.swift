@@ -20,15 +20,18 @@ enum Operations {
             }
         }
         ops.forget = { request, id, count in
-            Operations.filesystem(request).forget(NodeID(id), count: count)
-            fuse_reply_none(request)
+            Operations.watching(request, "forget") { fs in
+                fs.forget(NodeID(id), count: count)
+                fuse_reply_none(request)
+            }
         }
         ops.forget_multi = { request, count, items in
-            let fs = Operations.filesystem(request)
-            for item in UnsafeBufferPointer(start: items, count: count) {
-                fs.forget(NodeID(item.ino), count: item.nlookup)
+            Operations.watching(request, "forget_multi") { fs in
+                for item in UnsafeBufferPointer(start: items, count: count) {
+                    fs.forget(NodeID(item.ino), count: item.nlookup)
+                }
+                fuse_reply_none(request)
             }
-            fuse_reply_none(request)
         }
         ops.getattr = { request, id, _ in
             Operations.replying(request, "getattr", .init(.getattr), .node(id)) { fs throws(Errno) in
@@ -113,17 +116,26 @@ enum Operations {
     /// The request is known to the watchdog until then.
     @inline(__always)
     static func replying(_ request: fuse_req_t?, _ operation: StaticString, _ body: (ContainerFileSystem) throws(Errno) -> Void) {
+        watching(request, operation) { fs in
+            do throws(Errno) {
+                try body(fs)
+            } catch {
+                if error == .noSpace { fs.noSpaceReplies.add(1, ordering: .relaxed) }
+                if error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem { fs.noteOutOfDescriptors(error) }
+                fuse_reply_err(request, error.rawValue)
+            }
+        }
+    }
+
+    /// Runs `body`, which replies, with the request known to the watchdog
+    /// until then (for handlers that send their own replies, as `read`).
+    @inline(__always)
+    static func watching(_ request: fuse_req_t?, _ operation: StaticString, _ body: (ContainerFileSystem) -> Void) {
         let fs = filesystem(request)
         let key = UInt(bitPattern: request)
         fs.watchdog.begin(key, operation, caller: fuse_req_ctx(request).pointee.pid)
         defer { fs.watchdog.end(key) }
-        do {
-            try body(fs)
-        } catch {
-            if error == .noSpace { fs.noSpaceReplies.add(1, ordering: .relaxed) }
-            if error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem { fs.noteOutOfDescriptors(error) }
-            fuse_reply_err(request, error.rawValue)
-        }
+        body(fs)
     }
 
     /// `replying`, after the fault rules have seen the request (`admit`):
