@@ -113,8 +113,11 @@ public enum Purgefs {
           purgefs fault add|list|clear MOUNTPOINT ...
           purgefs demo [--keep]
           purgefs metrics MOUNTPOINT|CONTAINER [--json | --prometheus] [--days N]
-          purgefs run [-o OPTS] [--scenario FILE] [--scratch] [--json] [--report FILE]
-                      [--html FILE] CONTAINER -- COMMAND [ARG...]
+          purgefs run [-o OPTS] [--scenario FILE] [--restart-after-crash] [--scratch] [--json]
+                      [--report FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]
+          purgefs explore [-o OPTS] --check CMD [--torn] [--max-states N] [--keep DIR] [--json]
+                          [--report FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]
+          purgefs cloud offline|online MOUNTPOINT | purgefs cloud touch MOUNTPOINT PATH
           purgefs report REPORT.json --html FILE
           purgefs ui [--listen 127.0.0.1:PORT] MOUNT|--device NAME
           purgefs crash MOUNTPOINT [--dry-run]

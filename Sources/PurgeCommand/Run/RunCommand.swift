@@ -11,8 +11,8 @@ struct RunCommand: Subcommand {
     static let abstract = "Run a command on a mounted container, then unmount and summarize"
     static var help: String {
         """
-        Usage: purgefs run [-o OPTS] [--scenario FILE] [--restart-after-crash] [--scratch] [--json]
-                           [--report FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]
+        Usage: purgefs run [-o OPTS] [--scenario FILE] [--restart-after-crash] [--scratch]
+                           [--json] [--report FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]
                purgefs run --explore --check CMD [explore's flags] CONTAINER -- COMMAND [ARG...]
 
         \(TextLayout.paragraph(
