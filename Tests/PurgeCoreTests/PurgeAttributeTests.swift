@@ -33,7 +33,8 @@ final class PurgeAttributeTests: XCTestCase {
         XCTAssertFalse(PurgeAttribute.evictable.isWritable(on: .file))
         // purgefs's own, beside SPEC's: the figures space and usage show, and those purgefs run and PurgeTesting read.
         let figures = ["container_used", "device_used", "device_name", "device_containers", "device_containers_used",
-                       "device_purgeable", "device_quota", "enospc", "peak_used", "monitor_rounds"]
+                       "device_purgeable", "device_quota", "enospc", "peak_used", "monitor_rounds",
+                       "transport"]  // how requests reach the daemon (SPEC, third round)
         for name in figures {
             guard case .known(let attribute) = PurgeAttribute.parse("user.purgefs." + name) else {
                 return XCTFail("\(name) does not parse")

@@ -146,8 +146,7 @@ final class FaultInjector: Sendable {
                     break
                 }
                 let slice = min(deadline - now, 50_000_000)
-                var pause = timespec(tv_sec: Int(slice / 1_000_000_000), tv_nsec: Int(slice % 1_000_000_000))
-                _ = nanosleep(&pause, nil)
+                CurrentProcess.sleep(nanoseconds: slice)
             }
             record(firing, call, result: result)
             return .proceed
