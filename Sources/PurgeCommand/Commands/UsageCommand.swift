@@ -199,33 +199,21 @@ struct UsageCommand: Subcommand {
         defer { root.closeQuietly() }
         var total: UInt64 = 0
         var seen = 0
-        var noCloud = false
-        var above: [String] = []
-        try? TreeWalk(root: root).run { visit in
-            above.removeLast(max(0, above.count - (visit.depth - 1)))
-            guard !noCloud, seen < evictableWalkLimit else { return false }
-            let name = String(cString: visit.name)
-            switch visit.status.st_mode & S_IFMT {
-            case S_IFDIR:
-                above.append(name)
-                return true
-            case S_IFREG:
-                seen += 1
-                let path = directory + "/" + (above + [name]).joined(separator: "/")
-                let value: [UInt8]
-                do throws(Errno) {
-                    value = try access.read(PurgeAttribute.evictable.fullName, path)
-                } catch {
-                    noCloud = error == .noData
-                    return false
-                }
-                if AttributeAccess.decimal(value) == 1, let allocated = try? access.numberIfAnswered(.allocated, of: path) {
-                    total += allocated
-                }
-            default:
-                break
+        try? TreeWalk(root: root).forEachRegularFile { relative, _ in
+            seen += 1
+            let path = directory + "/" + relative
+            let value: [UInt8]
+            do throws(Errno) {
+                value = try access.read(PurgeAttribute.evictable.fullName, path)
+            } catch {
+                // ENODATA: the mount has no cloud=, so no file answers it. Another
+                // error (the file went away) is that file's alone.
+                return error != .noData && seen < evictableWalkLimit
             }
-            return false
+            if AttributeAccess.decimal(value) == 1, let allocated = try? access.numberIfAnswered(.allocated, of: path) {
+                total += allocated
+            }
+            return seen < evictableWalkLimit
         }
         return total
     }
