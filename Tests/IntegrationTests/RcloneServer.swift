@@ -27,7 +27,11 @@ final class RcloneServer {
         }
         let log = scratch + "/rclone-serve-\(kind.rawValue).log"
         let key = "purgefs\(getpid())", secret = UUID().uuidString
-        var arguments = ["rclone", "serve", kind.rawValue, "--addr", "127.0.0.1:0", "--dir-cache-time", "0s",
+        // A short directory cache, so a file another device puts in the served
+        // directory shows at once; not 0s, with which the server forgets its
+        // cache in a busy loop (two million log lines in 40 s at -vv) and,
+        // on a loaded machine, starves the uploads the tests wait for.
+        var arguments = ["rclone", "serve", kind.rawValue, "--addr", "127.0.0.1:0", "--dir-cache-time", "100ms",
                          "--poll-interval", "0", "--config", "/dev/null", "--log-file", log, directory]
         if kind == .s3 { arguments += ["--auth-key", key + "," + secret] }
         process = try Subprocess.spawn(arguments, stdoutPath: "/dev/null", stderrPath: "/dev/null")
