@@ -230,6 +230,10 @@ final class CloudTier: Sendable {
             return
         }
         withBooks { books in
+            // Unmarked with the record, under one lock: an eviction that sees
+            // it uploaded never finds it still being uploaded (the defer above
+            // would unmark it only after the record could be read).
+            books.uploading.remove(id)
             books.failures[path] = nil
             if books.pending[path] ?? .max <= WallClock.nanoseconds() { books.pending[path] = nil }
             guard books.paths[id] == path || books.paths[id] == nil else { return }  // renamed meanwhile: the rename carries it
