@@ -412,6 +412,87 @@ class CloudUploadEvictTests: CloudTestCase {
         XCTAssertTrue(readPurgeLog(fixture.container).contains { $0.reason == "download-failed" && $0.path == "Documents/lost" })
         XCTAssertEqual(getAttr(doc, pf("download_status")), .value("not_downloaded"))
     }
+
+    /// A new version of the same size replaces the remote copy (a store may
+    /// judge two files by their size alone, and keep the old one).
+    func testANewVersionOfTheSameSizeReplacesTheRemoteCopy() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/same-size"
+        XCTAssertEqual(writeBytes(doc, tiled(40_000, seed: 11)), 0)
+        waitUploaded(doc)
+        XCTAssertEqual(writeBytes(doc, tiled(40_000, seed: 12)), 0)
+        waitUploaded(doc)
+        XCTAssertTrue(remoteCopy("Documents/same-size") == tiled(40_000, seed: 12), "the remote holds the new version")
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        XCTAssertTrue(readBytes(doc) == tiled(40_000, seed: 12), "the download brings the new version back")
+    }
+
+    /// A rename over a document of the same size replaces its remote copy.
+    func testARenameOverADocumentOfTheSameSizeReplacesItsRemoteCopy() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/Documents/draft", tiled(30_000, seed: 13)), 0)
+        XCTAssertEqual(writeBytes(m + "/Documents/final", tiled(30_000, seed: 14)), 0)
+        waitUploaded(m + "/Documents/draft")
+        waitUploaded(m + "/Documents/final")
+        XCTAssertEqual(rename(m + "/Documents/draft", m + "/Documents/final"), 0)
+        XCTAssertTrue(eventually(timeout: Self.remoteKind == .directory ? 5 : 20) {
+            self.remoteCopy("Documents/draft") == nil && self.remoteCopy("Documents/final") == tiled(30_000, seed: 13)
+        }, "the remote copy renamed over the other")
+        waitUploaded(m + "/Documents/final")
+        XCTAssertEqual(setAttr(m + "/Documents/final", pf("evict"), "1"), 0)
+        XCTAssertTrue(readBytes(m + "/Documents/final") == tiled(30_000, seed: 13), "the download brings the renamed version")
+    }
+
+    /// A writer that opens a document while its upload is under way (held
+    /// at its start by a delay rule on `upload`) leaves it half new, half
+    /// old when the copy is taken: that copy never reaches `files`, and the
+    /// next upload, after the writer's close, brings the whole new version.
+    func testADocumentWrittenDuringItsUploadNeverLandsTorn() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/torn"
+        let chunk = 256 << 10
+        let old = [UInt8](repeating: 1, count: 8 * chunk), new = [UInt8](repeating: 2, count: 8 * chunk)
+        let rule = try Subprocess.run([fixture.binary, "fault", "add", fixture.mountpoint, "--op", "upload",
+                                       "--path", "Documents/torn", "--delay", "3s", "--times", "1"], timeout: 30)
+        XCTAssertEqual(rule.status, 0, "\(rule)")
+        XCTAssertEqual(writeBytes(doc, old), 0)  // its upload starts a second after this close, then waits 3 s
+        usleep(2_000_000)
+        let opened = Date().timeIntervalSince1970
+        let fd = open(doc, O_WRONLY)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { if fd >= 0 { close(fd) } }
+        XCTAssertEqual(new.withUnsafeBytes { pwrite(fd, $0.baseAddress, chunk, 0) }, chunk)
+        var seen: [[UInt8]?] = []
+        func look() { seen.append(remoteCopy("Documents/torn")) }
+        // The copy is taken once the delay ends; it lands (or not) soon after.
+        XCTAssertTrue(eventually(timeout: 10) { look(); return delayEnded() != nil }, "the upload's delay ended")
+        for _ in 0..<50 { look(); usleep(40_000) }
+        XCTAssertEqual(new.withUnsafeBytes { pwrite(fd, $0.baseAddress! + chunk, new.count - chunk, chunk) },
+                       new.count - chunk)
+        XCTAssertEqual(close(fd), 0)
+        XCTAssertTrue(eventually(timeout: Self.remoteKind == .directory ? 15 : 60) {
+            look(); return remoteCopy("Documents/torn") == new
+        }, "the whole new version uploaded")
+        let ended = try XCTUnwrap(delayEnded())
+        XCTAssertTrue(ended - 3.5 < opened && opened < ended,
+                      "the writer opened while the upload waited: opened at \(opened), the delay ended at \(ended)")
+        let torn = seen.compactMap { $0 }.filter { $0 != new && $0 != old }
+        XCTAssertTrue(torn.isEmpty, "\(torn.count) of \(seen.count) looks at the remote saw a torn copy")
+    }
+
+    /// When the upload's delay rule fired (its record is written as the delay ends).
+    private func delayEnded() -> Double? {
+        guard let log = try? Subprocess.run([fixture.binary, "log", fixture.mountpoint, "--faults", "--json"], timeout: 30)
+        else { return nil }
+        for line in log.stdout.split(separator: "\n") {
+            guard let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  record["op"] as? String == "upload", (record["result"] as? String)?.hasPrefix("delayed") == true
+            else { continue }
+            return record["time"] as? Double
+        }
+        return nil
+    }
 }
 
 /// What only a directory remote can be made to do: be a regular file, a

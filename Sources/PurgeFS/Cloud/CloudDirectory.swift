@@ -34,12 +34,20 @@ struct CloudDirectory: CloudStore {
     }
 
     /// Copies `local` (open for reading) to `path` atomically: aside in
-    /// `incoming`, synced, renamed into place. Returns the remote copy's status.
-    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String) throws(CloudFailure) -> stat {
-        try CloudFailure.wrapping { () throws(Errno) in try upload(local, size: size, mode: mode, at: path) }
+    /// `incoming`, synced, renamed into place if `isUnchanged()`. Returns the
+    /// remote copy's status.
+    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String,
+                isUnchanged: () -> Bool) throws(CloudFailure) -> stat {
+        let status = try CloudFailure.wrapping { () throws(Errno) in
+            try upload(local, size: size, mode: mode, at: path, isUnchanged: isUnchanged)
+        }
+        guard let status else { throw .changedWhileCopied }
+        return status
     }
 
-    private func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, at path: String) throws(Errno) -> stat {
+    /// Nil, with nothing moved into place, when `isUnchanged()` fails after the copy.
+    private func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, at path: String,
+                        isUnchanged: () -> Bool) throws(Errno) -> stat? {
         let (files, incoming) = try open()
         defer { files.closeQuietly(); incoming.closeQuietly() }
         let temporary = "\(CurrentProcess.id)-\(WallClock.nanoseconds())"
@@ -54,6 +62,10 @@ struct CloudDirectory: CloudStore {
             copy.closeQuietly()
             try? Self.unlink(temporary, in: incoming)
             throw error
+        }
+        guard isUnchanged() else {
+            try? Self.unlink(temporary, in: incoming)
+            return nil
         }
         do {
             try Self.makeParents(of: path, in: files)

@@ -36,9 +36,10 @@ final class CloudLink: Sendable {
         }
     }
 
-    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String) throws(CloudFailure) -> stat {
+    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String,
+                isUnchanged: () -> Bool) throws(CloudFailure) -> stat {
         try admit(.upload, path)
-        return try store.upload(local, size: size, mode: mode, to: path)
+        return try store.upload(local, size: size, mode: mode, to: path, isUnchanged: isUnchanged)
     }
 
     func download(_ path: String) throws(CloudFailure) -> any CloudDownload {
@@ -87,6 +88,6 @@ final class CloudLink: Sendable {
         }
         defer { copy.closeQuietly() }
         try source.copy(to: copy, size: size)
-        _ = try store.upload(copy, size: size, mode: source.status.st_mode, to: path)
+        _ = try store.upload(copy, size: size, mode: source.status.st_mode, to: path) { true }  // a file of its own
     }
 }

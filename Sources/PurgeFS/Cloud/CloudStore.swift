@@ -27,9 +27,13 @@ protocol CloudStore: Sendable {
     func prepare() throws(CloudFailure)
 
     /// Copies `local` (open for reading, `size` bytes) to `path` whole:
-    /// under a temporary name in `incoming`, then moved into place. Returns
-    /// the remote copy's status.
-    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String) throws(CloudFailure) -> stat
+    /// under a temporary name in `incoming`, then moved into place, but only
+    /// if `isUnchanged()` still holds once the copy is complete (else the
+    /// temporary copy is removed and `.changedWhileCopied` thrown: a file
+    /// written to during the copy never lands torn). Returns the remote
+    /// copy's status.
+    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String,
+                isUnchanged: () -> Bool) throws(CloudFailure) -> stat
 
     /// The remote copy of `path`, ready to be copied into a local file.
     func download(_ path: String) throws(CloudFailure) -> any CloudDownload
@@ -82,6 +86,9 @@ struct CloudFailure: Error, Equatable, CustomStringConvertible {
     /// The tier is offline (`purgefs cloud offline`, or a rule's `--offline`):
     /// every transfer fails at once, as for a network that cannot be reached.
     static let offline = CloudFailure(.networkUnreachable, "offline")
+
+    /// The local file changed while it was copied: nothing was moved into place.
+    static let changedWhileCopied = CloudFailure(.busy, "the file changed while it was copied")
 }
 
 extension CloudFailure {

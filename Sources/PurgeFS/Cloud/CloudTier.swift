@@ -220,13 +220,20 @@ final class CloudTier: Sendable {
         if done { return }
         let remoteStatus: stat
         do {
-            remoteStatus = try remote.upload(file, size: signature.size, mode: current.st_mode, to: path)
+            // Checked again once copied, before the copy is moved into place:
+            // a writer that opened meanwhile would have made it torn.
+            remoteStatus = try remote.upload(file, size: signature.size, mode: current.st_mode, to: path) {
+                (try? file.status()).map(CloudSignature.init) == signature
+            }
+        } catch where error == .changedWhileCopied {
+            schedule(path, after: Self.debounce)  // again, after its last close
+            return
         } catch {
             failed(path, size: signature.size, error: error)
             return
         }
         guard let after = try? file.status(), CloudSignature(after) == signature else {
-            schedule(path, after: Self.debounce)  // changed while copied: again
+            schedule(path, after: Self.debounce)  // changed during the move: again
             return
         }
         withBooks { books in

@@ -66,16 +66,18 @@ final class RcloneStore: CloudStore {
         }
     }
 
-    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String) throws(CloudFailure) -> stat {
+    func upload(_ local: FileDescriptor, size: UInt64, mode: mode_t, to path: String,
+                isUnchanged: () -> Bool) throws(CloudFailure) -> stat {
         let client = try client()
         let temporary = "\(CurrentProcess.id)-\(WallClock.nanoseconds())"
         let incoming = CloudDirectory.incomingName + "/" + temporary
         do throws(CloudFailure) {
             // rclone stores a request body that arrived whole (its length is the request's), or nothing.
             try client.upload(local, size: size, fs: fs(), directory: CloudDirectory.incomingName, name: temporary)
+            guard isUnchanged() else { throw .changedWhileCopied }
             _ = try client.call("operations/movefile", RcloneReply.request([
                 ("srcFs", fs()), ("srcRemote", incoming), ("dstFs", fs()), ("dstRemote", files(path)),
-            ]))
+            ], raw: Self.overWhateverIsThere))
         } catch {
             _ = try? client.call("operations/deletefile", RcloneReply.request([("fs", fs()), ("remote", incoming)]))
             throw error
@@ -123,13 +125,20 @@ final class RcloneStore: CloudStore {
         let client = try client()
         if item.isDirectory {
             _ = try client.call("sync/move", RcloneReply.request(
-                [("srcFs", fs(files(from))), ("dstFs", fs(files(to)))], raw: [("deleteEmptySrcDirs", "true")]))
+                [("srcFs", fs(files(from))), ("dstFs", fs(files(to)))],
+                raw: [("deleteEmptySrcDirs", "true")] + Self.overWhateverIsThere))
         } else {
             _ = try client.call("operations/movefile", RcloneReply.request([
                 ("srcFs", fs()), ("srcRemote", files(from)), ("dstFs", fs()), ("dstRemote", files(to)),
-            ]))
+            ], raw: Self.overWhateverIsThere))
         }
     }
+
+    /// A move's `_config`: replace whatever the destination holds. Left to
+    /// compare, rclone takes a file of the same size for the same file on a
+    /// store without modification times (WebDAV): it keeps the old one and
+    /// deletes what was moved, so a new version of the same size was lost.
+    private static let overWhateverIsThere = [("_config", #"{"NoCheckDest":true}"#)]
 
     func list() throws(CloudFailure) -> [(String, stat)] {
         let prefix = CloudDirectory.filesName + "/"
