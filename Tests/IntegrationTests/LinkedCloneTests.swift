@@ -66,6 +66,26 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         assertAccounting("after cp onto an existing file")
     }
 
+    /// Each rename of a member charges its group anew, which reads the
+    /// backing file's status: through a descriptor closed at once, so the
+    /// daemon's descriptors do not grow with a clone's renames (each one
+    /// leaked one, which also held a deleted backing file's blocks).
+    func testRenamingAMemberLeavesNoDescriptorOpen() throws {
+        run(["cp", m + "/big", m + "/copy"])
+        XCTAssertEqual(contentID("copy"), contentID("big"))
+        let daemons = fixture.ownProcesses()
+        XCTAssertEqual(daemons.count, 1, "one daemon")
+        let pid = try XCTUnwrap(daemons.first)
+        XCTAssertEqual(rename(m + "/copy", m + "/copy-0"), 0)
+        let before = openDescriptors(of: pid).count
+        for round in 1...40 {
+            XCTAssertEqual(rename(m + "/copy-\(round - 1)", m + "/copy-\(round)"), 0)
+        }
+        let after = openDescriptors(of: pid).count
+        XCTAssertLessThan(after, before + 10, "the daemon held \(before) descriptors, and \(after) after 40 renames of a clone")
+        XCTAssertEqual(contentID("copy-40"), contentID("big"), "still a clone")
+    }
+
     // MARK: Independence
 
     func testClonesAreIndependentFiles() throws {

@@ -14,7 +14,7 @@ extension LinkedClones {
             return
         }
         let members = table.registry.members(of: group)
-        guard let status = try? openBacking(record).status() else {
+        guard let status = try? backingStatus(record) else {
             Diagnostics.note("linked clone group \(group): its backing file is gone; its members are forgotten")
             for id in members { forget(id, in: &table) }
             return
@@ -59,7 +59,7 @@ extension LinkedClones {
         // The last clone is gone: a primary left is a plain file again.
         table.sharers[member.group] = nil
         table.sharedBytes[group.backing] = nil
-        guard let status = try? openBacking(group).status() else { return }
+        guard let status = try? backingStatus(group) else { return }
         do {
             try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 guard ledger.contains(group.backing) else { return }
@@ -75,6 +75,14 @@ extension LinkedClones {
         let name = LinkedCloneRegistry.anchorName(of: id)
         guard let status = try? anchors.status(of: name), EntryID(status) == id else { return }
         try? anchors.unlink(name)
+    }
+
+    /// The backing file's status, through a descriptor closed at once (one
+    /// left open each settle kept a deleted backing's blocks until the daemon ended).
+    func backingStatus(_ group: LinkedCloneRegistry.Group) throws(Errno) -> stat {
+        let file = try openBacking(group)
+        defer { file.closeQuietly() }
+        return try file.status()
     }
 
     func openBacking(_ group: LinkedCloneRegistry.Group) throws(Errno) -> FileDescriptor {
