@@ -10,8 +10,9 @@ import XCTest
 /// the page's DOM against the JSON the page was made from. Without chromium
 /// the tests skip, and fail under `CI=true` (scripts/bootstrap installs it).
 ///
-/// `PURGEFS_SCREENSHOTS=DIR` keeps each page's screenshot there (how the
-/// ones in docs/pictures/ were made).
+/// `PURGEFS_SCREENSHOTS=DIR` keeps each page's screenshot there. (The
+/// pictures in docs/pictures/ are the same pages, taken by browser.py, of a
+/// richer device than these tests make: three apps on a device "phone".)
 final class PageBrowserTests: MountedTestCase {
     override var mountOptions: [String] { ["capacity=64M", "external=10M"] }
 
@@ -235,6 +236,9 @@ final class PageBrowserTests: MountedTestCase {
             "[+document.getElementById('available').max, document.querySelectorAll('#view .device-bar rect.segment').length]",
             "new Promise(done => { var s = document.getElementById('available'); s.value = \(target); "
                 + "s.dispatchEvent(new Event('change')); window.lastAction.then(() => done(document.getElementById('status').textContent)); })",
+            // The fault control, with a quoted glob as a shell or a rules file would have it.
+            "fetch('fault?token=' + token + '&args=' + encodeURIComponent(\"--op write --path 'Documents/*' --errno EIO\"),"
+                + " {method: 'POST'}).then(r => r.text().then(t => [r.status, t]))",
         ], screenshot: fixture.base + "/ui.png", size: "1000x1000")
         let refused = try XCTUnwrap(values[0] as? [Any])
         XCTAssertEqual(refused[0] as? [Int], [403, 403, 403, 403])
@@ -244,6 +248,17 @@ final class PageBrowserTests: MountedTestCase {
         XCTAssertEqual(controls, [64 << 20, 5], "the slider goes to the capacity; the live page has the storage bar")
         XCTAssertTrue((values[2] as? String)?.hasPrefix("Set external") == true, "\(values[2])")
         XCTAssertEqual(attribute("available", of: mount), String(target), "the slider ran purgefs space --available")
+        XCTAssertEqual((values[3] as? [Any])?.first as? Int, 200, "the fault control: \(values[3])")
+        let rules = try Subprocess.run([purgefs, "fault", "list", mount, "--json"], timeout: 30)
+        XCTAssertTrue(rules.stdout.contains("\"Documents/*\""), "the rule's glob without its quotes: \(rules.stdout)")
+        XCTAssertTrue(mkdir(mount + "/Documents", 0o755) == 0 || errno == EEXIST)
+        let fd = open(mount + "/Documents/faulted", O_WRONLY | O_CREAT, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        if fd >= 0 {
+            XCTAssertEqual(write(fd, "x", 1), -1, "the rule fires on a write in Documents/")
+            XCTAssertEqual(errno, EIO)
+            close(fd)
+        }
 
         kill(ui.processIdentifier, SIGINT)
         XCTAssertTrue(Subprocess.wait(ui, timeout: 30), "Ctrl-C stops it")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Opens a page in headless Chromium, evaluates JavaScript in it, and takes a
-screenshot: what the page tests (Tests/IntegrationTests/PageTests.swift) use
+screenshot: what the page tests (Tests/IntegrationTests/PageBrowserTests.swift) use
 to look at purgefs's pages in a real browser.
 
     browser.py URL [--screenshot FILE.png] [--size WxH] [--dark]

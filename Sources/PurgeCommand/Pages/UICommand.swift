@@ -228,8 +228,17 @@ final class UIView {
             }
             arguments = [String(request.path.dropFirst()), target + "/" + inside]
         case "/fault":
-            guard let words = request.query["args"].map({ $0.split(whereSeparator: \.isWhitespace).map(String.init) }), !words.isEmpty
-            else { return .text(400, "fault: args= is missing (e.g. --op write --path 'Documents/*' --errno EIO)") }
+            // Split as a rules file's line is, so a quoted glob reaches the rule without its quotes.
+            guard let args = request.query["args"] else {
+                return .text(400, "fault: args= is missing (e.g. --op write --path 'Documents/*' --errno EIO)")
+            }
+            let words: [String]
+            do throws(FaultRuleError) { words = try FaultRuleFile.words(of: Substring(args)) } catch {
+                return .text(400, "fault: \(error)")
+            }
+            guard !words.isEmpty else {
+                return .text(400, "fault: args= is empty (e.g. --op write --path 'Documents/*' --errno EIO)")
+            }
             arguments = ["fault", "add", target] + words
         default:
             arguments = ["crash", target]
