@@ -46,6 +46,30 @@ final class PageTests: XCTestCase {
         XCTAssertEqual(StoragePage.initials("photos"), "PH")
     }
 
+    /// A shared device: each container is an app with its own breakdown when
+    /// its mount could be read, its figures alone when not; the bar sums them.
+    func testTheDevicePageHasEachContainerAsAnApp() throws {
+        func container(_ name: String, used: UInt64, purgeable: UInt64) -> DeviceUsageReport.Container {
+            .init(container: "/srv/" + name, mountpoint: "/mnt/" + name, processID: 1, used: used, size: used,
+                  purgeable: purgeable, quota: 0, quotaGiven: false, lastUse: 0)
+        }
+        let device = DeviceUsageReport(name: "phone", policy: .quota, simulated: true, capacity: 1000, external: 200,
+                                       used: 700, available: 300, purgeable: 110,
+                                       containers: [container("my-app", used: 300, purgeable: 100),
+                                                    container("photos", used: 200, purgeable: 10)])
+        let page = StoragePage(device, members: ["/mnt/my-app": usage()])
+        XCTAssertEqual(page.title, "Storage of device phone")
+        XCTAssertEqual(page.subtitle, "2 containers, policy quota, simulated")
+        XCTAssertEqual(page.apps.map(\.name), ["my-app", "photos"])
+        XCTAssertEqual(page.apps.map(\.size), [300, 200], "each app's size is the device's figure for it")
+        XCTAssertEqual(page.apps[0].parts.map(\.id), ["bundle", "documents", "data", "caches", "tmp"])
+        XCTAssertEqual(page.apps[1].parts, [], "a mount that could not be read has no breakdown")
+        XCTAssertTrue(page.apps[1].detail.hasSuffix("(not readable)"))
+        // Apps' data: 300 - 100 - 50 (my-app's evictable) + 200 - 10; other is the device's external use.
+        XCTAssertEqual(page.segments.map(\.bytes), [340, 110, 50, 200, 300])
+        XCTAssertEqual(page.cloneSavings, 20)
+    }
+
     /// A run report by hand: two steps (one a crash), purges close together
     /// and apart, a fault, and samples where the ENOSPC count rises once.
     private let runReport = JSONValue(parsing: """
