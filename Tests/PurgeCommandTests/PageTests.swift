@@ -89,10 +89,12 @@ final class PageTests: XCTestCase {
         let page = TimelinePage(runReport)
         XCTAssertTrue(TimelinePage.recognises(runReport))
         XCTAssertEqual(page.marks.map { "\($0.kind)@\($0.atMilliseconds)" },
-                       ["step@5", "purge@110", "fault@600", "enospc@700", "purge@900", "crash@1000"],
-                       "two monitor purges 90 ms apart are one mark; a step not reached has none; ENOSPC where the count rose")
-        XCTAssertEqual(page.marks[1].text, "purge (monitor): 2 files, 20 B: caches/a, caches/b")
-        XCTAssertEqual(page.marks[3].text, "answered ENOSPC: 2 requests (5 since the mount)")
+                       ["enospc@0", "step@5", "purge@110", "fault@600", "enospc@700", "purge@900", "crash@1000"],
+                       "two monitor purges 90 ms apart are one mark; a step not reached has none; ENOSPC where the count rose, "
+                           + "from 0 at the mount")
+        XCTAssertEqual(page.marks[0].text, "answered ENOSPC: 3 requests (3 since the mount)")
+        XCTAssertEqual(page.marks[2].text, "purge (monitor): 2 files, 20 B: caches/a, caches/b")
+        XCTAssertEqual(page.marks[4].text, "answered ENOSPC: 2 requests (5 since the mount)")
         let chart = page.chart
         XCTAssertEqual(chart.components(separatedBy: "class=\"sample\"").count - 1, 3, "a hover column per sample")
         XCTAssertEqual(chart.components(separatedBy: "<polyline").count - 1, 4)

@@ -71,10 +71,11 @@ struct TimelinePage {
                         text: "fault \(key): \(first["op"]?.stringValue ?? "?") \(first["path"]?.stringValue ?? "") -> "
                             + "\(first["result"]?.stringValue ?? "")" + (group.count > 1 ? " (\(group.count) times)" : ""))
         }
-        var previous: UInt64?
+        // `run` mounts afresh, so the count starts at 0: answers before the first sample are marked too.
+        var previous: UInt64 = 0
         for sample in samples {
             let count = sample["enospc"]?.integerValue ?? 0
-            if let previous, count > previous {
+            if count > previous {
                 marks.append(Mark(kind: "enospc", atMilliseconds: sample["at_ms"]?.integerValue ?? 0,
                                   text: "answered ENOSPC: \(HumanText.count(count - previous, "request")) (\(count) since the mount)"))
             }
