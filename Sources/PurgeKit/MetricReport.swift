@@ -21,6 +21,20 @@ public struct MetricReport: Codable, Sendable, Equatable {
         self.timeRange = timeRange
         self.intervalEntries = intervalEntries
     }
+
+    private enum CodingKeys: String, CodingKey { case timeRange, intervalEntries }
+
+    /// A report without entries is refused here, so that `fullDayEntry`,
+    /// not optional as MetricKit's, never meets one.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        timeRange = try container.decode(DateInterval.self, forKey: .timeRange)
+        intervalEntries = try container.decode([IntervalEntry].self, forKey: .intervalEntries)
+        guard !intervalEntries.isEmpty else {
+            throw DecodingError.dataCorruptedError(forKey: .intervalEntries, in: container,
+                                                   debugDescription: "a metric report has at least its full-day entry")
+        }
+    }
 }
 
 extension Array where Element == MetricReport.IntervalEntry {

@@ -109,6 +109,10 @@ import Testing
         #expect(report.timeRange.duration == 7200, "a day under way ends now")
         let decoded = try JSONDecoder().decode(MetricReport.self, from: JSONEncoder().encode(report))
         #expect(decoded == report)
+        let empty = #"{"timeRange":{"start":0,"duration":60},"intervalEntries":[]}"#
+        #expect(throws: DecodingError.self, "a report without entries is refused, not left to trap in fullDayEntry") {
+            try JSONDecoder().decode(MetricReport.self, from: Data(empty.utf8))
+        }
         guard case .totalFileSize(let size) = report.intervalEntries.fullDayEntry.values[0],
               case .totalFileCount(let count) = report.intervalEntries.fullDayEntry.values[1],
               case .totalDiskSpaceCapacity(let disk) = report.intervalEntries.fullDayEntry.values[2]
