@@ -81,6 +81,34 @@ final class ExploreTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: container + "/config.json")), before, "the container is never changed")
     }
 
+    /// A rename over a name is logged as one operation, whatever else goes
+    /// on: here another process prints all the time, so output lands in the
+    /// log between any two records it can. Before, it could land between
+    /// the rename's removal and its move, and the states cut there had
+    /// neither name (failures a real disk never shows).
+    func testOutputDuringARenameOverANameIsNoFalseFailure() throws {
+        let running = scratch + "/printing"
+        let app = try script("careful-and-chatty", """
+            cd "$PURGEFS_MOUNT" || exit 1
+            : > "\(running)"
+            ( while [ -e "\(running)" ]; do echo tick; done ) &
+            for i in 1 2 3 4 5 6; do
+              printf '{"version": %d}\\n' $i > tmp/config.json.new
+              sync tmp/config.json.new
+              mv tmp/config.json.new config.json
+              sync .
+              echo "saved $i"
+            done
+            rm -f "\(running)"
+            wait
+            """)
+        let result = try explore(["--check", configCheck, "--report", report, container, "--", app])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let json = try reportJSON()
+        XCTAssertEqual(json["failed"] as? Int, 0, "\(result)")
+        XCTAssertEqual(json["operations"] as? Int, 30, "five a round, the rename over config.json one of them: \(result)")
+    }
+
     func testTheCarelessWriterIsFoundNamingTheRename() throws {
         let keep = scratch + "/kept"
         let result = try explore(["--check", configCheck, "--report", report, "--keep", keep, container, "--", try writer(careful: false)])
