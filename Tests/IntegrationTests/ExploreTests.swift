@@ -228,6 +228,8 @@ final class ExploreTests: XCTestCase {
             (["--check", "no-such-checker-anywhere", container, "--", app], 64, "no-such-checker-anywhere: command not found"),
             (["--check", "true", "--max-states", "0", container, "--", app], 64, "--max-states"),
             (["--check", "true", container, "--", "false"], 1, "changed nothing before it ended"),
+            (["--check", "true", container, "--", "/no/such/app"], 1, "explore: cannot start /no/such/app: No such file or directory"),
+            (["--check", "true", container, "--", "no-such-app-anywhere"], 1, "explore: cannot start no-such-app-anywhere: No such file or directory"),
         ]
         for (arguments, status, text) in cases {
             let result = try explore(arguments)
