@@ -303,7 +303,7 @@ final class RunCommandTests: XCTestCase {
         let scenario = scratch + "/crash.txt"
         try "when file Documents/unsynced exists timeout 30s crash\n".write(toFile: scenario, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: container + "/Documents", withIntermediateDirectories: true)
-        // First start: sync one file, leave one unsynced, wait (7 if never killed). Restarted on the
+        // First start: sync one file and append to it, leave one unsynced, wait (7 if never killed). Restarted on the
         // crashed state: exit 0 only when the synced file survived and the unsynced one is gone.
         let script = """
             import os, sys, time
@@ -314,6 +314,7 @@ final class RunCommandTests: XCTestCase {
             fd = os.open(docs + "/kept", os.O_WRONLY | os.O_CREAT, 0o644)
             os.write(fd, b"synced"); os.fsync(fd); os.close(fd)
             d = os.open(docs, os.O_RDONLY | os.O_DIRECTORY); os.fsync(d); os.close(d)
+            with open(docs + "/kept", "ab") as f: f.write(b" and more")
             with open(docs + "/unsynced", "wb") as f: f.write(b"lost")
             time.sleep(30)
             sys.exit(7)
@@ -324,8 +325,8 @@ final class RunCommandTests: XCTestCase {
         let step = try XCTUnwrap((try reportJSON()["steps"] as? [[String: Any]])?.first)
         XCTAssertEqual(step["state"] as? String, "done")
         let detail = step["detail"] as? String ?? ""
-        XCTAssertTrue(detail.hasPrefix("the command got SIGKILL; undid 1 name change"), detail)
-        XCTAssertTrue(detail.hasSuffix("started again; the restarted command exited with status 0"), detail)
+        XCTAssertEqual(detail, "the command got SIGKILL; undid 1 name change and 9 unsynced bytes in 1 file; started again; "
+                       + "the restarted command exited with status 0", "the bytes appended to kept since its sync")
         XCTAssertEqual(try String(contentsOfFile: container + "/Documents/kept", encoding: .utf8), "synced")
         XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/Documents/unsynced"), "the crash undid its name")
     }
