@@ -331,6 +331,38 @@ final class RunCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/Documents/unsynced"), "the crash undid its name")
     }
 
+    /// The same recovery with a `restart` step of its own instead of
+    /// `--restart-after-crash`: the crash step only kills and crashes, the
+    /// restart step starts the command again and says how it ended.
+    func testARestartStepAfterACrashStepStartsTheCommandOnTheCrashedState() throws {
+        let scenario = scratch + "/crash.txt"
+        try "when file Documents/unsynced exists timeout 30s crash\nat 0 restart\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: container + "/Documents", withIntermediateDirectories: true)
+        let script = """
+            import os, sys, time
+            docs = os.environ["PURGEFS_MOUNT"] + "/Documents"
+            if os.path.exists(docs + "/kept"):
+                ok = open(docs + "/kept", "rb").read() == b"synced" and not os.path.exists(docs + "/unsynced")
+                sys.exit(0 if ok else 8)
+            fd = os.open(docs + "/kept", os.O_WRONLY | os.O_CREAT, 0o644)
+            os.write(fd, b"synced"); os.fsync(fd); os.close(fd)
+            d = os.open(docs, os.O_RDONLY | os.O_DIRECTORY); os.fsync(d); os.close(d)
+            with open(docs + "/unsynced", "wb") as f: f.write(b"lost")
+            time.sleep(30)
+            sys.exit(7)
+            """
+        let result = try run(["--scenario", scenario, "--report", report, container, "--", "python3", "-c", script])
+        XCTAssertEqual(result.status, 0, "the restarted command's status: \(result)")
+        assertNothingLeft(result)
+        let steps = try XCTUnwrap(try reportJSON()["steps"] as? [[String: Any]])
+        XCTAssertEqual(steps.map { $0["action"] as? String }, ["crash", "restart"])
+        XCTAssertEqual(steps.map { $0["state"] as? String }, ["done", "done"])
+        XCTAssertEqual(steps[0]["detail"] as? String, "the command got SIGKILL; undid 1 name change", "no restart of its own")
+        XCTAssertEqual(steps[1]["detail"] as? String, "started again; the restarted command exited with status 0")
+        XCTAssertEqual(try String(contentsOfFile: container + "/Documents/kept", encoding: .utf8), "synced")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/Documents/unsynced"), "the crash undid its name")
+    }
+
     func testACommandThatCannotStartFailsTheRunAndUnmounts() throws {
         let result = try run(["--report", report, container, "--", scratch + "/no-such-program"])
         XCTAssertEqual(result.status, 1, "\(result)")
