@@ -381,7 +381,7 @@ final class RunCommandTests: XCTestCase {
             ([container, "true"], "purgefs: run: put -- before the command: purgefs run CONTAINER -- COMMAND [ARG...] (see purgefs run --help)"),
             ([container, "--"], "purgefs: run: the command after -- is missing (see purgefs run --help)"),
             (["--scenario", unknown, container, "--", "true"],
-             "purgefs: \(unknown):2: unknown action 'explode' (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart)"),
+             "purgefs: \(unknown):2: unknown action 'explode' (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart, cloud)"),
             (["--scenario", badSize, container, "--", "true"],
              "purgefs: \(badSize):1: when available < 12Q: not a size (bytes, or a number with K, M, G or T)"),
             (["-o", "capacity=huge", container, "--", "true"], "purgefs: capacity=huge: not a size (bytes, or a number with K, M, G or T)"),
