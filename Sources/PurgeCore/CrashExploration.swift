@@ -164,13 +164,27 @@ public struct CrashExploration: Sendable {
                 needed = max(needed, data + length)
             default: break
             }
-            // A removal followed at once by a move onto the same name is one rename.
-            if case .removed(let parent, let name, let replaced) = record, index + 1 < records.count,
-               case .moved(_, _, let newParent, let newName, _) = records[index + 1], newParent == parent, newName == name {
-                before.append(printed)
-                operations.append(.replacing(records[index + 1], replaced: replaced))
-                index += 2
-                continue
+            // A removal followed by a move onto the same name is one rename.
+            // A log written before the recorder logged the two together may
+            // have output between them: it was drained after rename(2)
+            // returned, so it counts as printed after the rename.
+            if case .removed(let parent, let name, let replaced) = record {
+                var next = index + 1
+                var between: [(data: UInt64, length: UInt64)] = []
+                while next < records.count, case .output(let data, let length) = records[next] {
+                    between.append((data, length))
+                    next += 1
+                }
+                if next < records.count, case .moved(_, _, let newParent, let newName, _) = records[next], newParent == parent, newName == name {
+                    before.append(printed)
+                    operations.append(.replacing(records[next], replaced: replaced))
+                    for output in between {
+                        printed += output.length
+                        needed = max(needed, output.data + output.length)
+                    }
+                    index = next + 1
+                    continue
+                }
             }
             before.append(printed)
             operations.append(.record(record))

@@ -19,7 +19,9 @@ public enum RecordedOperation: Sendable, Equatable {
     /// `name` in `parent` was made for `entry` (create, mkdir, mknod,
     /// symlink, or link when `entry` exists already).
     case created(parent: EntryID, name: [UInt8], entry: EntryID, kind: EntryKind, mode: UInt32, target: [UInt8])
-    /// `name` in `parent` is gone (unlink, rmdir, replaced by a rename).
+    /// `name` in `parent` is gone (unlink, rmdir, replaced by a rename: then
+    /// the `moved` onto it follows at once, written under the same hold of
+    /// the log's lock).
     case removed(parent: EntryID, name: [UInt8], entry: EntryID)
     /// `name` in `parent` became `newName` in `newParent`.
     case moved(parent: EntryID, name: [UInt8], newParent: EntryID, newName: [UInt8], entry: EntryID)

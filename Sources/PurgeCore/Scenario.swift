@@ -345,8 +345,10 @@ public enum ScenarioProblem: Error, Equatable, Sendable, CustomStringConvertible
             return "unknown trigger '\(word)' (a step starts with at DURATION or when ...)"
         case .unknownCondition(let word):
             return "unknown condition 'when \(word)' (when used >, when available <, when file PATH exists)"
+        case .unknownAction(let word) where word.hasPrefix("cloud "):
+            return "unknown action '\(word)' (cloud offline, cloud online, cloud touch PATH)"
         case .unknownAction(let word):
-            return "unknown action '\(word)' (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart)"
+            return "unknown action '\(word)' (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart, cloud)"
         case .missing(let what):
             return "\(what) is missing"
         case .expected(let word, let after, let got):

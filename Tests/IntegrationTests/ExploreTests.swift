@@ -6,8 +6,9 @@ import XCTest
 
 /// `purgefs explore` on four real apps, each recorded on a real mount and
 /// every crash state checked: the careful ones recover from every state,
-/// the careless ones are caught, naming what they lost. Plus the bad input
-/// of the command line, and `--replay`.
+/// the careless ones are caught, naming what they lost. Plus, end to end:
+/// `run --explore`, the same states from the same run, `--html` and
+/// `--torn`; the bad input of the command line, and `--replay`.
 final class ExploreTests: XCTestCase {
     private var directory: CommandScratch!
     private var scratch: String { directory.path }
@@ -28,7 +29,12 @@ final class ExploreTests: XCTestCase {
     }
 
     private func explore(_ arguments: [String], environment extra: [String: String] = [:]) throws -> CommandResult {
-        let result = try Subprocess.run([binary, "explore"] + arguments, timeout: 240,
+        try purgefs(["explore"] + arguments, environment: extra)
+    }
+
+    /// Runs `purgefs ARGUMENTS`; checks that nothing is left mounted and the work directory is gone.
+    private func purgefs(_ arguments: [String], environment extra: [String: String] = [:]) throws -> CommandResult {
+        let result = try Subprocess.run([binary] + arguments, timeout: 240,
                                         environment: directory.environment.merging(extra) { $1 })
         XCTAssertFalse(result.timedOut, "\(result)")
         XCTAssertEqual(MountTable.mounts(under: scratch).map(\.mountPoint), [], "nothing left mounted: \(result)")
@@ -79,6 +85,34 @@ final class ExploreTests: XCTestCase {
         XCTAssertEqual(json["sampled"] as? Bool, false)
         XCTAssertEqual((json["results"] as? [[String: Any]])?.count, json["states"] as? Int)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: container + "/config.json")), before, "the container is never changed")
+    }
+
+    /// A rename over a name is logged as one operation, whatever else goes
+    /// on: here another process prints all the time, so output lands in the
+    /// log between any two records it can. Before, it could land between
+    /// the rename's removal and its move, and the states cut there had
+    /// neither name (failures a real disk never shows).
+    func testOutputDuringARenameOverANameIsNoFalseFailure() throws {
+        let running = scratch + "/printing"
+        let app = try script("careful-and-chatty", """
+            cd "$PURGEFS_MOUNT" || exit 1
+            : > "\(running)"
+            ( while [ -e "\(running)" ]; do echo tick; done ) &
+            for i in 1 2 3 4 5 6; do
+              printf '{"version": %d}\\n' $i > tmp/config.json.new
+              sync tmp/config.json.new
+              mv tmp/config.json.new config.json
+              sync .
+              echo "saved $i"
+            done
+            rm -f "\(running)"
+            wait
+            """)
+        let result = try explore(["--check", configCheck, "--report", report, container, "--", app])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let json = try reportJSON()
+        XCTAssertEqual(json["failed"] as? Int, 0, "\(result)")
+        XCTAssertEqual(json["operations"] as? Int, 30, "five a round, the rename over config.json one of them: \(result)")
     }
 
     func testTheCarelessWriterIsFoundNamingTheRename() throws {
@@ -182,6 +216,71 @@ final class ExploreTests: XCTestCase {
         XCTAssertEqual(try explore(["--check", check, container, "--", careless]).status, 1)
     }
 
+    // MARK: End to end
+
+    func testRunWithExploreIsExploreAndFindsTheCarelessWriter() throws {
+        let result = try purgefs(["run", "--explore", "--check", configCheck, "--report", report, container, "--", try writer(careful: false)])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        XCTAssertEqual(result.stderr, "", "\(result)")
+        let found = failures(try reportJSON())
+        XCTAssertFalse(found.isEmpty, "\(result)")
+        XCTAssertTrue(found.contains { $0["operation"] as? String == "rename tmp/config.json.new -> config.json" }, "\(found)")
+        XCTAssertTrue(result.stdout.contains("operation:    rename tmp/config.json.new -> config.json"), result.stdout)
+    }
+
+    func testTheSameRunExploredTwiceGivesTheSameStatesInTheSameOrder() throws {
+        let app = try writer(careful: true)
+        let second = scratch + "/second.json"
+        XCTAssertEqual(try explore(["--check", configCheck, "--report", report, container, "--", app]).status, 0)
+        XCTAssertEqual(try explore(["--check", configCheck, "--report", second, container, "--", app]).status, 0)
+        let one = try reportJSON()
+        let two = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: second))) as? [String: Any])
+        let results = try XCTUnwrap(one["results"] as? [[String: Any]])
+        XCTAssertGreaterThan(results.count, 10)
+        XCTAssertEqual(one["results"] as? NSArray, two["results"] as? NSArray, "the same states, in the same order, with the same outcomes")
+        for key in ["states", "passed", "failed", "operations", "statesInAll"] {
+            XCTAssertEqual(one[key] as? Int, two[key] as? Int, key)
+        }
+    }
+
+    func testThePageIsWrittenSelfContainedWithEveryState() throws {
+        let page = scratch + "/explore.html"
+        let result = try explore(["--check", configCheck, "--report", report, "--html", page, container, "--", try writer(careful: false)])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        let states = try XCTUnwrap(try reportJSON()["states"] as? Int)
+        XCTAssertTrue(html.contains("data-states=\"\(states)\""), "the strip has the report's \(states) states")
+        XCTAssertEqual(html.components(separatedBy: "<rect class=\"state ").count - 1, states, "a cell per state")
+        XCTAssertTrue(html.contains("<td id=\"count-states\">\(states)</td>"))
+        XCTAssertTrue(html.contains("rename tmp/config.json.new -&gt; config.json"), "the failures' details")
+        for outside in ["src=", "<link", "@import", "url(http", "url(//", "https:"] {
+            XCTAssertFalse(html.contains(outside), "nothing from outside the page: \(outside)")
+        }
+        let links = html.components(separatedBy: "http://").dropFirst()
+        XCTAssertTrue(links.allSatisfy { $0.hasPrefix("www.w3.org/") }, "no address but a namespace's")
+    }
+
+    func testTornStatesOfTheSyncedLogOnARealMountAllRecover() throws {
+        let app = try script("logger", """
+            cd "$PURGEFS_MOUNT" || exit 1
+            : > log && sync log && sync . || exit 1
+            for i in 1 2 3; do
+              printf 'line %d %05000d\\n' $i 0 >> log && sync -d log || exit 1
+              echo "line $i"
+            done
+            """)
+        // The first six characters of each whole line, against what was printed.
+        let check = #"n=$(wc -l < "$PURGEFS_CRASH_OUTPUT"); head -n "$n" "$PURGEFS_CRASH_STATE/log" | cut -c1-6 | cmp -s - "$PURGEFS_CRASH_OUTPUT" || { echo "the log lacks printed lines" >&2; exit 1; }"#
+        let result = try explore(["--check", check, "--torn", "--report", report, container, "--", app])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let json = try reportJSON()
+        XCTAssertEqual(json["failed"] as? Int, 0, "\(result)")
+        XCTAssertEqual(json["torn"] as? Bool, true)
+        let variants = (json["results"] as? [[String: Any]] ?? []).compactMap { $0["variant"] as? String }
+        XCTAssertTrue(variants.contains("torn-1"), "\(variants)")
+        XCTAssertTrue(variants.contains("torn-2"), "each line is two pages, so a line may survive in part: \(variants)")
+    }
+
     // MARK: The command line
 
     func testSamplingKeepsAtMostTheStatesAskedForAndSaysSo() throws {
@@ -200,6 +299,8 @@ final class ExploreTests: XCTestCase {
             (["--check", "no-such-checker-anywhere", container, "--", app], 64, "no-such-checker-anywhere: command not found"),
             (["--check", "true", "--max-states", "0", container, "--", app], 64, "--max-states"),
             (["--check", "true", container, "--", "false"], 1, "changed nothing before it ended"),
+            (["--check", "true", container, "--", "/no/such/app"], 1, "explore: cannot start /no/such/app: No such file or directory"),
+            (["--check", "true", container, "--", "no-such-app-anywhere"], 1, "explore: cannot start no-such-app-anywhere: No such file or directory"),
         ]
         for (arguments, status, text) in cases {
             let result = try explore(arguments)

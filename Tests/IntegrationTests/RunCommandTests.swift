@@ -303,8 +303,41 @@ final class RunCommandTests: XCTestCase {
         let scenario = scratch + "/crash.txt"
         try "when file Documents/unsynced exists timeout 30s crash\n".write(toFile: scenario, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: container + "/Documents", withIntermediateDirectories: true)
-        // First start: sync one file, leave one unsynced, wait (7 if never killed). Restarted on the
+        // First start: sync one file and append to it, leave one unsynced, wait (7 if never killed). Restarted on the
         // crashed state: exit 0 only when the synced file survived and the unsynced one is gone.
+        let script = """
+            import os, sys, time
+            docs = os.environ["PURGEFS_MOUNT"] + "/Documents"
+            if os.path.exists(docs + "/kept"):
+                ok = open(docs + "/kept", "rb").read() == b"synced" and not os.path.exists(docs + "/unsynced")
+                sys.exit(0 if ok else 8)
+            fd = os.open(docs + "/kept", os.O_WRONLY | os.O_CREAT, 0o644)
+            os.write(fd, b"synced"); os.fsync(fd); os.close(fd)
+            d = os.open(docs, os.O_RDONLY | os.O_DIRECTORY); os.fsync(d); os.close(d)
+            with open(docs + "/kept", "ab") as f: f.write(b" and more")
+            with open(docs + "/unsynced", "wb") as f: f.write(b"lost")
+            time.sleep(30)
+            sys.exit(7)
+            """
+        let result = try run(["--scenario", scenario, "--restart-after-crash", "--report", report, container, "--", "python3", "-c", script])
+        XCTAssertEqual(result.status, 0, "the restarted command's status: \(result)")
+        assertNothingLeft(result)
+        let step = try XCTUnwrap((try reportJSON()["steps"] as? [[String: Any]])?.first)
+        XCTAssertEqual(step["state"] as? String, "done")
+        let detail = step["detail"] as? String ?? ""
+        XCTAssertEqual(detail, "the command got SIGKILL; undid 1 name change and 9 unsynced bytes in 1 file; started again; "
+                       + "the restarted command exited with status 0", "the bytes appended to kept since its sync")
+        XCTAssertEqual(try String(contentsOfFile: container + "/Documents/kept", encoding: .utf8), "synced")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/Documents/unsynced"), "the crash undid its name")
+    }
+
+    /// The same recovery with a `restart` step of its own instead of
+    /// `--restart-after-crash`: the crash step only kills and crashes, the
+    /// restart step starts the command again and says how it ended.
+    func testARestartStepAfterACrashStepStartsTheCommandOnTheCrashedState() throws {
+        let scenario = scratch + "/crash.txt"
+        try "when file Documents/unsynced exists timeout 30s crash\nat 0 restart\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: container + "/Documents", withIntermediateDirectories: true)
         let script = """
             import os, sys, time
             docs = os.environ["PURGEFS_MOUNT"] + "/Documents"
@@ -318,14 +351,14 @@ final class RunCommandTests: XCTestCase {
             time.sleep(30)
             sys.exit(7)
             """
-        let result = try run(["--scenario", scenario, "--restart-after-crash", "--report", report, container, "--", "python3", "-c", script])
+        let result = try run(["--scenario", scenario, "--report", report, container, "--", "python3", "-c", script])
         XCTAssertEqual(result.status, 0, "the restarted command's status: \(result)")
         assertNothingLeft(result)
-        let step = try XCTUnwrap((try reportJSON()["steps"] as? [[String: Any]])?.first)
-        XCTAssertEqual(step["state"] as? String, "done")
-        let detail = step["detail"] as? String ?? ""
-        XCTAssertTrue(detail.hasPrefix("the command got SIGKILL; undid 1 name change"), detail)
-        XCTAssertTrue(detail.hasSuffix("started again; the restarted command exited with status 0"), detail)
+        let steps = try XCTUnwrap(try reportJSON()["steps"] as? [[String: Any]])
+        XCTAssertEqual(steps.map { $0["action"] as? String }, ["crash", "restart"])
+        XCTAssertEqual(steps.map { $0["state"] as? String }, ["done", "done"])
+        XCTAssertEqual(steps[0]["detail"] as? String, "the command got SIGKILL; undid 1 name change", "no restart of its own")
+        XCTAssertEqual(steps[1]["detail"] as? String, "started again; the restarted command exited with status 0")
         XCTAssertEqual(try String(contentsOfFile: container + "/Documents/kept", encoding: .utf8), "synced")
         XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/Documents/unsynced"), "the crash undid its name")
     }
@@ -348,7 +381,7 @@ final class RunCommandTests: XCTestCase {
             ([container, "true"], "purgefs: run: put -- before the command: purgefs run CONTAINER -- COMMAND [ARG...] (see purgefs run --help)"),
             ([container, "--"], "purgefs: run: the command after -- is missing (see purgefs run --help)"),
             (["--scenario", unknown, container, "--", "true"],
-             "purgefs: \(unknown):2: unknown action 'explode' (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart)"),
+             "purgefs: \(unknown):2: unknown action 'explode' (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart, cloud)"),
             (["--scenario", badSize, container, "--", "true"],
              "purgefs: \(badSize):1: when available < 12Q: not a size (bytes, or a number with K, M, G or T)"),
             (["-o", "capacity=huge", container, "--", "true"], "purgefs: capacity=huge: not a size (bytes, or a number with K, M, G or T)"),

@@ -129,6 +129,29 @@ final class CrashExplorationTests: XCTestCase {
         XCTAssertNil(CrashExploration.StateID("0"))
     }
 
+    /// A log written before the recorder kept a rename's two lines together
+    /// may have the command's output between them: still one rename, and
+    /// that output counts as printed after it (it was drained after
+    /// rename(2) returned).
+    func testOutputBetweenARemovalAndItsMoveLeavesOneRename() {
+        var records = writer(careful: true)
+        let move = records.firstIndex { if case .moved = $0 { return true } else { return false } }!
+        records.insert(.output(data: 23, length: 4), at: move)
+        let exploration = CrashExploration(initial: initial, records: records)
+        XCTAssertEqual(exploration.operationCount, 5, "create, write, fsync, rename over, fsync of the directory")
+        let states = exploration.states(exploration.stateIDs(torn: false))
+        XCTAssertFalse(states.isEmpty)
+        for state in states {
+            XCTAssertNotNil(configEntry(state), "\(state.id): config.json never goes missing")
+        }
+        let rename = states.first { $0.id.point == 4 }
+        XCTAssertEqual(rename?.operation, "rename tmp/config.json.new -> config.json")
+        XCTAssertEqual(exploration.outputLength(at: 3), 0, "nothing printed before the rename")
+        XCTAssertEqual(exploration.outputLength(at: 4), 4, "what was drained between the two lines came after it")
+        XCTAssertEqual(exploration.outputTotal, 12)
+        XCTAssertEqual(exploration.dataNeeded, 27)
+    }
+
     func testATruncateCutsWhatLayPastIt() {
         var image = FileImage.base("f", size: 100)
         image.write(.init(offset: 90, length: 20, data: 0))

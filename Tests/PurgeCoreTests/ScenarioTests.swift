@@ -62,7 +62,9 @@ final class ScenarioTests: XCTestCase {
 
     func testErrorsNameTheFileAndLine() {
         XCTAssertEqual(problem("at 1s squeeze 5M\nat 2s explode")?.description,
-                       "s.txt:2: unknown action 'explode' (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart)")
+                       "s.txt:2: unknown action 'explode' (squeeze, external, capacity, purge, pin, unpin, fault, crash, restart, cloud)")
+        XCTAssertEqual(problem("at 1s cloud frob")?.description,
+                       "s.txt:1: unknown action 'cloud frob' (cloud offline, cloud online, cloud touch PATH)")
         XCTAssertEqual(problem("\n\nsoon squeeze 1M")?.line, 3)
         XCTAssertEqual(problem("soon squeeze 1M")?.problem, .unknownTrigger("soon"))
         XCTAssertEqual(problem("when full purge all")?.problem, .unknownCondition("full"))

@@ -42,6 +42,25 @@ final class ObserversTests: XCTestCase {
         ])
     }
 
+    /// A rename over a name is one event: each observer hears its whole
+    /// rename (by default its `removed`, then its `moved`) before the next.
+    func testARenameOverANameReachesEachObserverWhole() {
+        let events = Observers([recorder("ledger"), DeafObserver(), recorder("cloud")])
+        var status = stat()
+        status.st_mode = S_IFREG | 0o644
+        let root = EntryID(device: 1, inode: 1), tmp = EntryID(device: 1, inode: 3)
+        "new".withCString { name in
+            "config".withCString { newName in
+                events.renamedOver(status, id: EntryID(device: 1, inode: 8), name: name, from: tmp, newName: newName, to: root,
+                                   replacing: status, replacedID: EntryID(device: 1, inode: 7))
+            }
+        }
+        XCTAssertEqual(heard, [
+            "ledger:removed(config)", "ledger:moved(new -> config)",
+            "cloud:removed(config)", "cloud:moved(new -> config)",
+        ])
+    }
+
     func testOpenBracketsNestAndARefusalEndsOnlyThoseBegun() throws {
         let file = try inode()
         let events = Observers([recorder("ledger"), recorder("cloud")])

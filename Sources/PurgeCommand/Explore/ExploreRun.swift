@@ -55,10 +55,9 @@ struct ExploreRun {
                                                        .duplicate(writer, to: .standardOutput)],
                                          searchPath: !command[0].contains("/"), ownProcessGroup: true)
         } catch {
+            // The one line: nothing ran, so there is nothing more to say.
             writer.closeQuietly()
-            outcome.status = nil
-            try? FileDescriptor.standardError.writeAll("explore: cannot start \(command[0]): \(error)\n")
-            return outcome
+            throw .failure("explore: cannot start \(command[0]): \(error)")
         }
         writer.closeQuietly()
         var signalledAt: Double?

@@ -51,16 +51,30 @@ final class ScenarioPlayer {
         steps[restartedAt].detail = (steps[restartedAt].detail.map { $0 + "; " } ?? "") + "the restarted command \(status.description)"
     }
 
-    /// What `purgefs crash` printed, in a few words: counts of what it undid.
+    /// What `purgefs crash` printed, in a few words: counts of the names and
+    /// bytes it undid (each data line ends `(N bytes undone)` where the
+    /// file's size was known).
     static func crashSummary(_ output: String) -> String {
         let lines = output.split(whereSeparator: \.isNewline)
         let names = lines.filter { $0.hasPrefix("name ") || $0.hasPrefix("names ") }.count
-        let files = lines.filter { $0.hasPrefix("data ") }.count
-        guard names + files > 0 else { return "nothing unsynced" }
+        let data = lines.filter { $0.hasPrefix("data ") }
+        guard names + data.count > 0 else { return "nothing unsynced" }
+        let bytes = data.reduce(UInt64(0)) { total, line in total + (undoneBytes(line) ?? 0) }
         var parts: [String] = []
         if names > 0 { parts.append(HumanText.count(UInt64(names), "name change")) }
-        if files > 0 { parts.append("the unsynced data of " + HumanText.count(UInt64(files), "file")) }
+        if !data.isEmpty {
+            parts.append(HumanText.count(bytes, "unsynced byte") + " in " + HumanText.count(UInt64(data.count), "file"))
+        }
         return "undid " + parts.joined(separator: " and ")
+    }
+
+    /// N of a data line's `(N bytes undone)`.
+    private static func undoneBytes(_ line: Substring) -> UInt64? {
+        for piece in line.split(separator: "(").dropFirst() {
+            let digits = piece.prefix { $0.isASCII && $0.isNumber }
+            if !digits.isEmpty, piece.dropFirst(digits.count).hasPrefix(" bytes undone)") { return UInt64(digits) }
+        }
+        return nil
     }
 
     /// Runs every step whose trigger holds at `now` (milliseconds after the

@@ -212,17 +212,24 @@ extension ContainerFileSystem {
     }
 
     /// The line for a file with data to restore; nil when it is gone (no
-    /// name left, nothing to reach it by).
+    /// name left, nothing to reach it by). Where its size is known, it ends
+    /// with the bytes undone: the saved bytes of the synced version written
+    /// back, and what lies past the synced size.
     private func describe(_ id: EntryID, _ file: UnsyncedFile, handle: FileHandle?, reach: FileDescriptor?, container: String) -> String? {
         var where_ = "file \(id)"
+        var size: UInt64?
         if let handle, let reach {
             guard let opened = try? handle.open(on: reach, flags: OpenFlags.path) else { return nil }
             defer { opened.closeQuietly() }
             guard let status = try? opened.status(), status.st_nlink > 0 else { return nil }
+            size = UInt64(max(0, status.st_size))
             if let path = try? opened.currentPath() {
                 where_ = path.hasPrefix(container + "/") ? String(path.dropFirst(container.count + 1)) : path
             }
         }
-        return "data \(where_): written since the last sync, back to \(file.syncedSize) bytes"
+        let line = "data \(where_): written since the last sync, back to \(file.syncedSize) bytes"
+        guard let size else { return line }
+        let undone = file.saved.reduce(0) { $0 + $1.length } + (size > file.syncedSize ? size - file.syncedSize : 0)
+        return line + " (\(undone) bytes undone)"
     }
 }

@@ -243,6 +243,17 @@ final class CrashRecorder: FileSystemObserver, Sendable {
         record(.moved(Place(parent: parent, name: Self.bytes(name)), to: Place(parent: newParent, name: Self.bytes(newName)), entry: EntryID(status)))
     }
 
+    /// Journaled together, under one hold of the book's lock: a directory
+    /// sync in between would commit the removal without the move, and a
+    /// crash would then leave neither name, which rename(2) never does.
+    func renamedOver(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID,
+                     replacing replaced: stat, replacedID: EntryID) {
+        guard keep != nil else { return }
+        let from = Place(parent: parent, name: Self.bytes(name)), to = Place(parent: newParent, name: Self.bytes(newName))
+        let kept = book.withLock { $0.pendingKept.removeValue(forKey: to) } ?? .lost
+        record([.removed(to, entry: EntryID(replaced), kept: kept), .moved(from, to: to, entry: EntryID(status))])
+    }
+
     func exchanged(_ exchange: Exchange) {
         guard !exchange.oneBackingFile else { return }  // rename(2) changed nothing on the backing store
         record(.exchanged(Place(parent: exchange.parent, name: Self.bytes(exchange.name)),
@@ -252,10 +263,19 @@ final class CrashRecorder: FileSystemObserver, Sendable {
     /// Journals `change`, with a handle of each directory it names (the
     /// kernel knows them: a request on them is under way).
     private func record(_ change: NameChange) {
+        record([change])
+    }
+
+    /// Journals `changes` in order, with nothing of another request between them.
+    private func record(_ changes: [NameChange]) {
         guard keep != nil else { return }
         let missing = book.withLock { book -> [EntryID] in
-            book.model.record(change)
-            return change.directories.filter { book.directoryHandles[$0] == nil }
+            for change in changes { book.model.record(change) }
+            var missing: [EntryID] = []
+            for directory in changes.flatMap(\.directories) where book.directoryHandles[directory] == nil && !missing.contains(directory) {
+                missing.append(directory)
+            }
+            return missing
         }
         guard !missing.isEmpty else { return }
         var found: [EntryID: FileHandle] = [:]

@@ -169,6 +169,18 @@ final class OperationRecorder: FileSystemObserver, Sendable {
         append { _ in .moved(parent: parent, name: from, newParent: newParent, newName: to, entry: id) }
     }
 
+    /// Both lines under one hold of the log's lock, with nothing between
+    /// them (no other operation, no output): the log says one rename, as
+    /// rename(2) made one.
+    func renamedOver(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID,
+                     replacing replaced: stat, replacedID: EntryID) {
+        let from = CrashRecorder.bytes(name), to = CrashRecorder.bytes(newName)
+        append { (log) throws(Errno) in
+            try log.operations.writeAll(RecordedOperation.removed(parent: newParent, name: to, entry: replacedID).line + "\n")
+            return .moved(parent: parent, name: from, newParent: newParent, newName: to, entry: id)
+        }
+    }
+
     func exchanged(_ exchange: Exchange) {
         guard !exchange.oneBackingFile else { return }
         let one = CrashRecorder.bytes(exchange.name), other = CrashRecorder.bytes(exchange.newName)

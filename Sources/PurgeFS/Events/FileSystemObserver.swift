@@ -52,6 +52,14 @@ protocol FileSystemObserver: Sendable {
     func removed(_ status: stat, id: EntryID, name: CName, from parent: EntryID)
     /// `name` in `parent` became `newName` in `newParent`.
     func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID)
+    /// A rename over an existing name: what `newName` in `newParent` named
+    /// (`replaced`, `replacedID`) is gone, and `name` in `parent` took its
+    /// place. One event, because rename(2) is one step: an observer that
+    /// keeps an order others can cut (the operation log, the crash journal)
+    /// keeps the two halves together. The default is this observer's
+    /// `removed` of the replaced entry, then its `moved`.
+    func renamedOver(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID,
+                     replacing replaced: stat, replacedID: EntryID)
     /// `RENAME_EXCHANGE`: `name` in `parent` (now `newName` in `newParent`)
     /// and `newName` in `newParent` (now `name` in `parent`) swapped.
     /// `oneBackingFile`: both names are of one backing file (a linked clone
@@ -164,6 +172,11 @@ extension FileSystemObserver {
     func changed(_ id: EntryID) {}
     func removed(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {}
     func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {}
+    func renamedOver(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID,
+                     replacing replaced: stat, replacedID: EntryID) {
+        removed(replaced, id: replacedID, name: newName, from: newParent)
+        moved(status, id: id, name: name, from: parent, newName: newName, to: newParent)
+    }
     func exchanged(_ exchange: Exchange) {}
     func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {}
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 { 0 }

@@ -66,6 +66,16 @@ struct Observers: Sendable {
         for observer in all { observer.moved(status, id: id, name: name, from: parent, newName: newName, to: newParent) }
     }
 
+    /// Each observer hears the whole rename before the next one does (its
+    /// `removed` then its `moved`, unless it handles the pair itself).
+    func renamedOver(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID,
+                     replacing replaced: stat, replacedID: EntryID) {
+        for observer in all {
+            observer.renamedOver(status, id: id, name: name, from: parent, newName: newName, to: newParent,
+                                 replacing: replaced, replacedID: replacedID)
+        }
+    }
+
     func exchanged(_ exchange: Exchange) {
         for observer in all { observer.exchanged(exchange) }
     }

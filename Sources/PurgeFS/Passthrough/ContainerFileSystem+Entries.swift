@@ -211,7 +211,9 @@ extension ContainerFileSystem {
                 return
             }
             if let replaced, let replacedID {
-                events.removed(replaced, id: replacedID, name: newName, from: destination.key)
+                events.renamedOver(moving, id: movingID, name: name, from: source.key, newName: newName, to: destination.key,
+                                   replacing: replaced, replacedID: replacedID)
+                return
             }
             events.moved(moving, id: movingID, name: name, from: source.key, newName: newName, to: destination.key)
         }
