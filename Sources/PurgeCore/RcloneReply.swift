@@ -17,9 +17,10 @@ public struct RcloneItem: Equatable, Sendable {
 
     /// `{"Path":..,"Size":..,"ModTime":"2026-12-03T13:48:39.499227253Z","IsDir":..}`;
     /// nil when a field is missing or malformed. A directory's size is -1 (0 here).
-    public init?(_ item: JSONTree) {
-        guard let path = item["Path"]?.string, let size = item["Size"]?.integer, let isDirectory = item["IsDir"]?.bool,
-              let time = item["ModTime"]?.string, let modified = RcloneReply.nanoseconds(rfc3339: time)
+    public init?(_ item: JSONValue) {
+        guard let path = item["Path"]?.stringValue, let size = item["Size"]?.signedIntegerValue,
+              let isDirectory = item["IsDir"]?.boolValue,
+              let time = item["ModTime"]?.stringValue, let modified = RcloneReply.nanoseconds(rfc3339: time)
         else { return nil }
         self.init(path: path, size: isDirectory ? 0 : UInt64(max(size, 0)), modified: modified, isDirectory: isDirectory)
     }
@@ -28,11 +29,11 @@ public struct RcloneItem: Equatable, Sendable {
 /// Reading rclone's remote control answers (JSON), and writing its requests.
 public enum RcloneReply {
     /// An answer's error message (`{"error":"...","status":404,...}`), or nil when it is no error.
-    public static func error(in reply: JSONTree) -> String? { reply["error"]?.string }
+    public static func error(in reply: JSONValue) -> String? { reply["error"]?.stringValue }
 
     /// The items of an `operations/list` answer, nil when it is not one.
-    public static func list(_ reply: JSONTree) -> [RcloneItem]? {
-        guard let items = reply["list"]?.array else { return nil }
+    public static func list(_ reply: JSONValue) -> [RcloneItem]? {
+        guard let items = reply["list"]?.arrayValue else { return nil }
         var result: [RcloneItem] = []
         for item in items {
             guard let parsed = RcloneItem(item) else { return nil }
@@ -43,7 +44,7 @@ public enum RcloneReply {
 
     /// The item of an `operations/stat` answer: `.some(nil)` when there is
     /// nothing at that path (`"item":null`), nil when it is not such an answer.
-    public static func stat(_ reply: JSONTree) -> RcloneItem?? {
+    public static func stat(_ reply: JSONValue) -> RcloneItem?? {
         guard let item = reply["item"] else { return nil }
         if item == .null { return .some(nil) }
         guard let parsed = RcloneItem(item) else { return nil }

@@ -20,30 +20,32 @@ final class RcloneReplyTests: XCTestCase {
 
     func testJSON() {
         let text = #"{"a":[1,-2.5,true,false,null],"b":"x\"\\\/\n\u00e9\ud83d\ude00","c":{},"d":9007199254740993}"#
-        let tree = JSONTree.parse(Array(text.utf8))
-        XCTAssertEqual(tree?["a"]?.array?.count, 5)
-        XCTAssertEqual(tree?["a"]?.array?.first?.integer, 1)
-        XCTAssertEqual(tree?["b"]?.string, "x\"\\/\n\u{e9}\u{1F600}")
-        XCTAssertEqual(tree?["c"], .object([:]))
-        XCTAssertEqual(tree?["d"]?.integer, 9_007_199_254_740_993, "whole numbers stay exact")
+        let tree = JSONValue(parsing: text)
+        XCTAssertEqual(tree?["a"]?.arrayValue?.count, 5)
+        XCTAssertEqual(tree?["a"]?.arrayValue?.first?.integerValue, 1)
+        XCTAssertEqual(tree?["a"]?.arrayValue?[1].signedIntegerValue, nil, "-2.5 is not whole")
+        XCTAssertEqual(tree?["a"]?.arrayValue?[1].doubleValue, -2.5)
+        XCTAssertEqual(tree?["b"]?.stringValue, "x\"\\/\n\u{e9}\u{1F600}")
+        XCTAssertEqual(tree?["c"], .object([]))
+        XCTAssertEqual(tree?["d"]?.integerValue, 9_007_199_254_740_993, "whole numbers stay exact")
         for bad in ["", "{", "[1,]", "{\"a\"}", "\"\u{1}\"", "nul", "{} x", "[1 2]"] {
-            XCTAssertNil(JSONTree.parse(Array(bad.utf8)), bad)
+            XCTAssertNil(JSONValue(parsing: bad), bad)
         }
     }
 
     func testListStatAndErrors() throws {
         let list = #"{"list":[{"Path":"Documents/a.txt","Name":"a.txt","Size":6,"MimeType":"text/plain","ModTime":"2026-12-03T13:48:39Z","IsDir":false},{"Path":"Documents","Size":-1,"ModTime":"2026-12-03T13:48:39Z","IsDir":true}]}"#
-        let items = try XCTUnwrap(RcloneReply.list(try XCTUnwrap(JSONTree.parse(Array(list.utf8)))))
+        let items = try XCTUnwrap(RcloneReply.list(try XCTUnwrap(JSONValue(parsing: list))))
         XCTAssertEqual(items, [
             RcloneItem(path: "Documents/a.txt", size: 6, modified: 1_796_305_719_000_000_000, isDirectory: false),
             RcloneItem(path: "Documents", size: 0, modified: 1_796_305_719_000_000_000, isDirectory: true),
         ])
-        let missing = try XCTUnwrap(JSONTree.parse(Array(#"{"item":null}"#.utf8)))
+        let missing = try XCTUnwrap(JSONValue(parsing: #"{"item":null}"#))
         XCTAssertEqual(RcloneReply.stat(missing), .some(nil))
-        let error = try XCTUnwrap(JSONTree.parse(Array(#"{"error":"object not found","status":404}"#.utf8)))
+        let error = try XCTUnwrap(JSONValue(parsing: #"{"error":"object not found","status":404}"#))
         XCTAssertEqual(RcloneReply.error(in: error), "object not found")
         XCTAssertNil(RcloneReply.stat(error))
-        XCTAssertNil(RcloneReply.list(try XCTUnwrap(JSONTree.parse(Array(#"{"list":[{"Path":"a"}]}"#.utf8)))), "a malformed item")
+        XCTAssertNil(RcloneReply.list(try XCTUnwrap(JSONValue(parsing: #"{"list":[{"Path":"a"}]}"#))), "a malformed item")
         XCTAssertEqual(RcloneReply.request([("fs", "s3:b"), ("remote", "a\"b")], raw: [("opt", "{}")]),
                        #"{"fs":"s3:b","remote":"a\"b","opt":{}}"#)
     }

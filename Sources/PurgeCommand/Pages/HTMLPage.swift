@@ -143,9 +143,6 @@ extension JSONValue {
         case .object(let fields): return "{" + fields.map { JSONText.quoted($0.0) + ":" + $0.1.compact }.joined(separator: ",") + "}"
         }
     }
-
-    var arrayValue: [JSONValue]? { if case .array(let items) = self { items } else { nil } }
-    var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
 }
 
 private extension String {

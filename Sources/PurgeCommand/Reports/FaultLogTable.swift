@@ -1,3 +1,4 @@
+import PurgeCore
 /// The readable form of the fault log (`purgefs log --faults`), a line at a time.
 struct FaultLogTable {
     private(set) var entries: UInt64 = 0

@@ -1,3 +1,4 @@
+import PurgeCore
 /// The readable form of the purge log, built a line at a time so a long
 /// log is printed as it is read.
 struct LogTable {

@@ -1,3 +1,4 @@
+import PurgeCore
 /// One line of a state directory's `purge.log`, as the daemon writes it:
 ///
 /// `{"time":1764489600.123,"path":"caches/a.bin","bytes":4096,"size":4000,

@@ -15,7 +15,7 @@ struct RcloneClient: Sendable {
     static let timeoutSeconds = 120
 
     /// Calls the remote-control command `command` (`operations/stat`...) with a JSON object.
-    func call(_ command: String, _ body: String) throws(CloudFailure) -> JSONTree {
+    func call(_ command: String, _ body: String) throws(CloudFailure) -> JSONValue {
         let bytes = Array(body.utf8)
         let socket = try connect()
         defer { socket.close() }
@@ -36,7 +36,7 @@ struct RcloneClient: Sendable {
                 if answer.count > 1 << 28 { throw Errno.messageTooLong }
             }
         }
-        guard let tree = JSONTree.parse(answer) else {
+        guard let tree = JSONValue(parsing: answer) else {
             throw CloudFailure(.ioError, "rclone answered \(command) with HTTP \(head.status) and no JSON")
         }
         if let message = RcloneReply.error(in: tree) {
@@ -101,7 +101,7 @@ struct RcloneClient: Sendable {
                 if answer.count > 1 << 20 { throw Errno.messageTooLong }
             }
         }
-        if let tree = JSONTree.parse(answer), let message = RcloneReply.error(in: tree) {
+        if let tree = JSONValue(parsing: answer), let message = RcloneReply.error(in: tree) {
             throw CloudFailure(.ioError, "rclone: \(message)")
         }
         guard head.status == 200 else { throw CloudFailure(.ioError, "rclone answered the upload with HTTP \(head.status)") }

@@ -171,7 +171,7 @@ final class RcloneStore: CloudStore {
 
     /// The files in `directory` (relative to the root), paths relative to the root.
     private func items(in directory: String, recursive: Bool) throws(CloudFailure) -> [RcloneItem] {
-        let reply: JSONTree
+        let reply: JSONValue
         do throws(CloudFailure) {
             reply = try client().call("operations/list", RcloneReply.request(
                 [("fs", fs()), ("remote", directory)], raw: [("opt", "{\"recurse\":\(recursive),\"filesOnly\":true}")]))

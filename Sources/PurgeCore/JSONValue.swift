@@ -1,7 +1,7 @@
-import PurgeCore
-/// JSON for `--json` output and the purge log, without Foundation. Object
+/// JSON without Foundation: what `--json`, the purge log and the pages
+/// write, and what is read back (reports, rclone's remote control). Object
 /// fields keep the order they are given in, so output reads the same every run.
-indirect enum JSONValue: Equatable, Sendable {
+public indirect enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     /// Kept as its text: integers of 64 bits stay exact.
@@ -10,10 +10,10 @@ indirect enum JSONValue: Equatable, Sendable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    static func integer(_ value: UInt64) -> JSONValue { .number(String(value)) }
-    static func integer(_ value: Int) -> JSONValue { .number(String(value)) }
+    public static func integer(_ value: UInt64) -> JSONValue { .number(String(value)) }
+    public static func integer(_ value: Int) -> JSONValue { .number(String(value)) }
 
-    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b
@@ -26,19 +26,24 @@ indirect enum JSONValue: Equatable, Sendable {
     }
 
     /// The value of `key` in an object.
-    subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> JSONValue? {
         guard case .object(let fields) = self else { return nil }
         return fields.first { $0.0 == key }?.1
     }
 
-    var stringValue: String? { if case .string(let text) = self { text } else { nil } }
-    var doubleValue: Double? { if case .number(let text) = self { Double(text) } else { nil } }
-    var integerValue: UInt64? { if case .number(let text) = self { UInt64(text) } else { nil } }
+    public var stringValue: String? { if case .string(let text) = self { text } else { nil } }
+    public var doubleValue: Double? { if case .number(let text) = self { Double(text) } else { nil } }
+    /// A whole number of 0 or more, exact to 64 bits.
+    public var integerValue: UInt64? { if case .number(let text) = self { UInt64(text) } else { nil } }
+    /// A whole number that may be negative (rclone's size of a directory is -1).
+    public var signedIntegerValue: Int64? { if case .number(let text) = self { Int64(text) } else { nil } }
+    public var arrayValue: [JSONValue]? { if case .array(let items) = self { items } else { nil } }
+    public var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
 
     // MARK: Writing
 
     /// Indented by two spaces a level, without a trailing newline.
-    var pretty: String { render(indent: 0) }
+    public var pretty: String { render(indent: 0) }
 
     private func render(indent: Int) -> String {
         let inner = String(repeating: " ", count: indent + 2), outer = String(repeating: " ", count: indent)
@@ -58,13 +63,18 @@ indirect enum JSONValue: Equatable, Sendable {
     }
 
     /// A JSON string literal.
-    static func quoted(_ text: String) -> String { JSONText.quoted(text) }
+    public static func quoted(_ text: String) -> String { JSONText.quoted(text) }
 
     // MARK: Reading
 
     /// Parses one JSON text (surrounding white space allowed); `nil` if it is not valid JSON.
-    init?(parsing text: String) {
-        var parser = Parser(Array(text.utf8))
+    public init?(parsing text: String) {
+        self.init(parsing: Array(text.utf8))
+    }
+
+    /// Parses one JSON text given as its UTF-8 bytes.
+    public init?(parsing bytes: [UInt8]) {
+        var parser = Parser(bytes)
         guard let value = parser.value(depth: 0) else { return nil }
         parser.skipSpace()
         guard parser.atEnd else { return nil }

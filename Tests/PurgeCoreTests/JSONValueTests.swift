@@ -1,5 +1,5 @@
 import XCTest
-@testable import PurgeCommand
+import PurgeCore
 
 final class JSONValueTests: XCTestCase {
     func testWritesFieldsInOrder() {
