@@ -5,9 +5,12 @@ import XCTest
 
 /// The network's faults for app tests: `purgefs cloud offline|online|touch`,
 /// fault rules on the cloud tier's own calls, against a directory remote
-/// (the fault layer is the same for every store).
-final class CloudNetworkFaultTests: CloudTestCase {
+/// and, in the subclasses, `rclone serve s3` and `rclone serve webdav` (the
+/// fault layer is the same for every store; `cloud touch`, the transfers
+/// a fault holds up and the queue that drains once online are the store's).
+class CloudNetworkFaultTests: CloudTestCase {
     override func prepareContainer() throws {
+        try super.prepareContainer()
         makeDirectories(fixture.container, ["Documents", "other"])
         XCTAssertEqual(mkdir(remote, 0o755), 0)
     }
@@ -132,6 +135,34 @@ final class CloudNetworkFaultTests: CloudTestCase {
     }
 }
 
+/// The network's faults against `rclone serve s3` and `rclone serve webdav`
+/// (in this file: test discovery on Linux finds a superclass's tests only there).
+final class CloudNetworkFaultS3Tests: CloudNetworkFaultTests {
+    override class var remoteKind: CloudRemoteKind { .s3 }
+    func testRcloneEndsWithAnUnmount() throws { try checkRcloneEndingWithAnUnmount() }
+    func testAMissingRcloneIsRefusedAtMount() throws { try checkAMissingRcloneIsRefusedAtMount() }
+
+    /// A secret key the server does not know: S3 refuses the first call
+    /// (the bucket's mkdir) with 403; the mount says so in one line.
+    func testBadCredentialsAreRefusedAtMount() throws {
+        let config = try String(contentsOfFile: try XCTUnwrap(server).configPath, encoding: .utf8)
+        let wrong = config.split(separator: "\n").map { line in
+            line.hasPrefix("secret_access_key") ? "secret_access_key = not-the-secret" : String(line)
+        }.joined(separator: "\n") + "\n"
+        XCTAssertNotEqual(wrong, config)
+        let path = fixture.base + "/wrong-secret.conf"
+        try wrong.write(toFile: path, atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["RCLONE_CONFIG"] = path
+        try checkRefusedAtMount(environment: environment, saying: "403")  // rclone 1.75: "StatusCode: 403, ... SignatureDoesNotMatch"
+    }
+}
+
+final class CloudNetworkFaultWebDAVTests: CloudNetworkFaultTests {
+    override class var remoteKind: CloudRemoteKind { .webdav }
+    func testRcloneEndsWithAnUnmount() throws { try checkRcloneEndingWithAnUnmount() }
+}
+
 /// What only rclone's remotes have: rclone itself, started and stopped with the mount.
 extension CloudTestCase {
     /// The `rclone rcd` of this mount, by its socket in the state directory.
@@ -160,6 +191,40 @@ extension CloudTestCase {
         XCTAssertTrue(readBytes(m + "/Documents/before") == tiled(5000, seed: 1))
         fixture.killDaemon()
         XCTAssertTrue(eventually(timeout: 10) { rcloneDaemons().isEmpty }, "rclone ends with the killed daemon")
+    }
+
+    /// A normal unmount stops the mount's `rclone rcd` (the daemon stops it
+    /// before it exits; `--pdeathsig` is only for a killed daemon).
+    func checkRcloneEndingWithAnUnmount() throws {
+        try fixture.mount(options: cloudOptions())
+        XCTAssertEqual(rcloneDaemons().count, 1, "one rclone rcd for the mount")
+        XCTAssertEqual(writeBytes(fixture.mountpoint + "/Documents/once", tiled(4000, seed: 8)), 0)
+        waitUploaded(fixture.mountpoint + "/Documents/once")
+        for problem in fixture.unmount() { XCTFail(problem) }
+        XCTAssertEqual(rcloneDaemons(), [], "no rclone rcd of the mount left after the unmount")
+    }
+
+    /// No rclone on the daemon's `PATH`: one line that says how to get it, nothing mounted.
+    func checkAMissingRcloneIsRefusedAtMount() throws {
+        let empty = fixture.base + "/no-rclone-bin"
+        XCTAssertEqual(mkdir(empty, 0o755), 0)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = empty
+        try checkRefusedAtMount(environment: environment, saying: "rclone is not installed")
+    }
+
+    /// `purgefs mount` with `cloud=` for this remote and `environment`
+    /// fails: status 1, one line on stderr that says `saying`, nothing
+    /// mounted, no rclone left.
+    func checkRefusedAtMount(environment: [String: String], saying: String,
+                             file: StaticString = #filePath, line: UInt = #line) throws {
+        let result = try Subprocess.run([fixture.binary, "mount", "-o", cloudOptions().joined(separator: ","),
+                                         fixture.container, fixture.mountpoint], timeout: 90, environment: environment)
+        XCTAssertEqual(result.status, 1, "\(result)", file: file, line: line)
+        XCTAssertTrue(result.stderr.contains(saying), result.stderr, file: file, line: line)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "one line: \(result.stderr)", file: file, line: line)
+        XCTAssertFalse(MountTable.isMounted(fixture.mountpoint), file: file, line: line)
+        XCTAssertEqual(rcloneDaemons(), [], "no rclone left behind", file: file, line: line)
     }
 
     /// An unknown remote: one line, nothing mounted.
