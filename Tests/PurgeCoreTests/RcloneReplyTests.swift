@@ -42,6 +42,8 @@ final class RcloneReplyTests: XCTestCase {
         XCTAssertEqual(RcloneReply.stat(missing), .some(nil))
         let error = try XCTUnwrap(JSONTree.parse(Array(#"{"error":"object not found","status":404}"#.utf8)))
         XCTAssertEqual(RcloneReply.error(in: error), "object not found")
+        let lines = try XCTUnwrap(JSONTree.parse(Array(#"{"error":" AccessDenied: Access Denied\n\tstatus code: 403,\r\n request id: \n","status":500}"#.utf8)))
+        XCTAssertEqual(RcloneReply.error(in: lines), "AccessDenied: Access Denied status code: 403, request id:", "one line")
         XCTAssertNil(RcloneReply.stat(error))
         XCTAssertNil(RcloneReply.list(try XCTUnwrap(JSONTree.parse(Array(#"{"list":[{"Path":"a"}]}"#.utf8)))), "a malformed item")
         XCTAssertEqual(RcloneReply.request([("fs", "s3:b"), ("remote", "a\"b")], raw: [("opt", "{}")]),
