@@ -119,6 +119,78 @@ class CloudNetworkFaultTests: CloudTestCase {
         XCTAssertEqual(getAttr(doc, pf("download_status")), .value("current"))
     }
 
+    /// A `remote-delete` rule: the delete of an uploaded document stays
+    /// journalled (`remote-failed` in the log, retried with backoff, the
+    /// remote copy kept) until `purgefs fault clear`; then it lands.
+    func testARemoteDeleteFailsUntilItsRuleIsCleared() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/gone"
+        XCTAssertEqual(writeBytes(doc, tiled(6000, seed: 6)), 0)
+        waitUploaded(doc)
+        let added = try purgefs("fault", "add", fixture.mountpoint, "--op", "remote-delete", "--path", "Documents/*", "--errno", "EIO")
+        XCTAssertEqual(added.status, 0, "\(added)")
+        XCTAssertEqual(unlink(doc), 0)
+        XCTAssertTrue(eventually(timeout: 10) {
+            readPurgeLog(fixture.container).contains {
+                $0.reason == "remote-failed" && $0.path == "Documents/gone" && $0.error?.contains("remote-delete") == true
+            }
+        }, "the log says remote-failed: \(readPurgeLog(fixture.container).map { "\($0.reason) \($0.path) \($0.error ?? "")" })")
+        // Retried with backoff (2 s, then 4 s), not at each of the worker's passes (four a second).
+        usleep(1_500_000)
+        let failures = readPurgeLog(fixture.container).filter { $0.reason == "remote-failed" }
+        XCTAssertLessThanOrEqual(failures.count, 2, "\(failures.map { $0.error ?? "" })")
+        XCTAssertNotNil(remoteCopy("Documents/gone"), "the remote copy stays while the rule holds")
+        XCTAssertEqual(try purgefs("fault", "clear", fixture.mountpoint).status, 0)
+        XCTAssertTrue(eventually(timeout: Self.remoteKind == .directory ? 10 : 40) { remoteCopy("Documents/gone") == nil },
+                      "the delete lands once the rule is cleared")
+    }
+
+    /// A `download --offline` rule, once: the open of an evicted document
+    /// gets `EIO` at once and the log says `download-failed offline`; the
+    /// rule spent, the next open downloads it.
+    func testADownloadOfflineRuleFailsOneOpen() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/away"
+        let bytes = tiled(30_000, seed: 9)
+        XCTAssertEqual(writeBytes(doc, bytes), 0)
+        waitUploaded(doc)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        let added = try purgefs("fault", "add", fixture.mountpoint, "--op", "download", "--path", "Documents/away", "--offline", "--times", "1")
+        XCTAssertEqual(added.status, 0, "\(added)")
+        XCTAssertEqual(open(doc, O_RDONLY), -1)
+        XCTAssertEqual(errno, EIO)
+        XCTAssertTrue(readPurgeLog(fixture.container).contains {
+            $0.reason == "download-failed" && $0.path == "Documents/away" && $0.error == "offline"
+        }, "\(readPurgeLog(fixture.container).map { "\($0.reason) \($0.error ?? "")" })")
+        XCTAssertEqual(getAttr(fixture.mountpoint, pf("cloud")), .value("online"), "a rule, not the offline state")
+        XCTAssertTrue(readBytes(doc) == bytes, "the rule spent, the open downloads it")
+    }
+
+    /// A scenario's `fault` step on the cloud: `at 0s fault --op download
+    /// --errno EIO --times 1` fails the command's first open of an evicted
+    /// document, not its second.
+    func testAScenarioFaultsADownload() throws {
+        let scenario = fixture.base + "/scenario"
+        try "at 0s fault --op download --path 'Documents/*' --errno EIO --times 1\n"
+            .write(toFile: scenario, atomically: true, encoding: .utf8)
+        let script = """
+            doc="$PURGEFS_MOUNT/Documents/s"
+            printf hello > "$doc"
+            until [ "$(getfattr --only-values -n user.purgefs.uploaded "$doc")" = 1 ]; do sleep 0.05; done
+            until "$PURGEFS_BINARY" fault list "$PURGEFS_MOUNT" | grep -q download; do sleep 0.05; done
+            setfattr -n user.purgefs.evict -v 1 "$doc" || exit 2
+            if cat "$doc" 2>/dev/null; then exit 3; fi
+            [ "$(cat "$doc")" = hello ] || exit 4
+            """
+        var environment = ProcessInfo.processInfo.environment
+        environment["PURGEFS_BINARY"] = fixture.binary
+        let run = try Subprocess.run([fixture.binary, "run", "-o", cloudOptions().joined(separator: ","), "--scenario", scenario,
+                                      fixture.container, "--", "timeout", "60", "sh", "-c", script],
+                                     timeout: 90, environment: environment)
+        XCTAssertEqual(run.status, 0, "\(run)")
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.reason == "download-failed" }.map { $0.path }, ["Documents/s"])
+    }
+
     /// A scenario takes the cloud offline and online again while the command runs.
     func testAScenarioTakesTheCloudOfflineAndOnline() throws {
         let scenario = fixture.base + "/scenario"
