@@ -187,7 +187,7 @@ class CloudNetworkFaultTests: CloudTestCase {
         let run = try Subprocess.run([fixture.binary, "run", "-o", cloudOptions().joined(separator: ","), "--scenario", scenario,
                                       fixture.container, "--", "timeout", "60", "sh", "-c", script],
                                      timeout: 90, environment: environment)
-        XCTAssertEqual(run.status, 0, "\(run)")
+        XCTAssertEqual(run.status, 0, "\(run)\nlog: \(readPurgeLog(fixture.container).map { "\($0.reason) \($0.path) \($0.error ?? "")" })")
         XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.reason == "download-failed" }.map { $0.path }, ["Documents/s"])
     }
 
