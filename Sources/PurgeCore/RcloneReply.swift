@@ -28,8 +28,14 @@ public struct RcloneItem: Equatable, Sendable {
 
 /// Reading rclone's remote control answers (JSON), and writing its requests.
 public enum RcloneReply {
-    /// An answer's error message (`{"error":"...","status":404,...}`), or nil when it is no error.
-    public static func error(in reply: JSONValue) -> String? { reply["error"]?.stringValue }
+    /// An answer's error message (`{"error":"...","status":404,...}`), or
+    /// nil when it is no error. On one line: every run of white space
+    /// (rclone's S3 errors of the older SDK end in `\n\tstatus code: 403`)
+    /// becomes one space, for a refusal at mount is one line on stderr.
+    public static func error(in reply: JSONValue) -> String? {
+        guard let message = reply["error"]?.stringValue else { return nil }
+        return message.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
 
     /// The items of an `operations/list` answer, nil when it is not one.
     public static func list(_ reply: JSONValue) -> [RcloneItem]? {

@@ -5,9 +5,12 @@ import XCTest
 
 /// The network's faults for app tests: `purgefs cloud offline|online|touch`,
 /// fault rules on the cloud tier's own calls, against a directory remote
-/// (the fault layer is the same for every store).
-final class CloudNetworkFaultTests: CloudTestCase {
+/// and, in the subclasses, `rclone serve s3` and `rclone serve webdav` (the
+/// fault layer is the same for every store; `cloud touch`, the transfers
+/// a fault holds up and the queue that drains once online are the store's).
+class CloudNetworkFaultTests: CloudTestCase {
     override func prepareContainer() throws {
+        try super.prepareContainer()
         makeDirectories(fixture.container, ["Documents", "other"])
         XCTAssertEqual(mkdir(remote, 0o755), 0)
     }
@@ -116,6 +119,78 @@ final class CloudNetworkFaultTests: CloudTestCase {
         XCTAssertEqual(getAttr(doc, pf("download_status")), .value("current"))
     }
 
+    /// A `remote-delete` rule: the delete of an uploaded document stays
+    /// journalled (`remote-failed` in the log, retried with backoff, the
+    /// remote copy kept) until `purgefs fault clear`; then it lands.
+    func testARemoteDeleteFailsUntilItsRuleIsCleared() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/gone"
+        XCTAssertEqual(writeBytes(doc, tiled(6000, seed: 6)), 0)
+        waitUploaded(doc)
+        let added = try purgefs("fault", "add", fixture.mountpoint, "--op", "remote-delete", "--path", "Documents/*", "--errno", "EIO")
+        XCTAssertEqual(added.status, 0, "\(added)")
+        XCTAssertEqual(unlink(doc), 0)
+        XCTAssertTrue(eventually(timeout: 10) {
+            readPurgeLog(fixture.container).contains {
+                $0.reason == "remote-failed" && $0.path == "Documents/gone" && $0.error?.contains("remote-delete") == true
+            }
+        }, "the log says remote-failed: \(readPurgeLog(fixture.container).map { "\($0.reason) \($0.path) \($0.error ?? "")" })")
+        // Retried with backoff (2 s, then 4 s), not at each of the worker's passes (four a second).
+        usleep(1_500_000)
+        let failures = readPurgeLog(fixture.container).filter { $0.reason == "remote-failed" }
+        XCTAssertLessThanOrEqual(failures.count, 2, "\(failures.map { $0.error ?? "" })")
+        XCTAssertNotNil(remoteCopy("Documents/gone"), "the remote copy stays while the rule holds")
+        XCTAssertEqual(try purgefs("fault", "clear", fixture.mountpoint).status, 0)
+        XCTAssertTrue(eventually(timeout: Self.remoteKind == .directory ? 10 : 40) { remoteCopy("Documents/gone") == nil },
+                      "the delete lands once the rule is cleared")
+    }
+
+    /// A `download --offline` rule, once: the open of an evicted document
+    /// gets `EIO` at once and the log says `download-failed offline`; the
+    /// rule spent, the next open downloads it.
+    func testADownloadOfflineRuleFailsOneOpen() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/away"
+        let bytes = tiled(30_000, seed: 9)
+        XCTAssertEqual(writeBytes(doc, bytes), 0)
+        waitUploaded(doc)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        let added = try purgefs("fault", "add", fixture.mountpoint, "--op", "download", "--path", "Documents/away", "--offline", "--times", "1")
+        XCTAssertEqual(added.status, 0, "\(added)")
+        XCTAssertEqual(open(doc, O_RDONLY), -1)
+        XCTAssertEqual(errno, EIO)
+        XCTAssertTrue(readPurgeLog(fixture.container).contains {
+            $0.reason == "download-failed" && $0.path == "Documents/away" && $0.error == "offline"
+        }, "\(readPurgeLog(fixture.container).map { "\($0.reason) \($0.error ?? "")" })")
+        XCTAssertEqual(getAttr(fixture.mountpoint, pf("cloud")), .value("online"), "a rule, not the offline state")
+        XCTAssertTrue(readBytes(doc) == bytes, "the rule spent, the open downloads it")
+    }
+
+    /// A scenario's `fault` step on the cloud: `at 0s fault --op download
+    /// --errno EIO --times 1` fails the command's first open of an evicted
+    /// document, not its second.
+    func testAScenarioFaultsADownload() throws {
+        let scenario = fixture.base + "/scenario"
+        try "at 0s fault --op download --path 'Documents/*' --errno EIO --times 1\n"
+            .write(toFile: scenario, atomically: true, encoding: .utf8)
+        let script = """
+            doc="$PURGEFS_MOUNT/Documents/s"
+            printf hello > "$doc"
+            until [ "$(getfattr --only-values -n user.purgefs.uploaded "$doc")" = 1 ]; do sleep 0.05; done
+            until "$PURGEFS_BINARY" fault list "$PURGEFS_MOUNT" | grep -q download; do sleep 0.05; done
+            setfattr -n user.purgefs.evict -v 1 "$doc" || exit 2
+            if cat "$doc" 2>/dev/null; then exit 3; fi
+            [ "$(cat "$doc")" = hello ] || exit 4
+            """
+        var environment = ProcessInfo.processInfo.environment
+        environment["PURGEFS_BINARY"] = fixture.binary
+        let run = try Subprocess.run([fixture.binary, "run", "-o", cloudOptions().joined(separator: ","), "--scenario", scenario,
+                                      fixture.container, "--", "timeout", "60", "sh", "-c", script],
+                                     timeout: 90, environment: environment)
+        XCTAssertEqual(run.status, 0, "\(run)\nlog: \(readPurgeLog(fixture.container).map { "\($0.reason) \($0.path) \($0.error ?? "")" })")
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.reason == "download-failed" }.map { $0.path }, ["Documents/s"])
+    }
+
     /// A scenario takes the cloud offline and online again while the command runs.
     func testAScenarioTakesTheCloudOfflineAndOnline() throws {
         let scenario = fixture.base + "/scenario"
@@ -130,6 +205,34 @@ final class CloudNetworkFaultTests: CloudTestCase {
                                       fixture.container, "--", "timeout", "30", "sh", "-c", script], timeout: 60)
         XCTAssertEqual(run.status, 0, "\(run)")
     }
+}
+
+/// The network's faults against `rclone serve s3` and `rclone serve webdav`
+/// (in this file: test discovery on Linux finds a superclass's tests only there).
+final class CloudNetworkFaultS3Tests: CloudNetworkFaultTests {
+    override class var remoteKind: CloudRemoteKind { .s3 }
+    func testRcloneEndsWithAnUnmount() throws { try checkRcloneEndingWithAnUnmount() }
+    func testAMissingRcloneIsRefusedAtMount() throws { try checkAMissingRcloneIsRefusedAtMount() }
+
+    /// A secret key the server does not know: S3 refuses the first call
+    /// (the bucket's mkdir) with 403; the mount says so in one line.
+    func testBadCredentialsAreRefusedAtMount() throws {
+        let config = try String(contentsOfFile: try XCTUnwrap(server).configPath, encoding: .utf8)
+        let wrong = config.split(separator: "\n").map { line in
+            line.hasPrefix("secret_access_key") ? "secret_access_key = not-the-secret" : String(line)
+        }.joined(separator: "\n") + "\n"
+        XCTAssertNotEqual(wrong, config)
+        let path = fixture.base + "/wrong-secret.conf"
+        try wrong.write(toFile: path, atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["RCLONE_CONFIG"] = path
+        try checkRefusedAtMount(environment: environment, saying: "403")  // rclone 1.75: "StatusCode: 403, ... SignatureDoesNotMatch"
+    }
+}
+
+final class CloudNetworkFaultWebDAVTests: CloudNetworkFaultTests {
+    override class var remoteKind: CloudRemoteKind { .webdav }
+    func testRcloneEndsWithAnUnmount() throws { try checkRcloneEndingWithAnUnmount() }
 }
 
 /// What only rclone's remotes have: rclone itself, started and stopped with the mount.
@@ -160,6 +263,40 @@ extension CloudTestCase {
         XCTAssertTrue(readBytes(m + "/Documents/before") == tiled(5000, seed: 1))
         fixture.killDaemon()
         XCTAssertTrue(eventually(timeout: 10) { rcloneDaemons().isEmpty }, "rclone ends with the killed daemon")
+    }
+
+    /// A normal unmount stops the mount's `rclone rcd` (the daemon stops it
+    /// before it exits; `--pdeathsig` is only for a killed daemon).
+    func checkRcloneEndingWithAnUnmount() throws {
+        try fixture.mount(options: cloudOptions())
+        XCTAssertEqual(rcloneDaemons().count, 1, "one rclone rcd for the mount")
+        XCTAssertEqual(writeBytes(fixture.mountpoint + "/Documents/once", tiled(4000, seed: 8)), 0)
+        waitUploaded(fixture.mountpoint + "/Documents/once")
+        for problem in fixture.unmount() { XCTFail(problem) }
+        XCTAssertEqual(rcloneDaemons(), [], "no rclone rcd of the mount left after the unmount")
+    }
+
+    /// No rclone on the daemon's `PATH`: one line that says how to get it, nothing mounted.
+    func checkAMissingRcloneIsRefusedAtMount() throws {
+        let empty = fixture.base + "/no-rclone-bin"
+        XCTAssertEqual(mkdir(empty, 0o755), 0)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = empty
+        try checkRefusedAtMount(environment: environment, saying: "rclone is not installed")
+    }
+
+    /// `purgefs mount` with `cloud=` for this remote and `environment`
+    /// fails: status 1, one line on stderr that says `saying`, nothing
+    /// mounted, no rclone left.
+    func checkRefusedAtMount(environment: [String: String], saying: String,
+                             file: StaticString = #filePath, line: UInt = #line) throws {
+        let result = try Subprocess.run([fixture.binary, "mount", "-o", cloudOptions().joined(separator: ","),
+                                         fixture.container, fixture.mountpoint], timeout: 90, environment: environment)
+        XCTAssertEqual(result.status, 1, "\(result)", file: file, line: line)
+        XCTAssertTrue(result.stderr.contains(saying), result.stderr, file: file, line: line)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "one line: \(result.stderr)", file: file, line: line)
+        XCTAssertFalse(MountTable.isMounted(fixture.mountpoint), file: file, line: line)
+        XCTAssertEqual(rcloneDaemons(), [], "no rclone left behind", file: file, line: line)
     }
 
     /// An unknown remote: one line, nothing mounted.

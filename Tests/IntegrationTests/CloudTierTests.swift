@@ -497,8 +497,9 @@ class CloudUploadEvictTests: CloudTestCase {
 
 /// What only a directory remote can be made to do: be a regular file, a
 /// read-only mount, a FIFO in place of a document, a hung FUSE mount. (For
-/// rclone's remotes, a remote that goes away and slow transfers are in
-/// `CloudRcloneTests` and `CloudNetworkFaultTests`.)
+/// rclone's remotes, a server that goes away is in `CloudUploadEvictS3Tests`
+/// and `CloudUploadEvictWebDAVTests`, slow and failing transfers in
+/// `CloudNetworkFaultS3Tests` and `CloudNetworkFaultWebDAVTests`.)
 final class CloudDirectoryRemoteTests: CloudTestCase {
     override func prepareContainer() throws {
         makeDirectories(fixture.container, ["Documents", "other"])

@@ -44,6 +44,8 @@ final class RcloneReplyTests: XCTestCase {
         XCTAssertEqual(RcloneReply.stat(missing), .some(nil))
         let error = try XCTUnwrap(JSONValue(parsing: #"{"error":"object not found","status":404}"#))
         XCTAssertEqual(RcloneReply.error(in: error), "object not found")
+        let lines = try XCTUnwrap(JSONValue(parsing: #"{"error":" AccessDenied: Access Denied\n\tstatus code: 403,\r\n request id: \n","status":500}"#))
+        XCTAssertEqual(RcloneReply.error(in: lines), "AccessDenied: Access Denied status code: 403, request id:", "one line")
         XCTAssertNil(RcloneReply.stat(error))
         XCTAssertNil(RcloneReply.list(try XCTUnwrap(JSONValue(parsing: #"{"list":[{"Path":"a"}]}"#))), "a malformed item")
         XCTAssertEqual(RcloneReply.request([("fs", "s3:b"), ("remote", "a\"b")], raw: [("opt", "{}")]),

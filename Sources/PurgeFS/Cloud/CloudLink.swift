@@ -79,6 +79,11 @@ final class CloudLink: Sendable {
     /// is replaced by a new upload of its content (through a temporary
     /// file in `scratch`, a directory), so its modification time is new and
     /// this device sees `download_status` `downloaded`. No fault applies.
+    ///
+    /// The content and so the size stay the same: a store that keeps times
+    /// to the second (WebDAV) gives an upload in the same second as the last
+    /// one the same time, the same version to the tier (`CloudRecord.isNewer`).
+    /// Then it is uploaded again in the next second (twice at most).
     func touch(_ path: String, scratch: FileDescriptor) throws(CloudFailure) {
         let source = try store.download(path)
         defer { source.close() }
@@ -88,6 +93,15 @@ final class CloudLink: Sendable {
         }
         defer { copy.closeQuietly() }
         try source.copy(to: copy, size: size)
-        _ = try store.upload(copy, size: size, mode: source.status.st_mode, to: path) { true }  // a file of its own
+        let old = CloudRecord(signature: CloudSignature(source.status), evicted: false, remote: source.status)
+        for attempt in 1...Self.touchAttempts {
+            let new = try store.upload(copy, size: size, mode: source.status.st_mode, to: path) { true }  // a file of its own
+            if old.remoteModified == 0 || old.isNewer(new) { return }  // a store without times: nothing more to do
+            if attempt < Self.touchAttempts { CurrentProcess.sleep(milliseconds: 1000) }
+        }
+        throw CloudFailure(.ioError, "the remote keeps the same size and time for the new copy as for the old one")
     }
+
+    /// Uploads `touch` makes before giving up on a remote whose time does not move.
+    static let touchAttempts = 3
 }

@@ -6,7 +6,8 @@ import PurgeSys
 extension CloudTier {
     /// `offline`: every remote call fails at once as unreachable (uploads
     /// stay queued, an open of an evicted document gets `EIO`); `online`:
-    /// calls go through again and every queued upload is due at once;
+    /// calls go through again and every queued upload, and the journalled
+    /// deletes and renames, are due at once;
     /// `touch PATH`: the remote copy of the document PATH (relative to the
     /// container) is replaced as another device saving it would
     /// (`CloudLink.touch`), so `download_status` reads `downloaded`.
@@ -23,6 +24,8 @@ extension CloudTier {
             withBooks { books in
                 for key in books.pending.keys { books.pending[key] = now }
                 books.failures = [:]
+                books.intentFailures = 0
+                books.intentsDue = 0
             }
             Diagnostics.note("cloud: online again")
             kick()

@@ -58,6 +58,10 @@ final class CloudTier: Sendable {
         var pending: [String: UInt64] = [:]
         /// Failed attempts in a row, for the backoff.
         var failures: [String: Int] = [:]
+        /// The journalled intents' failed attempts in a row, and when they are
+        /// due again (ns): the first one holds up the rest, with one backoff.
+        var intentFailures = 0
+        var intentsDue: UInt64 = 0
         /// Background downloads asked for.
         var downloads: Set<EntryID> = []
         /// Opens between their download check and the ledger's open count.
@@ -272,9 +276,13 @@ final class CloudTier: Sendable {
 
     // MARK: Remote deletes and renames
 
-    /// Applies the journalled intents, in order; stops at the first that
-    /// fails (said in the purge log once the worker runs: `logging`).
+    /// Applies the journalled intents, in order, once they are due; stops at
+    /// the first that fails (said in the purge log once the worker runs:
+    /// `logging`) and tries again after a backoff, as an upload does (not at
+    /// every pass of the worker: a remote that is away would get a call, and
+    /// the log a line, four times a second).
     func applyIntents(logging: Bool = true) {
+        guard withBooks({ $0.intentsDue <= WallClock.nanoseconds() }) else { return }
         while !stopping.load(ordering: .acquiring), let intent = withBooks({ $0.manifest.intents.first }) {
             do {
                 switch intent {
@@ -282,13 +290,21 @@ final class CloudTier: Sendable {
                 case .rename(let from, let to): try remote.rename(from, to: to)
                 }
             } catch {
+                let delay: UInt64 = withBooks { books in
+                    books.intentFailures += 1
+                    let delay = CloudBackoff(base: Self.debounce, longest: Self.longestBackoff).delay(afterFailures: books.intentFailures)
+                    books.intentsDue = WallClock.nanoseconds() + delay
+                    return delay
+                }
                 guard logging else { return }
                 let path: String
                 switch intent { case .remove(let p): path = p; case .rename(let p, _): path = p }
-                logCloud(path: path, bytes: 0, size: 0, reason: "remote-failed", action: "sync", detail: "\(error)")
+                logCloud(path: path, bytes: 0, size: 0, reason: "remote-failed", action: "sync",
+                         detail: "\(error); retrying in \(delay / 1_000_000_000) s")
                 return
             }
             withBooks { books in
+                books.intentFailures = 0
                 if books.manifest.intents.first == intent { books.manifest.intents.removeFirst() }
                 save(books.manifest)
             }

@@ -8,7 +8,10 @@ import Synchronization
 ///
 /// - It listens on a Unix socket of its own (in the state directory, or a
 ///   private 0700 directory under /tmp when that path is too long for a
-///   socket address), with credentials made for this run only and given in
+///   socket address). The daemon reaches one in the state directory through
+///   the directory's descriptor (`/proc/self/fd/N/rclone.sock`), never by
+///   its path: an in-place mount (`purgefs run`, `purgefs mount DIR`) covers
+///   that path once mounted. Credentials are made for this run only and given in
 ///   its environment (`RCLONE_RC_USER`, `RCLONE_RC_PASS`), never on its
 ///   command line. The rest of the environment is the daemon's, so rclone
 ///   finds its configuration as it would for the user (`RCLONE_CONFIG`,
@@ -20,6 +23,7 @@ import Synchronization
 ///   kills it when the thread that started it (the daemon's main thread,
 ///   which serves the mount until it ends) goes.
 final class RcloneDaemon: Sendable {
+    /// Where rclone listens, as the daemon reaches it (see above).
     let socketPath: String
     let authorization: String
     let logPath: String
@@ -42,8 +46,9 @@ final class RcloneDaemon: Sendable {
         self.madeDirectory = madeDirectory
     }
 
-    /// Starts `rclone rcd` for the state directory at `statePath` and waits until it answers.
-    static func start(statePath: String) throws(CloudFailure) -> RcloneDaemon {
+    /// Starts `rclone rcd` for the state directory `state`, at `statePath`
+    /// (before anything is mounted), and waits until it answers.
+    static func start(statePath: String, state: FileDescriptor) throws(CloudFailure) -> RcloneDaemon {
         let search = CurrentProcess.environmentValue("PATH") ?? "/usr/local/bin:/usr/bin:/bin"
         guard let rclone = Paths.executable(named: "rclone", in: search) else {
             throw CloudFailure(.noEntry, "rclone is not installed (no rclone on PATH); it needs rclone 1.63 or newer "
@@ -59,11 +64,13 @@ final class RcloneDaemon: Sendable {
         }
         var madeDirectory: String?
         var socketPath = statePath + "/" + socketName
+        var reachedAt = "/proc/self/fd/\(state.rawValue)/" + socketName
         if socketPath.utf8.count > 100 {
             do throws(Errno) {
                 let directory = try Paths.makeTemporaryDirectory("/tmp/purgefs-rclone.XXXXXX")
                 madeDirectory = directory
                 socketPath = directory + "/" + socketName
+                reachedAt = socketPath
             } catch {
                 throw CloudFailure(error, "cannot make a directory for rclone's socket under /tmp: \(error)")
             }
@@ -93,7 +100,7 @@ final class RcloneDaemon: Sendable {
             throw CloudFailure(error, "cannot start \(rclone): \(error)")
         }
         let daemon = RcloneDaemon(
-            socketPath: socketPath, authorization: HTTPMessage.basicAuthorization(user: user, password: password),
+            socketPath: reachedAt, authorization: HTTPMessage.basicAuthorization(user: user, password: password),
             logPath: logPath, version: "", process: pid, madeDirectory: madeDirectory)
         let deadline = WallClock.nanoseconds() + UInt64(startSeconds) * 1_000_000_000
         while true {
@@ -105,7 +112,7 @@ final class RcloneDaemon: Sendable {
                     ? " (this rclone cannot serve its remote control on a Unix socket: it needs 1.63 or newer)" : ""
                 throw CloudFailure(.ioError, "rclone rcd ended at start (\(ended)): \(said)\(hint)")
             }
-            if let socket = try? StreamSocket.connect(to: socketPath, timeoutSeconds: 5) {
+            if let socket = try? StreamSocket.connect(to: reachedAt, timeoutSeconds: 5) {
                 socket.close()
                 return daemon
             }

@@ -51,7 +51,7 @@ final class RcloneStore: CloudStore {
     /// the bucket, and fails for credentials it refuses).
     func prepare() throws(CloudFailure) {
         guard let statePath = state.currentPath() else { throw CloudFailure(.ioError, "cannot find the state directory's path") }
-        let started = try RcloneDaemon.start(statePath: statePath)
+        let started = try RcloneDaemon.start(statePath: statePath, state: state)
         daemon.withLock { $0 = started }
         // One call: each is an HTTP request to rclone and more to the remote, and
         // the reconcile at mount lists the remote next. `incoming` is made by
