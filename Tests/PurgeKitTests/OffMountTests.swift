@@ -18,6 +18,7 @@ import Testing
 
     deinit {
         unsetenv("PURGEFS_CONTAINER")
+        unsetenv("PURGEFS_MOUNT")
         try? FileManager.default.removeItem(at: scratch)
     }
 
@@ -38,6 +39,18 @@ import Testing
         let support = try FileManager.default.url(for: .applicationSupportDirectory, in: .userDomainMask, appropriateFor: nil, create: true)
         #expect(support.path == scratch.path + "/Library/Application Support")
         #expect(FileManager.default.fileExists(atPath: support.path))
+    }
+
+    /// `purgefs run` sets `PURGEFS_MOUNT`: the container without
+    /// `PURGEFS_CONTAINER`, which wins when both are set; a relative path is none.
+    @Test func theMountPurgefsRunGivesIsTheContainerUnlessOneIsNamed() throws {
+        setenv("PURGEFS_MOUNT", scratch.path, 1)
+        #expect(URL.cachesDirectory.path == scratch.path + "/Library/Caches")
+        let named = scratch.appendingPathComponent("named")
+        setenv("PURGEFS_CONTAINER", named.path, 1)
+        #expect(URL.documentsDirectory.path == named.path + "/Documents")
+        setenv("PURGEFS_CONTAINER", "relative/app", 1)
+        #expect(URL.documentsDirectory.path == scratch.path + "/Documents", "a relative PURGEFS_CONTAINER names no container")
     }
 
     @Test func resourceValuesOffAMountAreFoundationsAndTheUsagesAreWhatIsAvailable() throws {
