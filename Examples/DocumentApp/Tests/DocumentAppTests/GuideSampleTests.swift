@@ -94,6 +94,8 @@ extension AppOnAMount {
             #expect(draftValues.ubiquitousItemIsUploading == true)
             try removeLocalDocument(at: draft)
             #expect(try draft.resourceValues(forKeys: [.ubiquitousItemDownloadingStatusKey]).ubiquitousItemDownloadingStatus == .current)
+            // Asked directly, the eviction of a document not uploaded yet is refused, as Foundation refuses it.
+            expectCocoaError(.fileWriteUnknown) { try FileManager.default.evictUbiquitousItem(at: draft) }
             #expect(purgefsAttribute("allocated", of: draft.path) != "0")
             try writing.close()
 
