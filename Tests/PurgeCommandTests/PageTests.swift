@@ -10,7 +10,9 @@ final class PageTests: XCTestCase {
         XCTAssertEqual(HTMLPage.escape("<a href=\"x\">&'</a>"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;")
         let page = HTMLPage(title: "t", body: "", data: .object([("path", .string("</script><script>alert(1)"))])).text
         XCTAssertFalse(page.contains("</script><script>alert"), "a string in the data cannot end its script element")
-        XCTAssertTrue(page.contains("<\\/script><script>alert(1)"))
+        XCTAssertTrue(page.contains("\\u003c/script>\\u003cscript>alert(1)"))
+        let comment = HTMLPage(title: "t", body: "", data: .object([("path", .string("<!--<script>"))])).text
+        XCTAssertFalse(comment.contains("<!--<script>"), "nor start a comment or a script inside it")
         XCTAssertEqual(HTMLPage.coordinate(12.345), "12.35")
         XCTAssertEqual(HTMLPage.coordinate(3), "3")
         XCTAssertEqual(HTMLPage.coordinate(0.05), "0.05")

@@ -63,14 +63,13 @@ struct HTMLPage {
         return escaped
     }
 
-    /// JSON inside `<script>`: `</` would end the element, so it is written `<\/`.
+    /// JSON inside `<script>`: every `<` is written `\u003c`, which means the
+    /// same inside a JSON string (JSON has no other place for one), so no
+    /// `</script`, `<!--` or `<script` can end or change the element.
     static func scriptSafe(_ json: String) -> String {
         var result = ""
-        var previous: Character = " "
         for character in json {
-            if previous == "<" && character == "/" { result += "\\" }
-            result.append(character)
-            previous = character
+            if character == "<" { result += "\\u003c" } else { result.append(character) }
         }
         return result
     }
