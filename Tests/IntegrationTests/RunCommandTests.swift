@@ -298,27 +298,35 @@ final class RunCommandTests: XCTestCase {
         XCTAssertEqual(json["signal"] as? String, "SIGTERM", "the command was stopped")
     }
 
+    /// The app of the crash tests. First start: sync `kept` and its
+    /// directory (then, when `appending`, append to it), leave `unsynced`
+    /// unsynced, and wait (exit 7 if never killed). Started again on the
+    /// crashed state: exit 0 only when `kept` holds what was synced and
+    /// `unsynced` is gone.
+    static func crashedApp(appendingAfterTheSync appending: Bool) -> String {
+        """
+        import os, sys, time
+        docs = os.environ["PURGEFS_MOUNT"] + "/Documents"
+        if os.path.exists(docs + "/kept"):
+            ok = open(docs + "/kept", "rb").read() == b"synced" and not os.path.exists(docs + "/unsynced")
+            sys.exit(0 if ok else 8)
+        fd = os.open(docs + "/kept", os.O_WRONLY | os.O_CREAT, 0o644)
+        os.write(fd, b"synced"); os.fsync(fd); os.close(fd)
+        d = os.open(docs, os.O_RDONLY | os.O_DIRECTORY); os.fsync(d); os.close(d)
+        if \(appending ? "True" : "False"):
+            with open(docs + "/kept", "ab") as f: f.write(b" and more")
+        with open(docs + "/unsynced", "wb") as f: f.write(b"lost")
+        time.sleep(30)
+        sys.exit(7)
+        """
+    }
+
     func testACrashStepKillsTheCommandAndItsRestartSeesWhatWasSynced() throws {
         // The scenario needs no -o crashable: run adds it for a crash step.
         let scenario = scratch + "/crash.txt"
         try "when file Documents/unsynced exists timeout 30s crash\n".write(toFile: scenario, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: container + "/Documents", withIntermediateDirectories: true)
-        // First start: sync one file and append to it, leave one unsynced, wait (7 if never killed). Restarted on the
-        // crashed state: exit 0 only when the synced file survived and the unsynced one is gone.
-        let script = """
-            import os, sys, time
-            docs = os.environ["PURGEFS_MOUNT"] + "/Documents"
-            if os.path.exists(docs + "/kept"):
-                ok = open(docs + "/kept", "rb").read() == b"synced" and not os.path.exists(docs + "/unsynced")
-                sys.exit(0 if ok else 8)
-            fd = os.open(docs + "/kept", os.O_WRONLY | os.O_CREAT, 0o644)
-            os.write(fd, b"synced"); os.fsync(fd); os.close(fd)
-            d = os.open(docs, os.O_RDONLY | os.O_DIRECTORY); os.fsync(d); os.close(d)
-            with open(docs + "/kept", "ab") as f: f.write(b" and more")
-            with open(docs + "/unsynced", "wb") as f: f.write(b"lost")
-            time.sleep(30)
-            sys.exit(7)
-            """
+        let script = Self.crashedApp(appendingAfterTheSync: true)
         let result = try run(["--scenario", scenario, "--restart-after-crash", "--report", report, container, "--", "python3", "-c", script])
         XCTAssertEqual(result.status, 0, "the restarted command's status: \(result)")
         assertNothingLeft(result)
@@ -338,19 +346,7 @@ final class RunCommandTests: XCTestCase {
         let scenario = scratch + "/crash.txt"
         try "when file Documents/unsynced exists timeout 30s crash\nat 0 restart\n".write(toFile: scenario, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: container + "/Documents", withIntermediateDirectories: true)
-        let script = """
-            import os, sys, time
-            docs = os.environ["PURGEFS_MOUNT"] + "/Documents"
-            if os.path.exists(docs + "/kept"):
-                ok = open(docs + "/kept", "rb").read() == b"synced" and not os.path.exists(docs + "/unsynced")
-                sys.exit(0 if ok else 8)
-            fd = os.open(docs + "/kept", os.O_WRONLY | os.O_CREAT, 0o644)
-            os.write(fd, b"synced"); os.fsync(fd); os.close(fd)
-            d = os.open(docs, os.O_RDONLY | os.O_DIRECTORY); os.fsync(d); os.close(d)
-            with open(docs + "/unsynced", "wb") as f: f.write(b"lost")
-            time.sleep(30)
-            sys.exit(7)
-            """
+        let script = Self.crashedApp(appendingAfterTheSync: false)
         let result = try run(["--scenario", scenario, "--report", report, container, "--", "python3", "-c", script])
         XCTAssertEqual(result.status, 0, "the restarted command's status: \(result)")
         assertNothingLeft(result)
