@@ -21,11 +21,7 @@ class CloudNetworkFaultTests: CloudTestCase {
 
     func testAnEvictedDocumentOpenedOfflineFailsAtOnceAndOpensOnceOnline() throws {
         try fixture.mount(options: cloudOptions())
-        let doc = fixture.mountpoint + "/Documents/far.bin"
-        let bytes = tiled(200_000, seed: 1)
-        XCTAssertEqual(writeBytes(doc, bytes), 0)
-        waitUploaded(doc)
-        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        let (doc, bytes) = evictedDocument("/Documents/far.bin", size: 200_000, seed: 1)
         let offline = try purgefs("cloud", "offline", fixture.mountpoint)
         XCTAssertEqual(offline.status, 0, "\(offline)")
         XCTAssertEqual(getAttr(fixture.mountpoint, pf("cloud")), .value("offline"))
@@ -69,11 +65,7 @@ class CloudNetworkFaultTests: CloudTestCase {
         setenv("PURGEFS_DOWNLOAD_TIMEOUT", "1", 1)
         defer { unsetenv("PURGEFS_DOWNLOAD_TIMEOUT") }
         try fixture.mount(options: cloudOptions())
-        let doc = fixture.mountpoint + "/Documents/slow"
-        let bytes = tiled(50_000, seed: 3)
-        XCTAssertEqual(writeBytes(doc, bytes), 0)
-        waitUploaded(doc)
-        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        let (doc, bytes) = evictedDocument("/Documents/slow", size: 50_000, seed: 3)
         let added = try purgefs("fault", "add", fixture.mountpoint, "--op", "download", "--path", "Documents/*", "--delay", "8s", "--times", "1")
         XCTAssertEqual(added.status, 0, "\(added)")
         let start = Date()
@@ -150,11 +142,7 @@ class CloudNetworkFaultTests: CloudTestCase {
     /// rule spent, the next open downloads it.
     func testADownloadOfflineRuleFailsOneOpen() throws {
         try fixture.mount(options: cloudOptions())
-        let doc = fixture.mountpoint + "/Documents/away"
-        let bytes = tiled(30_000, seed: 9)
-        XCTAssertEqual(writeBytes(doc, bytes), 0)
-        waitUploaded(doc)
-        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        let (doc, bytes) = evictedDocument("/Documents/away", size: 30_000, seed: 9)
         let added = try purgefs("fault", "add", fixture.mountpoint, "--op", "download", "--path", "Documents/away", "--offline", "--times", "1")
         XCTAssertEqual(added.status, 0, "\(added)")
         XCTAssertEqual(open(doc, O_RDONLY), -1)

@@ -62,6 +62,18 @@ class CloudTestCase: PurgeTestCase {
     }
 
     /// Waits for `user.purgefs.uploaded` to be 1.
+    /// A document written through the mount (`relative`, with a leading
+    /// slash), uploaded, then evicted: its path and the bytes it holds.
+    func evictedDocument(_ relative: String, size: Int, seed: UInt64,
+                         file: StaticString = #filePath, line: UInt = #line) -> (path: String, bytes: [UInt8]) {
+        let path = fixture.mountpoint + relative
+        let bytes = tiled(size, seed: seed)
+        XCTAssertEqual(writeBytes(path, bytes), 0, file: file, line: line)
+        waitUploaded(path, file: file, line: line)
+        XCTAssertEqual(setAttr(path, pf("evict"), "1"), 0, file: file, line: line)
+        return (path, bytes)
+    }
+
     func waitUploaded(_ path: String, timeout: TimeInterval = 15, file: StaticString = #filePath, line: UInt = #line) {
         // Through rclone's servers an upload is four HTTP calls, each up to a second on a loaded machine.
         let timeout = Self.remoteKind == .directory ? timeout : timeout * 4
@@ -347,11 +359,7 @@ class CloudUploadEvictTests: CloudTestCase {
 
     func testTouchingAnEvictedFileDownloadsItFirst() throws {
         try fixture.mount(options: cloudOptions())
-        let doc = fixture.mountpoint + "/Documents/t"
-        let bytes = tiled(300_000, seed: 71)
-        XCTAssertEqual(writeBytes(doc, bytes), 0)
-        waitUploaded(doc)
-        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        let (doc, bytes) = evictedDocument("/Documents/t", size: 300_000, seed: 71)
         XCTAssertEqual(utimes(doc, nil), 0)
         XCTAssertEqual(getAttr(doc, pf("download_status")), .value("current"))
         waitUploaded(doc)
