@@ -140,13 +140,22 @@ final class ExploreTests: XCTestCase {
         XCTAssertEqual(replay.status, 0, "\(replay)")
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: replayed + "/config.json")[.size] as? Int, 0)
         XCTAssertTrue(FileManager.default.fileExists(atPath: replayed + "/tmp"))
-        // A report given to --replay for a container that is not the one explored any more.
-        try Data("other\n".utf8).write(to: URL(fileURLWithPath: container + "/other"))
-        let other = try explore(["--replay", report, "\(point)", scratch + "/other"])
-        XCTAssertEqual(other.status, 1, "\(other)")
-        XCTAssertEqual(other.stderrLines.count, 1, "\(other)")
-        XCTAssertTrue(other.stderr.contains("another container"), "\(other)")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch + "/other"))
+        // A report given to --replay for a container that is not the one explored any more:
+        // one of its files changed in place to the same size, then a file more.
+        let original = try Data(contentsOf: URL(fileURLWithPath: container + "/config.json"))
+        try Data("{\"version\": 9}\n".utf8).write(to: URL(fileURLWithPath: container + "/config.json"))
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: container + "/config.json")).count, original.count)
+        for change in ["config.json changed in place", "a file more"] {
+            if change == "a file more" {
+                try original.write(to: URL(fileURLWithPath: container + "/config.json"))
+                try Data("other\n".utf8).write(to: URL(fileURLWithPath: container + "/other"))
+            }
+            let other = try explore(["--replay", report, "\(point)", scratch + "/other"])
+            XCTAssertEqual(other.status, 1, "\(change): \(other)")
+            XCTAssertEqual(other.stderrLines.count, 1, "\(change): \(other)")
+            XCTAssertTrue(other.stderr.contains("another container"), "\(change): \(other)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: scratch + "/other"))
+        }
     }
 
     private func sqliteApp(synchronous: String) throws -> (app: String, check: String) {

@@ -209,7 +209,7 @@ struct ExploreCommand: Subcommand {
         let fingerprint: String
         do throws(Errno) {
             initial = try ExploreRecording.walk(recording.runCopy)
-            fingerprint = ExploreReplay.fingerprint(try ExploreRecording.walk(recording.base))
+            fingerprint = ExploreReplay.fingerprint(try ExploreRecording.walk(recording.base), root: recording.base)
         } catch {
             throw .failure("explore: cannot read the copy of \(container): \(error)")
         }

@@ -8,13 +8,29 @@ import PurgeSys
 /// the last operation (`trailing`). `purgefs explore --replay REPORT STATE
 /// DIR` makes one state again from it and the container the report names,
 /// which must still be the one explored (its fingerprint: every entry's
-/// path, kind, mode and size).
+/// path, kind, mode and size, a link's target and a file's bytes).
 enum ExploreReplay {
-    static func fingerprint(_ entries: [CrashExploration.InitialEntry]) -> String {
+    /// FNV-1a over the tree `entries` describes, read under `root`: a file
+    /// changed in place to the same size is another container too (a state
+    /// rebuilt on it would hold bytes the run never had).
+    static func fingerprint(_ entries: [CrashExploration.InitialEntry], root: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func fold(_ bytes: some Sequence<UInt8>) {
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
         for entry in entries where !isState(entry.path) {
-            for byte in "\(entry.path)\u{0}\(entry.kind.rawValue)\(entry.mode)\(entry.kind == .file ? entry.size : 0)\u{0}".utf8 {
-                hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+            fold("\(entry.path)\u{0}\(entry.kind.rawValue)\(entry.mode)\(entry.kind == .file ? entry.size : 0)\u{0}".utf8)
+            fold(entry.target)
+            guard entry.kind == .file,
+                  let file = try? FileDescriptor.open(path: root + "/" + entry.path, flags: O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            else { continue }
+            defer { file.closeQuietly() }
+            var offset: Int64 = 0
+            while let count = try? file.read(into: buffer, at: offset), count > 0 {
+                fold(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                offset += Int64(count)
             }
         }
         return String(hash, radix: 16)
@@ -85,7 +101,7 @@ enum ExploreReplay {
         do throws(Errno) { now = try ExploreRecording.walk(container) } catch {
             throw .failure("explore: cannot read the container \(container) that \(path) names: \(error)")
         }
-        guard Self.fingerprint(now) == fingerprint else {
+        guard Self.fingerprint(now, root: container) == fingerprint else {
             throw .failure("explore: \(path) was made from another container than \(container) is now (its files differ): nothing made")
         }
         let records: [RecordedOperation]
