@@ -18,72 +18,90 @@ import Synchronization
 public final class MetricManager: Sendable {
     public init() {}
 
-    public var metricReports: some AsyncSequence<MetricReport, Never> {
-        AsyncStream<MetricReport> { continuation in
-            let task = Task.detached {
-                await MetricsDelivery.run(into: continuation)
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
-    }
+    public var metricReports: some AsyncSequence<MetricReport, Never> { MetricReports() }
 }
 
-/// The delivering loop of one `metricReports` iteration.
-enum MetricsDelivery {
-    /// How often the clock and the request file are looked at.
-    static let pollInterval: Duration = .milliseconds(200)
-    /// How many days of history a first delivery reaches back (MetricsRetention keeps daily rows ten years).
-    static let firstDays = 3660
+/// One iteration of `metricReports`. Each report is recorded as delivered,
+/// under the delivery book's lock, in the `next()` that hands it over:
+/// a consumer that stops after some loses none of the rest to the next
+/// iteration, and two managers (of two apps, or two processes) never lose
+/// each other's deliveries or get one twice.
+struct MetricReports: AsyncSequence {
+    typealias Element = MetricReport
+    typealias Failure = Never
 
-    static var app: String {
-        MetricsDeliveries.name(CurrentProcess.environmentValue("PURGEFS_APP").flatMap { $0.isEmpty ? nil : $0 }
+    func makeAsyncIterator() -> Iterator { Iterator() }
+
+    struct Iterator: AsyncIteratorProtocol {
+        typealias Element = MetricReport
+        typealias Failure = Never
+
+        /// How often the clock and the request file are looked at.
+        static let pollInterval: Duration = .milliseconds(200)
+        /// How many days of history a first delivery reaches back (MetricsRetention keeps daily rows ten years).
+        static let firstDays = 3660
+
+        private var source: MetricsSource?
+        private var ended = false
+        /// Until when the history has nothing due (the end of today, once looked at).
+        private var nextDayEnd = Int64.min
+        private let app = MetricsDeliveries.name(CurrentProcess.environmentValue("PURGEFS_APP").flatMap { $0.isEmpty ? nil : $0 }
             ?? ProcessInfo.processInfo.processName)
-    }
 
-    static func run(into continuation: AsyncStream<MetricReport>.Continuation) async {
-        let source: MetricsSource
-        switch MetricsSource.locate() {
-        case .success(let found): source = found
-        case .failure(let reason):
-            FileHandleOutput.standardError("PurgeKit: MetricManager: \(reason); no metric reports")
-            return
-        }
-        let app = Self.app
-        var nextDayEnd = Int64.min  // look at the history at once
-        while !Task.isCancelled {
-            let now = Int64(WallClock.nanoseconds() / 1_000_000_000)
-            let lookAtHistory = now >= nextDayEnd
-            let request = source.request()
-            var reports: [MetricReport] = []
-            // Recorded before they are handed over, under the book's lock: two
-            // managers (of two apps, or two processes) never lose each other's
-            // deliveries, and a day is delivered at most once.
-            let recorded = await source.update { book in
-                var entry = book.apps[app] ?? MetricsDeliveries.App()
-                let before = entry
-                if lookAtHistory {
-                    let first = entry.deliveredThrough.map { $0 + 86400 } ?? MetricsDay.firstTime(last: firstDays, now: now)
-                    for day in MetricsDeliveries.due(source.days(from: first, now: now), after: entry.deliveredThrough, now: now) {
-                        reports.append(MetricReport(day, now: now))
-                        entry.deliveredThrough = day.start
+        mutating func next() async -> MetricReport? {
+            guard !ended, let source = located() else { return nil }
+            while !Task.isCancelled {
+                let now = Int64(WallClock.nanoseconds() / 1_000_000_000)
+                let lookAtHistory = now >= nextDayEnd
+                let request = source.request()
+                var handed: MetricReport?
+                var historyDone = false
+                let app = self.app
+                let recorded = await source.update { book in
+                    var entry = book.apps[app] ?? MetricsDeliveries.App()
+                    if lookAtHistory {
+                        let first = entry.deliveredThrough.map { $0 + 86400 } ?? MetricsDay.firstTime(last: Self.firstDays, now: now)
+                        if let day = MetricsDeliveries.due(source.days(from: first, now: now), after: entry.deliveredThrough, now: now).first {
+                            handed = MetricReport(day, now: now)
+                            entry.deliveredThrough = day.start
+                            book.apps[app] = entry
+                            return true
+                        }
+                        historyDone = true
                     }
-                }
-                if request > entry.servedRequest {
+                    guard request > entry.servedRequest else { return false }
                     if let today = source.days(from: UTCCalendar.day(of: now), now: now).last, !today.isComplete(now: now) {
-                        reports.append(MetricReport(today, now: now))
+                        handed = MetricReport(today, now: now)
                     }
                     entry.servedRequest = request
+                    book.apps[app] = entry
+                    return true
                 }
-                guard entry != before else { return false }
-                book.apps[app] = entry
-                return true
+                guard let recorded else {  // the book could not be locked or written: nothing this time
+                    try? await Task.sleep(for: Self.pollInterval)
+                    continue
+                }
+                if historyDone { nextDayEnd = UTCCalendar.day(of: now) + 86400 }
+                if let handed { return handed }
+                if !recorded { try? await Task.sleep(for: Self.pollInterval) }
             }
-            if recorded != nil {
-                for report in reports { continuation.yield(report) }
-                if lookAtHistory { nextDayEnd = UTCCalendar.day(of: now) + 86400 }
+            ended = true
+            return nil
+        }
+
+        /// The mount's history and book, found at the first `next()`; off a
+        /// mount, one line on stderr and the sequence ends.
+        private mutating func located() -> MetricsSource? {
+            if let source { return source }
+            switch MetricsSource.locate() {
+            case .success(let found):
+                source = found
+                return found
+            case .failure(let reason):
+                FileHandleOutput.standardError("PurgeKit: MetricManager: \(reason); no metric reports")
+                ended = true
+                return nil
             }
-            try? await Task.sleep(for: pollInterval)
         }
     }
 }
