@@ -60,6 +60,11 @@ final class ReferenceDocumentTests: XCTestCase {
             }
             XCTAssertFalse(content.contains("SPEC.md"), "\(document) sends users to SPEC.md, which is not in the repository")
         }
+        // The front door sends a reader nowhere the repository does not hold.
+        let readme = try text("README.md")
+        for scheme in ["http://", "https://"] {
+            XCTAssertFalse(readme.contains(scheme), "README.md links outside the repository (\(scheme))")
+        }
         let helps = [Purgefs.help, AttributesHelp.text] + Purgefs.subcommands.map { $0.help }
         for help in helps {
             XCTAssertFalse(help.contains("SPEC"), help)
