@@ -12,6 +12,9 @@
 public struct MetricsDeliveries: Equatable, Sendable {
     public static let fileName = "metrics-delivered"
     public static let requestFileName = "metrics-deliver"
+    /// The `flock` both the managers and `--deliver` take around a change
+    /// of the book or the request: one name, or they would not exclude each other.
+    public static let lockFileName = fileName + ".lock"
 
     public struct App: Equatable, Sendable {
         /// Midnight UTC starting the last day delivered; nil before the first.

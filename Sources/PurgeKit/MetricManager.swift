@@ -159,7 +159,7 @@ struct MetricsSource: Sendable {
     /// what `body` returned; nil when the book could not be locked or written
     /// (said once on stderr): then nothing is delivered this time.
     func update(_ body: (inout MetricsDeliveries) -> Bool) async -> Bool? {
-        let lockPath = stateDirectory + "/" + MetricsDeliveries.fileName + ".lock"
+        let lockPath = stateDirectory + "/" + MetricsDeliveries.lockFileName
         let lock: FileDescriptor
         do throws(Errno) {
             lock = try FileDescriptor.open(path: lockPath, flags: O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o644)

@@ -182,7 +182,7 @@ struct MetricsCommand: Subcommand {
             waited += 20
         }
         // Under the delivery book's lock, as the managers take it: two requests at once are two.
-        let lockPath = stateDirectory + "/" + MetricsDeliveries.fileName + ".lock"
+        let lockPath = stateDirectory + "/" + MetricsDeliveries.lockFileName
         let lock: FileDescriptor
         do throws(Errno) {
             lock = try FileDescriptor.open(path: lockPath, flags: O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o644)
