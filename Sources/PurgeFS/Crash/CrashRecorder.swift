@@ -233,14 +233,12 @@ final class CrashRecorder: FileSystemObserver, Sendable {
     }
 
     func removed(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {
-        let place = Place(parent: parent, name: Self.bytes(name))
         guard keep != nil else { return }
-        let kept = book.withLock { $0.pendingKept.removeValue(forKey: place) } ?? .lost
-        record(.removed(place, entry: EntryID(status), kept: kept))
+        record(removal(status, name: name, from: parent))
     }
 
     func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {
-        record(.moved(Place(parent: parent, name: Self.bytes(name)), to: Place(parent: newParent, name: Self.bytes(newName)), entry: EntryID(status)))
+        record(move(status, name: name, from: parent, newName: newName, to: newParent))
     }
 
     /// Journaled together, under one hold of the book's lock: a directory
@@ -249,9 +247,18 @@ final class CrashRecorder: FileSystemObserver, Sendable {
     func renamedOver(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID,
                      replacing replaced: stat, replacedID: EntryID) {
         guard keep != nil else { return }
-        let from = Place(parent: parent, name: Self.bytes(name)), to = Place(parent: newParent, name: Self.bytes(newName))
-        let kept = book.withLock { $0.pendingKept.removeValue(forKey: to) } ?? .lost
-        record([.removed(to, entry: EntryID(replaced), kept: kept), .moved(from, to: to, entry: EntryID(status))])
+        record([removal(replaced, name: newName, from: newParent), move(status, name: name, from: parent, newName: newName, to: newParent)])
+    }
+
+    /// `name` in `parent` gone, with what was kept of it for a crash (taken from `pendingKept`).
+    private func removal(_ status: stat, name: CName, from parent: EntryID) -> NameChange {
+        let place = Place(parent: parent, name: Self.bytes(name))
+        let kept = book.withLock { $0.pendingKept.removeValue(forKey: place) } ?? .lost
+        return .removed(place, entry: EntryID(status), kept: kept)
+    }
+
+    private func move(_ status: stat, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) -> NameChange {
+        .moved(Place(parent: parent, name: Self.bytes(name)), to: Place(parent: newParent, name: Self.bytes(newName)), entry: EntryID(status))
     }
 
     func exchanged(_ exchange: Exchange) {
