@@ -79,6 +79,10 @@ final class HostileValueTests: PurgefsCommandTestCase {
             XCTAssertTrue(set.stderr.contains("Invalid argument"), "\(attribute)=\(value): \(set)")
             try assertAlive("after setfattr \(attribute)=\(value)")
         }
+        // The largest purge taken: everything purgeable goes, and the figures add up.
+        let purge = try answered(["setfattr", "-n", pf("purge"), "-v", "\(ByteSize.maximum)", mnt])
+        XCTAssertEqual(purge.status, 0, "\(purge)")
+        try assertAlive("after purging the largest size")
         let capacity = try answered(["getfattr", "--only-values", "-n", pf("capacity"), mnt])
         XCTAssertEqual(capacity.stdout, "\(ByteSize.maximum)", "\(capacity)")
         try assertRejected(["space", mnt, "--capacity", "18446744073709551615"], status: 64, mentioning: ["4 EiB"])
