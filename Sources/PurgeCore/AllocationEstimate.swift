@@ -57,12 +57,12 @@ public enum AllocationEstimate {
 }
 
 extension UInt64 {
-    func multipliedClamped(by other: UInt64) -> UInt64 {
+    public func multipliedClamped(by other: UInt64) -> UInt64 {
         let (product, overflow) = multipliedReportingOverflow(by: other)
         return overflow ? .max : product
     }
 
-    func addingClamped(_ other: UInt64) -> UInt64 {
+    public func addingClamped(_ other: UInt64) -> UInt64 {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? .max : sum
     }
