@@ -149,4 +149,38 @@ final class RuntimeDirectoryTests: MountedTestCase {
                       + "another user may have made it; only its owner may use it")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: theirs), [], "nothing made in another user's directory")
     }
+
+    /// What is read back from the device's files is hostile input: capacity
+    /// 2^64-1 in `settings` (it killed the daemon at the next `df`) and a
+    /// request for 2^64-1 bytes are each one line in the log, and the mount
+    /// serves on with the device it had.
+    func testMalformedDeviceFilesAreOneLineInTheLogNotACrash() throws {
+        let name = "it-" + (fixture.base as NSString).lastPathComponent
+        try fixture.mount(options: ["device=\(name)", "capacity=64M"])
+        let device = "/run/purgefs/device/\(name)"
+        func replace(_ file: String, _ text: String) throws {
+            try text.write(toFile: device + "/" + file + ".test", atomically: false, encoding: .utf8)
+            XCTAssertEqual(rename(device + "/" + file + ".test", device + "/" + file), 0)
+        }
+        let settings = try String(contentsOfFile: device + "/settings", encoding: .utf8)
+        XCTAssertTrue(settings.contains("capacity 67108864\n"), settings)
+        try replace("settings", settings.replacingOccurrences(of: "capacity 67108864", with: "capacity 18446744073709551615"))
+        let settingsLine = "device \(name): settings is ignored: capacity 18446744073709551615 is more than 1152921504606846976"
+        XCTAssertTrue(eventually(timeout: 10) { self.fixture.daemonStderrText().contains(settingsLine) }, fixture.daemonStderrText())
+
+        let key = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: device + "/members").first { !$0.contains(".") })
+        let request = "\(key)@1:2.1.1"
+        try replace("requests/" + request, "bytes 18446744073709551615\nreason monitor\n")
+        XCTAssertTrue(eventually(timeout: 10) {
+            (try? String(contentsOfFile: device + "/requests/\(request).done", encoding: .utf8)) == "freed 0\n"
+        }, "the request was not answered: \(fixture.daemonStderrText())")
+        let log = fixture.daemonStderrText()
+        XCTAssertTrue(log.contains("device \(name): request \(request) is refused: bytes 18446744073709551615 is more than 1152921504606846976"), log)
+        XCTAssertEqual(log.components(separatedBy: settingsLine).count - 1, 1, "said once while it stays so: \(log)")
+
+        var figures = statvfs()
+        XCTAssertEqual(statvfs(fixture.mountpoint, &figures), 0, "the mount answers: \(Errno.name(errno))")
+        XCTAssertEqual(UInt64(figures.f_blocks) * UInt64(figures.f_frsize), 64 << 20, "the device it had")
+        XCTAssertEqual(kill(try XCTUnwrap(fixture.daemonPID), 0), 0, "the daemon runs")
+    }
 }
