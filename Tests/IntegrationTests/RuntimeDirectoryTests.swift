@@ -165,7 +165,7 @@ final class RuntimeDirectoryTests: MountedTestCase {
         let settings = try String(contentsOfFile: device + "/settings", encoding: .utf8)
         XCTAssertTrue(settings.contains("capacity 67108864\n"), settings)
         try replace("settings", settings.replacingOccurrences(of: "capacity 67108864", with: "capacity 18446744073709551615"))
-        let settingsLine = "device \(name): settings is ignored: capacity 18446744073709551615 is more than 1152921504606846976"
+        let settingsLine = "device \(name): settings is ignored: capacity 18446744073709551615 is more than 4611686018427387904"
         XCTAssertTrue(eventually(timeout: 10) { self.fixture.daemonStderrText().contains(settingsLine) }, fixture.daemonStderrText())
 
         let key = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: device + "/members").first { !$0.contains(".") })
@@ -175,7 +175,7 @@ final class RuntimeDirectoryTests: MountedTestCase {
             (try? String(contentsOfFile: device + "/requests/\(request).done", encoding: .utf8)) == "freed 0\n"
         }, "the request was not answered: \(fixture.daemonStderrText())")
         let log = fixture.daemonStderrText()
-        XCTAssertTrue(log.contains("device \(name): request \(request) is refused: bytes 18446744073709551615 is more than 1152921504606846976"), log)
+        XCTAssertTrue(log.contains("device \(name): request \(request) is refused: bytes 18446744073709551615 is more than 4611686018427387904"), log)
         XCTAssertEqual(log.components(separatedBy: settingsLine).count - 1, 1, "said once while it stays so: \(log)")
 
         var figures = statvfs()

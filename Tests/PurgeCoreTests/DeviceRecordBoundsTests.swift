@@ -71,13 +71,13 @@ final class DeviceRecordBoundsTests: XCTestCase {
         assertRefused(member(memberText.replacingOccurrences(of: "items 5:3,6:0", with: "items " + many)), "more than 512 items")
     }
 
-    /// Items at the bound, more than 16 of them: the planner's sums
-    /// saturate (2^60 × 16 is 2^64) instead of trapping.
+    /// Items at the bound, more than 4 of them: the planner's sums
+    /// saturate (2^62 × 4 is 2^64) instead of trapping.
     func testThePlannerSumsBoundedItemsWithoutOverflow() {
         let big = DeviceMember.Item(stamp: 1, bytes: DeviceRecordLines.maximumBytes)
         let members = [DevicePlanner.Member(name: "m0", cached: .max, quota: 0, lastUse: 0, items: Array(repeating: big, count: 32))]
         for policy in DevicePolicy.allCases {
-            XCTAssertEqual(DevicePlanner.plan(.max, members: members, policy: policy), [.init(member: "m0", bytes: .max, items: 16)])
+            XCTAssertEqual(DevicePlanner.plan(.max, members: members, policy: policy), [.init(member: "m0", bytes: .max, items: 4)])
         }
     }
 }

@@ -74,7 +74,7 @@ public enum DevicePlanner {
                     best = m
                 }
                 guard let m = best else { break }
-                cached[m] = cached[m] - min(cached[m], members[m].items[next[m]].bytes)
+                cached[m] = cached[m].subtractingClamped(members[m].items[next[m]].bytes)
                 take(m)
             }
         }

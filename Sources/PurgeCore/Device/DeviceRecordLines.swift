@@ -7,10 +7,10 @@ public struct DeviceRecordLines {
     private var values: [String: String] = [:]
 
     /// The largest size read from a device's file (capacity, external, a
-    /// mark, a member's usage, an item, a request): 2^60 bytes (1 EiB), so a
-    /// sum of a thousand of them cannot overflow, and every figure added to
-    /// one stays far from `UInt64.max`.
-    public static let maximumBytes: UInt64 = 1 << 60
+    /// mark, a member's usage, an item, a request): what options and
+    /// attributes take, `ByteSize.maximum` (2^62 bytes). Sums of them
+    /// saturate (`addingClamped`).
+    public static let maximumBytes: UInt64 = ByteSize.maximum
     /// More lines than any of the files has.
     public static let lineLimit = 64
     /// The longest line: a member's `items` (512 pairs of two numbers).

@@ -69,7 +69,7 @@ final class Purger: Sendable {
                     let batch = Array(plan.victims[start..<min(start + Self.batchSize, plan.victims.count)])
                     start += batch.count
                     let outcome = execute(batch, reason: reason)
-                    freed += outcome.freed
+                    freed = freed.addingClamped(outcome.freed)
                     skipped.formUnion(outcome.skipped)
                     progress = progress || outcome.purged > 0 || !outcome.skipped.isEmpty
                 }
@@ -226,7 +226,7 @@ final class Purger: Sendable {
             clones.purged(victim.file)
             let path = names[0].path
             if complete {
-                outcome.freed += victim.bytes
+                outcome.freed = outcome.freed.addingClamped(victim.bytes)
                 outcome.purged += 1
                 freedFiles += 1
                 records.append(PurgeLog.Record(
