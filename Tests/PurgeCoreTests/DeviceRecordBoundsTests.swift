@@ -50,7 +50,7 @@ final class DeviceRecordBoundsTests: XCTestCase {
         assertRefused(settings(settingsText.replacingOccurrences(of: "policy quota", with: "policy all")), "unknown")
         for line in ["used 10", "size 11", "purgeable 3"] {
             let name = line.split(separator: " ")[0]
-            assertRefused(member(memberText.replacingOccurrences(of: line, with: "\(name) 1844674407370955161")), "more than")
+            assertRefused(member(memberText.replacingOccurrences(of: line, with: "\(name) 4611686018427387905")), "more than 4611686018427387904")
         }
         assertRefused(member(memberText.replacingOccurrences(of: "items 5:3", with: "items 5:18446744073709551615")), "an item's bytes")
     }
