@@ -91,18 +91,29 @@ public struct DeviceSettings: Equatable, Sendable {
     }
 
     public init?(decoding data: [UInt8]) {
-        let values = DeviceRecordLines.values(data)
-        guard let generation = values["generation"].flatMap({ UInt64($0) }),
-              let external = values["external"].flatMap({ UInt64($0) }),
-              let low = values["low"].flatMap(SpaceThreshold.init(encoded:)),
-              let high = values["high"].flatMap(SpaceThreshold.init(encoded:)),
-              let policy = values["policy"].flatMap(DevicePolicy.init(rawValue:)),
-              let backing = values["backing"].flatMap({ UInt64($0) })
-        else { return nil }
-        let capacity = values["capacity"].flatMap { UInt64($0) }
-        if values["capacity"] != nil && capacity == nil { return nil }
-        self.init(capacity: capacity, external: external, low: low, high: high, policy: policy, backing: backing,
-                  generation: generation)
+        guard let settings = try? DeviceSettings(reading: data) else { return nil }
+        self = settings
+    }
+
+    /// The largest generation read back: a change adds one, which cannot overflow then.
+    public static let generationLimit: UInt64 = 1 << 62
+
+    /// Reads the file as hostile input (`DeviceRecordLines`): sizes at most
+    /// `DeviceRecordLines.maximumBytes`, a known policy, marks as the
+    /// options accept them.
+    public init(reading data: [UInt8]) throws(DeviceRecordError) {
+        let lines = try DeviceRecordLines(data)
+        func threshold(_ name: String) throws(DeviceRecordError) -> SpaceThreshold {
+            let text = try lines.text(name)
+            guard let value = SpaceThreshold(encoded: text) else { throw DeviceRecordError("\(name) \(text.prefix(40)) is not a mark") }
+            return value
+        }
+        let policyName = try lines.text("policy")
+        guard let policy = DevicePolicy(rawValue: policyName) else { throw DeviceRecordError("policy \(policyName.prefix(40)) is unknown") }
+        self.init(capacity: try lines.optionalBytes("capacity"), external: try lines.bytes("external"),
+                  low: try threshold("low"), high: try threshold("high"), policy: policy,
+                  backing: try lines.number("backing"),
+                  generation: try lines.number("generation", maximum: Self.generationLimit))
     }
 }
 
@@ -116,20 +127,11 @@ extension SpaceThreshold {
     }
 
     init?(encoded text: String) {
-        if text.hasPrefix("b:"), let value = UInt64(text.dropFirst(2)) { self = .bytes(value); return }
-        if text.hasPrefix("p:"), let share = Double(text.dropFirst(2)), share > 0, share <= 100 { self = .percent(share); return }
-        return nil
-    }
-}
-
-/// The device directory's small files: `name value` lines, `value` to the end of the line.
-public enum DeviceRecordLines {
-    public static func values(_ data: [UInt8]) -> [String: String] {
-        var values: [String: String] = [:]
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-            guard let space = line.firstIndex(of: " ") else { continue }
-            values[String(line[..<space])] = String(line[line.index(after: space)...])
+        if text.hasPrefix("b:"), let value = try? DeviceRecordLines.number(text.dropFirst(2), maximum: DeviceRecordLines.maximumBytes, what: "") {
+            self = .bytes(value)
+            return
         }
-        return values
+        if text.hasPrefix("p:"), let share = Double(text.dropFirst(2)), share.isFinite, share > 0, share <= 100 { self = .percent(share); return }
+        return nil
     }
 }
