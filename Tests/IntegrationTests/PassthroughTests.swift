@@ -70,6 +70,21 @@ class PassthroughTestCase: PurgeTestCase {
         return pread(fd, &byte, 1, 0) == 1
     }
 
+    /// Opens `relative` read-only, and checks the kernel reads it from its backing file.
+    func openPassedThrough(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int32 {
+        let fd = open(fixture.mountpoint + "/" + relative, O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(fd, 0, "open \(relative): \(Errno.name(errno))", file: file, line: line)
+        XCTAssertTrue(try readsBypassDaemon(fd, relative, file: file, line: line), "\(relative) passed through", file: file, line: line)
+        return fd
+    }
+
+    /// Copies `source` to `destination` (in the mount) with cp(1), as a linked clone where purgefs makes one.
+    func copy(_ source: String, to destination: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let m = fixture.mountpoint
+        let result = try Subprocess.run(["cp", m + "/" + source, m + "/" + destination])
+        XCTAssertEqual(result.status, 0, "\(result)", file: file, line: line)
+    }
+
     /// Opens `path` for writing: the descriptor, or the errno as a negative number.
     func openForWriting(_ path: String, _ flags: Int32 = O_WRONLY) -> Int32 {
         let fd = open(path, flags | O_CLOEXEC)
@@ -172,10 +187,8 @@ final class PassthroughTests: PassthroughTestCase {
 
     func testWriterBesidePassedThroughReadersIsRefusedRoom() throws {
         let m = fixture.mountpoint
-        let reader = open(m + "/data", O_RDONLY | O_CLOEXEC)
-        XCTAssertGreaterThanOrEqual(reader, 0)
+        let reader = try openPassedThrough("data")
         defer { close(reader) }
-        XCTAssertTrue(try readsBypassDaemon(reader, "data"), "passed through")
         let writer = openForWriting(m + "/data")
         guard writer >= 0 else { return XCTFail("open for writing: \(Errno.name(-writer))") }
         defer { close(writer) }
@@ -197,10 +210,8 @@ final class PassthroughTests: PassthroughTestCase {
         let m = fixture.mountpoint
         let start = UInt64(Date().timeIntervalSince1970)
         XCTAssertLessThan(numberAttr(m + "/other", "last_used") ?? .max, start, "last used long ago")
-        let reader = open(m + "/other", O_RDONLY | O_CLOEXEC)
-        XCTAssertGreaterThanOrEqual(reader, 0)
+        let reader = try openPassedThrough("other")
         defer { close(reader) }
-        XCTAssertTrue(try readsBypassDaemon(reader, "other"), "passed through")
         XCTAssertGreaterThanOrEqual(numberAttr(m + "/other", "last_used") ?? 0, start, "used now")
     }
 
@@ -209,12 +220,9 @@ final class PassthroughTests: PassthroughTestCase {
     /// serves with shared data's backing file never maps the shared data.
     func testLinkedCloneOfAPassedThroughFileNeverMixesData() throws {
         let m = fixture.mountpoint
-        let source = open(m + "/data", O_RDONLY | O_CLOEXEC)
-        XCTAssertGreaterThanOrEqual(source, 0)
+        let source = try openPassedThrough("data")
         defer { close(source) }
-        XCTAssertTrue(try readsBypassDaemon(source, "data"), "passed through")
-        let copy = try Subprocess.run(["cp", m + "/data", m + "/copy"])
-        XCTAssertEqual(copy.status, 0, "\(copy)")
+        try copy("data", to: "copy")
         XCTAssertGreaterThan(numberAttr(m, "clone_savings") ?? 0, 0, "a linked clone of a passed-through source")
         let copyReader = open(m + "/copy", O_RDONLY | O_CLOEXEC)
         XCTAssertGreaterThanOrEqual(copyReader, 0)
@@ -235,25 +243,20 @@ final class PassthroughTests: PassthroughTestCase {
         let savings = numberAttr(m, "clone_savings")
         let openWriter = openForWriting(m + "/data", O_RDWR)
         guard openWriter >= 0 else { return XCTFail("open the source for writing: \(Errno.name(-openWriter))") }
-        let second = try Subprocess.run(["cp", m + "/data", m + "/second"])
+        try copy("data", to: "second")
         close(openWriter)
-        XCTAssertEqual(second.status, 0, "\(second)")
         XCTAssertEqual(numberAttr(m, "clone_savings"), savings, "copied, not a linked clone")
         // Onto a passed-through file: copied, and its reader reads what was copied there.
-        let destination = open(m + "/other", O_RDONLY | O_CLOEXEC)
-        XCTAssertGreaterThanOrEqual(destination, 0)
+        let destination = try openPassedThrough("other")
         defer { close(destination) }
-        XCTAssertTrue(try readsBypassDaemon(destination, "other"), "passed through")
-        let onto = try Subprocess.run(["cp", m + "/data", m + "/other"])
-        XCTAssertEqual(onto.status, 0, "\(onto)")
+        try copy("data", to: "other")
         XCTAssertEqual(numberAttr(m, "clone_savings"), savings, "copied, not a linked clone")
         XCTAssertEqual(readWhole(destination), readBytes(m + "/data"))
     }
 
     func testLinkedCloneIsServedByTheDaemon() throws {
         let m = fixture.mountpoint
-        let copy = try Subprocess.run(["cp", m + "/data", m + "/clone"])
-        XCTAssertEqual(copy.status, 0, "\(copy)")
+        try copy("data", to: "clone")
         XCTAssertGreaterThan(numberAttr(m, "clone_savings") ?? 0, 0, "cp made a linked clone")
         let reader = open(m + "/clone", O_RDONLY | O_CLOEXEC)
         XCTAssertGreaterThanOrEqual(reader, 0)
@@ -284,10 +287,8 @@ final class PassthroughTests: PassthroughTestCase {
         XCTAssertGreaterThanOrEqual(writer, 0, "open for writing: \(Errno.name(-writer))")
         if writer >= 0 { close(writer) }
         // Another file, which no rule matches, is passed through.
-        let other = open(m + "/Library/Caches/cached", O_RDONLY | O_CLOEXEC)
-        XCTAssertGreaterThanOrEqual(other, 0)
+        let other = try openPassedThrough("Library/Caches/cached")
         defer { close(other) }
-        XCTAssertTrue(try readsBypassDaemon(other, "Library/Caches/cached"), "passed through")
     }
 
     func testPurgeWaitsForThePassedThroughReader() throws {
