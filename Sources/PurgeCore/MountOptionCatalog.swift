@@ -66,7 +66,7 @@ public enum MountOptionCatalog {
               summary: "this container's cache quota on a shared device",
               defaultText: "from its recent use"),
         Entry(name: "passthrough", valueName: "on|off",
-              summary: "kernel passthrough (Linux 6.9+) for files opened read-only; while one is open, opening it for writing fails (EIO)",
+              summary: "kernel passthrough (Linux 6.9+, a root daemon) for files opened read-only (default on); other opens of a file read that way go through the daemon in direct I/O",
               defaultText: "off"),
         Entry(name: "uring", valueName: "on|pinned|off",
               summary: "FUSE over io_uring (Linux 6.14+) where the kernel offers it (/sys/module/fuse/parameters/enable_uring): requests come through one ring per CPU instead of /dev/fuse; pinned: each CPU's ring threads stay on it; on: they run on any CPU",

@@ -42,8 +42,9 @@ public struct MountOptions: Equatable, Sendable {
     /// The purgefs options given explicitly (by name), so that a later member
     /// of a shared device is checked only against what it said.
     public var given: Set<String> = []
-    /// Kernel passthrough for files opened read-only, where the kernel offers it.
-    public var passthrough = false
+    /// Kernel passthrough for files opened read-only, where the kernel offers
+    /// it and registers their backing files (`passthrough=off` turns it off).
+    public var passthrough = true
     /// FUSE over io_uring, where the kernel offers it (`enable_uring`).
     public var uring = RingMode.pinned
     /// Standard FUSE and mount options (`allow_other`, `ro`, ...), passed to libfuse as given.
