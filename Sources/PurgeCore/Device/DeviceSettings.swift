@@ -41,22 +41,22 @@ public struct DeviceSettings: Equatable, Sendable {
     /// elsewhere would see another device's free space. A simulated device
     /// is a number, so its members may live anywhere.
     public func disagreement(with options: MountOptions, backing other: UInt64, name: String) -> String? {
-        func differs(_ option: String, _ mine: String, _ theirs: String) -> String {
-            "device \(name) has \(option)=\(mine), this mount says \(option)=\(theirs): "
+        func differs(_ field: PartialKeyPath<MountOptions>, _ mine: String, _ theirs: String) -> String {
+            let option = MountOptionCatalog.name(of: field)
+            return "device \(name) has \(option)=\(mine), this mount says \(option)=\(theirs): "
                 + "leave the option out to take the device's, or change the device with purgefs space"
         }
-        let given = options.given
-        if given.contains("capacity"), options.capacity != capacity {
-            return differs("capacity", capacity.map(ByteSize.format) ?? "(the real device)",
+        if options.isGiven(\.capacity), options.capacity != capacity {
+            return differs(\.capacity, capacity.map(ByteSize.format) ?? "(the real device)",
                            options.capacity.map(ByteSize.format) ?? "")
         }
-        if given.contains("external"), options.external != external {
-            return differs("external", ByteSize.format(external), ByteSize.format(options.external))
+        if options.isGiven(\.external), options.external != external {
+            return differs(\.external, ByteSize.format(external), ByteSize.format(options.external))
         }
-        if given.contains("low"), options.low != low { return differs("low", low.displayText, options.low.displayText) }
-        if given.contains("high"), options.high != high { return differs("high", high.displayText, options.high.displayText) }
+        if options.isGiven(\.low), options.low != low { return differs(\.low, low.displayText, options.low.displayText) }
+        if options.isGiven(\.high), options.high != high { return differs(\.high, high.displayText, options.high.displayText) }
         if let policy = options.devicePolicy, policy != self.policy {
-            return differs("device_policy", self.policy.rawValue, policy.rawValue)
+            return differs(\.devicePolicy, self.policy.rawValue, policy.rawValue)
         }
         if capacity == nil && other != backing {
             return "device \(name) is the real filesystem of its first container, and this container is on "
