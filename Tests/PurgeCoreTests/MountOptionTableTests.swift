@@ -9,7 +9,7 @@ final class MountOptionTableTests: XCTestCase {
     private let samples = [
         "SIZE": "1G", "SIZE|N%": "15%", "P1:P2": "zone", "DIR": "/srv/elsewhere",
         "DIR|rclone:REMOTE:PATH": "rclone:s3:bucket/app", "P": "App", "DURATION": "30s", "FILE": "/etc/app.rules",
-        "NAME": "phone", "quota|lru": "lru", "on|off": "on", "on|pinned|off": "off",
+        "NAME": "phone", "quota|lru": "lru", "on|off": "off", "on|pinned|off": "off",
     ]
 
     /// The stored properties of `MountOptions` whose values differ between two options.
