@@ -14,7 +14,7 @@ import PurgeSys
 /// ledger is repaired by reconciling each touched directory and announcing
 /// each restored file's figures (`resized`); the kernel hears of names and
 /// data only through `KernelNotifier`'s queue, once no lock is held.
-extension ContainerFileSystem {
+extension ContainerFileSystem: CrashSimulating {
     /// One line per thing a crash now would undo; changes nothing.
     func pendingCrash() -> [String] {
         let (model, handles) = crashes.book.withLock { ($0.model, $0.fileHandles) }

@@ -245,3 +245,14 @@ extension FaultInjector {
         }
     }
 }
+
+/// The root's `user.purgefs.faults`: read, the listing; write, `apply`.
+extension FaultInjector: AttributeProvider {
+    var attributes: [PurgeAttribute] { [.faults] }
+
+    func value(of attribute: PurgeAttribute, on inode: Inode) throws(Errno) -> String { listing }
+
+    func set(_ attribute: PurgeAttribute, on inode: Inode, to value: AttributeValue) throws(Errno) {
+        try apply(value.text)
+    }
+}

@@ -222,3 +222,14 @@ final class MetricsRequests: Sendable {
 
     func requestSample() { wake.signal() }
 }
+
+/// The root's `user.purgefs.metrics_sample`: write `1`, a sample now.
+extension MetricsRequests: AttributeProvider {
+    var attributes: [PurgeAttribute] { [.metricsSample] }
+
+    func set(_ attribute: PurgeAttribute, on inode: Inode, to value: AttributeValue) throws(Errno) {
+        guard value.text == "1" else { throw Errno.invalidArgument }
+        // Signals the sampler's thread and returns: the handler never waits for the sample.
+        requestSample()
+    }
+}

@@ -5,7 +5,7 @@ import PurgeSys
 
 /// Extended attributes, statfs and access.
 ///
-/// `user.purgefs.*` names are answered by `VirtualAttributes` and never
+/// `user.purgefs.*` names are answered by their features (`AttributeProviders`) and never
 /// reach the backing store; every other name is the container's own and
 /// passes through. They are reached through the inode's `/proc/self/fd`
 /// link, which for a symlink would follow it; Linux allows no `user.*`
@@ -17,7 +17,7 @@ extension ContainerFileSystem {
         case .foreign: return nil
         case .unknown: throw Errno.noData
         case .known(let attribute):
-            return Array(try VirtualAttributes(filesystem: self).value(of: attribute, on: inodes.inode(id)).utf8)
+            return Array(try attributeProviders.value(of: attribute, on: inodes.inode(id)).utf8)
         }
     }
 
@@ -26,7 +26,7 @@ extension ContainerFileSystem {
         if let value = try virtualValue(of: id, name: name) {
             // A probe answers the largest size the value can have, so a value
             // that changes before the read still fits.
-            if buffer.count == 0 { return max(value.count, VirtualAttributes.probeSize) }
+            if buffer.count == 0 { return max(value.count, AttributeProviders.probeSize) }
             guard value.count <= buffer.count else { throw Errno.outOfRange }
             buffer.copyBytes(from: value)
             return value.count
@@ -48,7 +48,7 @@ extension ContainerFileSystem {
         case .unknown:
             throw Errno.invalidArgument
         case .known(let attribute):
-            try VirtualAttributes(filesystem: self).set(attribute, on: inode, value: Array(value), caller: caller)
+            try attributeProviders.set(attribute, on: inode, value: Array(value), caller: caller)
         }
     }
 
@@ -94,10 +94,7 @@ extension ContainerFileSystem {
             throw Errno.noData
         case .known(let attribute):
             // Removing a flag clears it; nothing else can be removed.
-            guard [.pinned, .group, .tombstone].contains(attribute),
-                  attribute.isWritable(on: VirtualAttributes.target(of: inode))
-            else { throw Errno.noData }
-            try setFlag(attribute, false, for: inode)
+            try attributeProviders.remove(attribute, on: inode)
         }
     }
 

@@ -42,7 +42,7 @@ final class ContainerFileSystem: Sendable {
     /// then the cloud tier, then `observers` (docs/DESIGN.md, "Observers").
     let events: Observers
     /// Requests answered `ENOSPC` since the mount (`user.purgefs.enospc`, for `purgefs run`'s summary).
-    let noSpaceReplies = Atomic<UInt64>(0)
+    let noSpaceReplies = NoSpaceReplies()
     /// Where `user.purgefs.metrics_sample` asks the metrics sampler for a sample.
     let metricsRequests = MetricsRequests()
     /// The daemon has said it ran out of descriptors (once a mount).
@@ -51,6 +51,8 @@ final class ContainerFileSystem: Sendable {
     let device: SharedDevice?
     /// The power-loss simulation (`purgefs crash`), an observer among `events` with `crashable`.
     let crashes: CrashRecorder
+    /// Who answers each `user.purgefs.*` name: each feature its own, registered here at mount.
+    let attributeProviders = AttributeProviders()
 
     init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, clones: any CloneBackend, stateDirectory: StateDirectory,
          log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, device: SharedDevice? = nil, observers: [any FileSystemObserver] = [], crashable: Bool = false,
@@ -89,6 +91,12 @@ final class ContainerFileSystem: Sendable {
         self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency, device: device) { (bytes: UInt64) -> UInt64 in
             events.needsRoom(bytes, reason: "monitor")
         }
+        attributeProviders.register(
+            [LedgerAttributes(state: state),
+             SpaceAttributes(state: state, device: device, monitor: monitor, purger: purger, noSpaceReplies: noSpaceReplies),
+             DeviceAttributes(state: state, device: device), CloneAttributes(state: state, clones: clones),
+             faults, metricsRequests, CrashAttributes(recorder: crashes, simulation: self), TransportAttribute()]
+            + (cloud.map { [$0] } ?? []))
     }
 
     /// Whether `name` in `directory` is the hidden state directory.

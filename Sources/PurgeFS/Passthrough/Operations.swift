@@ -120,7 +120,7 @@ enum Operations {
             do throws(Errno) {
                 try body(fs)
             } catch {
-                if error == .noSpace { fs.noSpaceReplies.add(1, ordering: .relaxed) }
+                if error == .noSpace { fs.noSpaceReplies.note() }
                 if error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem { fs.noteOutOfDescriptors(error) }
                 fuse_reply_err(request, error.rawValue)
             }

@@ -1,12 +1,15 @@
 import PurgeCore
 import PurgeSys
 
-extension VirtualAttributes {
-    /// The root's `device_*` attributes: the shared device's totals, or
-    /// this container's alone on a device of its own.
-    func deviceValue(of attribute: PurgeAttribute) throws(Errno) -> String {
-        let state = filesystem.state
-        let device = filesystem.device
+/// The root's `device_*` names: the shared device's totals (`device=`), or
+/// this container's alone on a device of its own.
+struct DeviceAttributes: AttributeProvider {
+    let state: ContainerState
+    let device: SharedDevice?
+
+    var attributes: [PurgeAttribute] { [.deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota] }
+
+    func value(of attribute: PurgeAttribute, on inode: Inode) throws(Errno) -> String {
         switch attribute {
         case .deviceName:
             guard let device else { throw Errno.noData }
