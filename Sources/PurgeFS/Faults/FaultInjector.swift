@@ -5,7 +5,7 @@ import PurgeSys
 import Synchronization
 
 /// Fault rules at work: every request is checked once, at its start
-/// (`Operations.admit`), before its handler takes any lock; a rule that
+/// (`FaultAdmission`, a request interceptor), before its handler takes any lock; a rule that
 /// fires fails it, delays it, or shortens its write.
 ///
 /// Without rules the check is one relaxed atomic load (`isArmed`): nothing

@@ -18,7 +18,6 @@ extension ContainerFileSystem {
         of id: NodeID, to new: stat, changing fields: Int32, handle: OpenFile?, caller: CallerIdentity
     ) throws(Errno) -> stat {
         let inode = inodes.inode(id)
-        if let handle { try checkEra(handle) }
         // New data or times on an evicted file: its data comes back first.
         let touchesContent = fields & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME
             | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW) != 0

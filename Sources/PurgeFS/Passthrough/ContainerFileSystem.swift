@@ -36,8 +36,11 @@ final class ContainerFileSystem: Sendable {
     let recency: RecencyStore
     /// The cloud tier, with `cloud=`.
     let cloud: CloudTier?
-    /// The fault rules, checked at the start of every request (`Operations.admit`).
+    /// The fault rules, an interceptor among `interceptors`.
     let faults: FaultInjector
+    /// What sees every request before its handler, registered here at mount:
+    /// fault rules, then the crash era (`Operations.intercept`).
+    let interceptors: RequestInterceptors
     /// Who hears what the handlers did: the ledger, then the clone backend,
     /// then the cloud tier, then `observers` (docs/DESIGN.md, "Observers").
     let events: Observers
@@ -78,6 +81,7 @@ final class ContainerFileSystem: Sendable {
         self.inodes = inodes
         let crashes = CrashRecorder(stateDirectory: stateDirectory, inodes: inodes, enabled: crashable)
         self.crashes = crashes
+        self.interceptors = RequestInterceptors([FaultAdmission(faults: faults, inodes: inodes), CrashEra(recorder: crashes)])
         // The operation log (`record=`), last: it reads what each change left.
         let recorder = try record.map { (directory) throws(Errno) in try OperationRecorder(directory: directory, inodes: inodes) }
         // Without `crashable`, the recorder hears nothing: no cost.

@@ -28,12 +28,11 @@ enum FileOperations {
         }
         ops.read = { request, _, size, offset, info in
             Operations.watching(request, "read") { fs in
-                if case .fail(let errno) = Operations.admit(fs, request, .init(.read), .file(info!)) {
+                if case .fail(let errno) = Operations.intercept(fs, InterceptedRequest(request, .init(.read), .file(info!))) {
                     fuse_reply_err(request, errno.rawValue)
                     return
                 }
                 let file = OpenFile.from(info!)
-                if fs.isStale(file) { fuse_reply_err(request, EIO); return }  // opened before a crash
                 fs.read(file)
                 // A ring thread reads any read straight into its entry: one copy, as a splice would cost.
                 if size <= FileOperations.copiedReadLimit || clinux_fuse_ring_reply_area(size) != nil {
@@ -48,23 +47,21 @@ enum FileOperations {
         ops.write_buf = { request, _, data, offset, info in
             Operations.replying(request, "write_buf") { fs throws(Errno) in
                 let file = OpenFile.from(info!)
-                try fs.checkEra(file)
-                let admission = Operations.admit(fs, request, .init(.write), .file(info!))
-                if case .fail(let errno) = admission { throw errno }
+                let interception = Operations.intercept(fs, InterceptedRequest(request, .init(.write), .file(info!)))
+                if case .fail(let errno) = interception { throw errno }
                 // Before the data, as the kernel's own write does.
                 try fs.clearSetIDIfAsked(file.inode, caller: CallerIdentity(request!), notifying: true)
                 let written: Int
-                switch admission {
-                case .proceed: written = try fs.write(file, data!, at: offset)
-                case .fail(let errno): throw errno
-                case .shortWrite(let firing, let call): written = try fs.writeShortened(file, data!, at: offset, firing, call)
+                if case .transform(let transform) = interception {
+                    written = try transform.write(data!) { (part) throws(Errno) in try fs.write(file, part, at: offset) }
+                } else {
+                    written = try fs.write(file, data!, at: offset)
                 }
                 fuse_reply_write(request, written)
             }
         }
         ops.flush = { request, _, info in
             Operations.replying(request, "flush", .init(.flush), .file(info!)) { fs throws(Errno) in
-                try fs.checkEra(OpenFile.from(info!))
                 try fs.flush(FileOperations.handle(info!))
                 fuse_reply_err(request, 0)
             }
@@ -79,29 +76,26 @@ enum FileOperations {
         }
         ops.fsync = { request, _, dataOnly, info in
             Operations.replying(request, "fsync", dataOnly != 0 ? .init(.fdatasync, also: .fsync) : .init(.fsync), .file(info!)) { fs throws(Errno) in
-                try fs.checkEra(OpenFile.from(info!))
                 try fs.sync(OpenFile.from(info!), dataOnly: dataOnly != 0)
                 fuse_reply_err(request, 0)
             }
         }
         ops.fallocate = { request, _, mode, offset, length, info in
             Operations.replying(request, "fallocate", .init(.fallocate), .file(info!)) { fs throws(Errno) in
-                try fs.checkEra(OpenFile.from(info!))
                 try fs.allocate(OpenFile.from(info!), mode: mode, offset: Int64(offset), length: Int64(length))
                 fuse_reply_err(request, 0)
             }
         }
         ops.lseek = { request, _, offset, whence, info in
             Operations.replying(request, "lseek", .init(.lseek), .file(info!)) { fs throws(Errno) in
-                try fs.checkEra(OpenFile.from(info!))
                 let position = try fs.seek(FileOperations.handle(info!), offset: Int64(offset), whence: whence)
                 fuse_reply_lseek(request, off_t(position))
             }
         }
         ops.copy_file_range = { request, _, sourceOffset, sourceInfo, _, offset, info, length, flags in
-            Operations.replying(request, "copy_file_range", .init(.copyFileRange), .file(info!)) { fs throws(Errno) in
-                try fs.checkEra(OpenFile.from(sourceInfo!))
-                try fs.checkEra(OpenFile.from(info!))
+            Operations.replying(
+                request, "copy_file_range", .init(.copyFileRange), .file(info!), source: OpenFile.from(sourceInfo!)
+            ) { fs throws(Errno) in
                 let copied = try fs.copyRange(
                     from: OpenFile.from(sourceInfo!), at: Int64(sourceOffset), to: OpenFile.from(info!),
                     at: Int64(offset), length: length, flags: UInt32(flags))
@@ -144,16 +138,6 @@ extension FileOperations {
 }
 
 extension ContainerFileSystem {
-    /// Whether `file` was opened before a crash (`purgefs crash`).
-    func isStale(_ file: OpenFile) -> Bool {
-        file.era != crashes.currentEra
-    }
-
-    /// `EIO` for a file opened before a crash, as a descriptor after a reboot.
-    func checkEra(_ file: OpenFile) throws(Errno) {
-        if isStale(file) { throw Errno.ioError }
-    }
-
     /// Hands `file`, announced open, to the kernel: `reply` is the
     /// `fuse_reply_open`/`fuse_reply_create` call on `info` (filled by
     /// `describe`), returning its result. When the reply fails (the caller

@@ -40,7 +40,7 @@ enum Operations {
             }
         }
         ops.setattr = { request, id, attributes, fields, info in
-            Operations.replying(request, "setattr", .setattr(fields), .node(id)) { fs throws(Errno) in
+            Operations.replying(request, "setattr", .setattr(fields), .node(id), file: info.map(OpenFile.from)) { fs throws(Errno) in
                 var status = try fs.setAttributes(
                     of: NodeID(id), to: attributes!.pointee, changing: fields, handle: info.map(OpenFile.from),
                     caller: CallerIdentity(request!))
@@ -138,28 +138,25 @@ enum Operations {
         body(fs)
     }
 
-    /// `replying`, after the fault rules have seen the request (`admit`):
-    /// `call` is the operation as rules name it, `target` the node or name
-    /// it is about.
+    /// `replying`, after the interceptors have seen the request (`intercept`):
+    /// `call` is the operation as fault rules name it, `target` the node or
+    /// name it is about, `file` an open file it works through besides the
+    /// target's (setattr's handle, copy_file_range's source is `source`).
     @inline(__always)
     static func replying(
-        _ request: fuse_req_t?, _ operation: StaticString, _ call: FaultCallOperations, _ target: FaultTarget,
-        _ body: (ContainerFileSystem) throws(Errno) -> Void
+        _ request: fuse_req_t?, _ operation: StaticString, _ call: FaultCallOperations, _ target: RequestTarget,
+        file: OpenFile? = nil, source: OpenFile? = nil, _ body: (ContainerFileSystem) throws(Errno) -> Void
     ) {
         replying(request, operation) { fs throws(Errno) in
-            if case .fail(let errno) = admit(fs, request, call, target) { throw errno }
+            if case .fail(let errno) = intercept(fs, InterceptedRequest(request, call, target, file: file, source: source)) { throw errno }
             try body(fs)
         }
     }
 
-    /// The one place requests meet the fault rules, at their start, before
-    /// any lock: without rules one atomic load (`FaultInjector.isArmed`).
+    /// The one place requests meet the interceptors registered at mount
+    /// (fault rules, the crash era), at their start, before any lock.
     @inline(__always)
-    static func admit(
-        _ fs: ContainerFileSystem, _ request: fuse_req_t?, _ call: FaultCallOperations, _ target: FaultTarget
-    ) -> FaultInjector.Admission {
-        guard fs.faults.isArmed else { return .proceed }
-        return fs.admitFault(request, call, target)
+    static func intercept(_ fs: ContainerFileSystem, _ request: InterceptedRequest) -> Interception {
+        fs.interceptors.intercept(request)
     }
-
 }
