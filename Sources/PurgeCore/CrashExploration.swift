@@ -208,16 +208,24 @@ public struct CrashExploration: Sendable {
     /// Every state, in exploration order: k = 1...n, and for each k
     /// names-kept, names-lost (when some names are not durable), torn-1...P.
     public func stateIDs(torn: Bool) -> [StateID] {
-        var ids: [StateID] = []
+        sizedStateIDs(torn: torn).map(\.id)
+    }
+
+    /// `stateIDs(torn:)` with the number of entries of each state: the work
+    /// of building it, which grows along a run that makes files (what the
+    /// time left is estimated from).
+    public func sizedStateIDs(torn: Bool) -> [(id: StateID, entries: Int)] {
+        var ids: [(id: StateID, entries: Int)] = []
         var simulation = Simulation(initial: initial)
         for (index, operation) in operations.enumerated() {
             simulation.apply(operation, point: index + 1)
             let point = index + 1
-            ids.append(StateID(point: point, variant: .namesKept))
-            if simulation.hasUndurableNames { ids.append(StateID(point: point, variant: .namesLost)) }
+            let entries = simulation.current.nodes.count
+            ids.append((StateID(point: point, variant: .namesKept), entries))
+            if simulation.hasUndurableNames { ids.append((StateID(point: point, variant: .namesLost), simulation.durableNames.nodes.count)) }
             if torn {
                 let pages = simulation.tornPages.count
-                if pages > 0 { for count in 1...pages { ids.append(StateID(point: point, variant: .torn(pages: count))) } }
+                if pages > 0 { for count in 1...pages { ids.append((StateID(point: point, variant: .torn(pages: count)), entries)) } }
             }
         }
         return ids
@@ -483,9 +491,9 @@ extension CrashExploration {
         }
 
         /// What the files lost: per file with unsynced changes, its ranges
-        /// (merged, within its size at the crash) or its size.
-        func lostData(into lost: inout Lost) {
-            for (path, id) in current.walk() where current.node(id)?.kind == .file {
+        /// (merged, within its size at the crash) or its size. `walk`: `current.walk()`.
+        func lostData(into lost: inout Lost, walk: [(path: String, id: EntryID)]) {
+            for (path, id) in walk where current.node(id)?.kind == .file {
                 let size = contents[id]?.size ?? 0
                 let durableSize = durable[id]?.size ?? 0
                 let written = unsyncedRanges[id] ?? []
@@ -530,26 +538,31 @@ extension CrashExploration {
             let names: CrashNamespace
             var images = durable
             var lost = Lost(limit: lostLimit)
+            let now = current.walk()
+            let walk: [(path: String, id: EntryID)]
             switch id.variant {
             case .namesKept:
                 names = current
-                lostData(into: &lost)
+                walk = now
+                lostData(into: &lost, walk: now)
             case .namesLost:
                 guard hasUndurableNames else { return nil }
                 names = durableNames
+                walk = names.walk()
                 for entry in journal[committed...] {
                     for text in entry.lostText { lost.add { text } }
                 }
-                lostData(into: &lost)
+                lostData(into: &lost, walk: now)
             case .torn(let count):
                 guard count >= 1, count <= tornPages.count else { return nil }
                 names = current
+                walk = now
                 for page in tornPages[..<count] { images[page.id, default: .empty].write(page.piece) }
-                lostData(into: &lost)
+                lostData(into: &lost, walk: now)
                 lost.add { "(\(count) of \(tornPages.count) unsynced pages survived)" }
             }
             var entries: [Entry] = []
-            for (path, entryID) in names.walk() {
+            for (path, entryID) in walk {
                 guard let node = names.node(entryID) else { continue }
                 entries.append(Entry(path: path, kind: node.kind, mode: node.mode, identity: entryID,
                                      image: node.kind == .file ? (images[entryID] ?? .empty) : nil, target: node.target))

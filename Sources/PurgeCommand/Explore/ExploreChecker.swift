@@ -63,8 +63,9 @@ struct ExploreChecker {
         var started: Double
     }
 
-    /// Checks the states `ids` names (`count` of them), in that order.
-    func check(_ ids: [CrashExploration.StateID]) throws(CommandExit) -> Outcome {
+    /// Checks the states `ids` names, in that order; `sizes`: the entries of
+    /// each (`CrashExploration.sizedStateIDs`), for the time left.
+    func check(_ ids: [CrashExploration.StateID], sizes: [Int]) throws(CommandExit) -> Outcome {
         var builders: [CrashStateBuilder] = []
         do throws(Errno) {
             for slot in 0..<parallel {
@@ -83,6 +84,7 @@ struct ExploreChecker {
         let started = WallClock.seconds()
         let terminal = FileDescriptor.standardError.isTerminal
         var lastProgress = started
+        var estimate = TimeLeft(sizes: sizes, parallel: parallel)
         let environment = CurrentProcess.environment.filter { !$0.hasPrefix("PURGEFS_CRASH_") && !$0.hasPrefix("PURGEFS_MOUNT=") }
         func stopAll() {
             for job in running {
@@ -100,6 +102,7 @@ struct ExploreChecker {
             // Start states on free slots.
             while next < count, running.count < parallel {
                 let slot = (0..<parallel).first { slot in !running.contains { $0.slot == slot } }!
+                let building = WallClock.seconds()
                 guard let state = states.next() else { break }
                 let stateDirectory = builders[slot].directory
                 let outputFile = work + "/output\(slot)"
@@ -117,7 +120,9 @@ struct ExploreChecker {
                                       .open("/dev/null", as: .standardOutput, flags: OpenFlags.writeOnly),
                                       .duplicate(errors, to: .standardError)],
                         ownProcessGroup: true)
-                    running.append(Running(pid: pid, slot: slot, index: next, state: state, started: WallClock.seconds()))
+                    let now = WallClock.seconds()
+                    estimate.built(next, seconds: now - building)
+                    running.append(Running(pid: pid, slot: slot, index: next, state: state, started: now))
                 } catch {
                     stopAll()
                     throw .failure("explore: cannot build or check state \(state.id): \(error)")
@@ -140,6 +145,7 @@ struct ExploreChecker {
                 try? ProcessGroup.signal(job.pid, SIGKILL)  // whatever it left running in its group
                 running.remove(at: position)
                 ended = true
+                estimate.checked(seconds: now - job.started)
                 let stderr = timedOut ? "timed out after \(DurationSeconds(seconds: timeout ?? 0))" : Self.lastLine(of: work + "/stderr\(job.slot)")
                 if !timedOut, status.exitCode == 127 {
                     stopAll()
@@ -159,24 +165,62 @@ struct ExploreChecker {
             let progressNow = WallClock.seconds()
             if terminal, progressNow - lastProgress > 0.25 || done == count {
                 lastProgress = progressNow
-                try? FileDescriptor.standardError.writeAll("\r\u{1B}[K" + Self.progress(done: done, of: count, failed: failed, elapsed: progressNow - started))
+                try? FileDescriptor.standardError.writeAll("\r\u{1B}[K" + Self.progress(done: done, of: count, failed: failed, left: estimate.secondsLeft))
             } else if !terminal, progressNow - lastProgress >= Self.progressSeconds, done < count {
                 lastProgress = progressNow
-                try? FileDescriptor.standardError.writeAll(Self.progress(done: done, of: count, failed: failed, elapsed: progressNow - started) + "\n")
+                try? FileDescriptor.standardError.writeAll(Self.progress(done: done, of: count, failed: failed, left: estimate.secondsLeft) + "\n")
             }
             if !ended { CurrentProcess.sleep(milliseconds: 2) }
         }
         return Outcome(results: results.compactMap { $0 }, interruptedBy: nil)
     }
 
-    /// `explore: 120 of 1000 states checked, 3 failed, about 4 min left`:
-    /// the time left at the rate so far.
-    static func progress(done: Int, of count: Int, failed: Int, elapsed: Double) -> String {
-        let left = done > 0 ? elapsed / Double(done) * Double(count - done) : 0
+    /// The time left: building a state takes time in proportion to its
+    /// entries (the rate so far per entry, times the entries of the states
+    /// not built yet), one state at a time; checking one takes a time of
+    /// its own (the mean so far, `parallel` at once), while the next are
+    /// built. The longer of the two: the first states of a run that makes
+    /// files, the smallest, do not make the rest look cheap.
+    struct TimeLeft {
+        let sizes: [Int]
+        let parallel: Int
+        private var entriesLeft: Double
+        private var statesLeft: Int
+        private var buildSeconds = 0.0, entriesBuilt = 0.0
+        private var checkSeconds = 0.0, checksDone = 0
+
+        init(sizes: [Int], parallel: Int) {
+            self.sizes = sizes
+            self.parallel = max(1, parallel)
+            entriesLeft = Double(sizes.reduce(0) { $0 + $1 + 1 })
+            statesLeft = sizes.count
+        }
+
+        mutating func built(_ index: Int, seconds: Double) {
+            let entries = Double(sizes[index] + 1)
+            buildSeconds += seconds
+            entriesBuilt += entries
+            entriesLeft -= entries
+        }
+
+        mutating func checked(seconds: Double) {
+            checkSeconds += seconds
+            checksDone += 1
+            statesLeft -= 1
+        }
+
+        /// Nil before the first check ended.
+        var secondsLeft: Double? {
+            guard checksDone > 0, entriesBuilt > 0 else { return nil }
+            return max(buildSeconds / entriesBuilt * max(0, entriesLeft), checkSeconds / Double(checksDone) * Double(statesLeft) / Double(parallel))
+        }
+    }
+
+    /// `explore: 120 of 1000 states checked, 3 failed, about 4 min left`.
+    static func progress(done: Int, of count: Int, failed: Int, left: Double?) -> String {
         let estimate: String
-        if done == 0 {
-            estimate = "starting"
-        } else if left < 90 {
+        guard let left else { return "explore: \(done) of \(count) states checked, \(failed) failed, starting" }
+        if left < 90 {
             estimate = "about \(Int(left.rounded())) s left"
         } else if left < 5400 {
             estimate = "about \(Int((left / 60).rounded())) min left"

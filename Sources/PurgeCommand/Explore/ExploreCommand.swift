@@ -264,13 +264,15 @@ struct ExploreCommand: Subcommand {
         var output = ExploreReplay.output(records, data: data)
         output += run.trailingOutput
 
-        let all = exploration.stateIDs(torn: torn)
+        let sized = exploration.sizedStateIDs(torn: torn)
+        let all = sized.map(\.id)
         let chosen = maxStates.map { CrashExploration.sample(all, limit: $0) } ?? all
         var checked = ExploreChecker.Outcome(results: [], interruptedBy: run.interruptedBy)
         if run.interruptedBy == nil {
             let checker = ExploreChecker(work: work, base: recording.base, data: data, check: check, parallel: Self.parallelChecks,
                                          output: output, exploration: exploration, keep: keep, timeout: checkTimeout?.seconds)
-            checked = try checker.check(chosen)
+            let entries = Dictionary(sized.map { ($0.id, $0.entries) }, uniquingKeysWith: { first, _ in first })
+            checked = try checker.check(chosen, sizes: chosen.map { entries[$0] ?? 1 })
         }
 
         var report = ExploreReport(container: container, command: command, check: check, operations: exploration.operationCount,
