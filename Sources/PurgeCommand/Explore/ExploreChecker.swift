@@ -85,6 +85,8 @@ struct ExploreChecker {
         let terminal = FileDescriptor.standardError.isTerminal
         var lastProgress = started
         var estimate = TimeLeft(sizes: sizes, parallel: parallel)
+        /// Per slot, whether the state it built last was a names-lost one (nil: none yet).
+        var slotHoldsNamesLost: [Bool?] = Array(repeating: nil, count: parallel)
         let environment = CurrentProcess.environment.filter { !$0.hasPrefix("PURGEFS_CRASH_") && !$0.hasPrefix("PURGEFS_MOUNT=") }
         func stopAll() {
             for job in running {
@@ -101,7 +103,18 @@ struct ExploreChecker {
             }
             // Start states on free slots.
             while next < count, running.count < parallel {
-                let slot = (0..<parallel).first { slot in !running.contains { $0.slot == slot } }!
+                let free = (0..<parallel).filter { slot in !running.contains { $0.slot == slot } }
+                // A names-lost state goes where the last names-lost state was
+                // built, the others where names were kept: a slot keeps what
+                // its previous state shares with the next, and the two ends of
+                // a name range can differ in every name (thousands of files
+                // made again at each state, when they alternate between slots).
+                // When that slot is busy, the state waits for it.
+                let namesLost = ids[next].variant == .namesLost
+                guard let slot = free.first(where: { slotHoldsNamesLost[$0] == namesLost })
+                    ?? free.first(where: { slotHoldsNamesLost[$0] == nil })
+                    ?? (slotHoldsNamesLost.contains(namesLost) ? nil : free.first) else { break }
+                slotHoldsNamesLost[slot] = namesLost
                 let building = WallClock.seconds()
                 guard let state = states.next() else { break }
                 let stateDirectory = builders[slot].directory
