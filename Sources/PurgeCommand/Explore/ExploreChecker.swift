@@ -188,32 +188,40 @@ struct ExploreChecker {
         return Outcome(results: results.compactMap { $0 }, interruptedBy: nil)
     }
 
-    /// The time left: building a state takes time in proportion to its
-    /// entries (the rate so far per entry, times the entries of the states
-    /// not built yet), one state at a time; checking one takes a time of
-    /// its own (the mean so far, `parallel` at once), while the next are
-    /// built. The longer of the two: the first states of a run that makes
-    /// files, the smallest, do not make the rest look cheap.
+    /// The time left: building a state takes a time of its own plus a time
+    /// per entry (a least-squares line through the states built so far,
+    /// applied to the states not built yet, whose entries are known), one
+    /// state at a time; checking one takes the mean time so far, `parallel`
+    /// at once, while the next are built. The longer of the two: the first
+    /// states of a run that makes files, the smallest, make the rest look
+    /// neither cheap nor, through their fixed cost, dear.
     struct TimeLeft {
         let sizes: [Int]
         let parallel: Int
         private var entriesLeft: Double
+        private var buildsLeft: Int
         private var statesLeft: Int
-        private var buildSeconds = 0.0, entriesBuilt = 0.0
+        /// Sums over the states built: count, entries, seconds, entries × seconds, entries².
+        private var builds = 0.0, sumEntries = 0.0, sumSeconds = 0.0, sumProduct = 0.0, sumSquares = 0.0
         private var checkSeconds = 0.0, checksDone = 0
 
         init(sizes: [Int], parallel: Int) {
             self.sizes = sizes
             self.parallel = max(1, parallel)
-            entriesLeft = Double(sizes.reduce(0) { $0 + $1 + 1 })
+            entriesLeft = Double(sizes.reduce(0, +))
+            buildsLeft = sizes.count
             statesLeft = sizes.count
         }
 
         mutating func built(_ index: Int, seconds: Double) {
-            let entries = Double(sizes[index] + 1)
-            buildSeconds += seconds
-            entriesBuilt += entries
+            let entries = Double(sizes[index])
+            builds += 1
+            sumEntries += entries
+            sumSeconds += seconds
+            sumProduct += entries * seconds
+            sumSquares += entries * entries
             entriesLeft -= entries
+            buildsLeft -= 1
         }
 
         mutating func checked(seconds: Double) {
@@ -222,10 +230,26 @@ struct ExploreChecker {
             statesLeft -= 1
         }
 
+        /// Seconds to build a state, and per entry.
+        var buildLine: (fixed: Double, perEntry: Double) {
+            guard builds > 0 else { return (0, 0) }
+            let spread = builds * sumSquares - sumEntries * sumEntries
+            var perEntry = spread > 0 ? (builds * sumProduct - sumEntries * sumSeconds) / spread : 0
+            perEntry = max(0, perEntry)
+            var fixed = (sumSeconds - perEntry * sumEntries) / builds
+            if fixed < 0 {
+                fixed = 0
+                perEntry = sumEntries > 0 ? sumSeconds / sumEntries : 0
+            }
+            return (fixed, perEntry)
+        }
+
         /// Nil before the first check ended.
         var secondsLeft: Double? {
-            guard checksDone > 0, entriesBuilt > 0 else { return nil }
-            return max(buildSeconds / entriesBuilt * max(0, entriesLeft), checkSeconds / Double(checksDone) * Double(statesLeft) / Double(parallel))
+            guard checksDone > 0, builds > 0 else { return nil }
+            let line = buildLine
+            let building = line.fixed * Double(buildsLeft) + line.perEntry * max(0, entriesLeft)
+            return max(building, checkSeconds / Double(checksDone) * Double(statesLeft) / Double(parallel))
         }
     }
 

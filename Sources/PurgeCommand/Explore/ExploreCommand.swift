@@ -62,7 +62,7 @@ struct ExploreCommand: Subcommand {
             "SIGINT or SIGTERM (or SIGHUP) ends the exploration early: the checkers running are killed, the report "
             + "of the states checked so far is printed and written (\"interrupted\": true; the text says interrupted "
             + "after K of N states), and the work directory is removed. Off a terminal a progress line goes to stderr "
-            + "every 10 s: states checked of all, failed so far, the time left at the rate so far."))
+            + "every 10 s: states checked of all, failed so far, an estimate of the time left."))
 
         \(TextLayout.paragraph(
             "Exit status: 0 when every state passed and the command exited 0; 1 when a state failed, when the command "
