@@ -90,9 +90,9 @@ public struct CloudManifest: Equatable, Sendable {
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
             if line.hasPrefix("F ") {
                 let parts = line.split(separator: " ", maxSplits: 7, omittingEmptySubsequences: false)
-                guard parts.count == 8, let inode = UInt64(parts[1]), let size = UInt64(parts[2]),
+                guard parts.count == 8, let inode = UInt64(parts[1]), let size = ByteSize.bounded(UInt64(parts[2])),
                       let modified = UInt64(parts[3]), let evicted = Int(parts[4]),
-                      let remoteSize = UInt64(parts[5]), let remoteModified = UInt64(parts[6])
+                      let remoteSize = ByteSize.bounded(UInt64(parts[5])), let remoteModified = UInt64(parts[6])
                 else { return nil }
                 var record = CloudRecord(
                     signature: CloudSignature(inode: inode, size: size, modified: modified), evicted: evicted == 1)

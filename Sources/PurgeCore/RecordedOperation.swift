@@ -78,7 +78,8 @@ public enum RecordedOperation: Sendable, Equatable {
         let fields = line.split(separator: " ", omittingEmptySubsequences: false)
         guard let tag = fields.first else { return nil }
         func id(_ index: Int) -> EntryID? { index < fields.count ? Self.entry(fields[index]) : nil }
-        func number(_ index: Int) -> UInt64? { index < fields.count ? UInt64(fields[index]) : nil }
+        // Offsets, lengths and sizes at most ByteSize.maximum, so an offset plus a length cannot overflow.
+        func number(_ index: Int) -> UInt64? { index < fields.count ? ByteSize.bounded(UInt64(fields[index])) : nil }
         func bytes(_ index: Int) -> [UInt8]? { index < fields.count ? Self.unhex(fields[index]) : nil }
         switch (tag, fields.count) {
         case ("W", 5):
