@@ -115,8 +115,11 @@ public struct CrashExploration: Sendable {
         public var operation: String
         /// The last durable operation before k (its number and description).
         public var lastDurable: (point: Int, text: String)?
-        /// What the state lacks compared with the moment of the crash.
+        /// What the state lacks compared with the moment of the crash: the
+        /// first `lostLimit` items (all of them by default).
         public var lost: [String]
+        /// How many items there are in all.
+        public var lostCount: Int
         /// Bytes of the command's stdout printed before operation k + 1.
         public var outputLength: UInt64
     }
@@ -205,16 +208,24 @@ public struct CrashExploration: Sendable {
     /// Every state, in exploration order: k = 1...n, and for each k
     /// names-kept, names-lost (when some names are not durable), torn-1...P.
     public func stateIDs(torn: Bool) -> [StateID] {
-        var ids: [StateID] = []
+        sizedStateIDs(torn: torn).map(\.id)
+    }
+
+    /// `stateIDs(torn:)` with the number of entries of each state: the work
+    /// of building it, which grows along a run that makes files (what the
+    /// time left is estimated from).
+    public func sizedStateIDs(torn: Bool) -> [(id: StateID, entries: Int)] {
+        var ids: [(id: StateID, entries: Int)] = []
         var simulation = Simulation(initial: initial)
         for (index, operation) in operations.enumerated() {
             simulation.apply(operation, point: index + 1)
             let point = index + 1
-            ids.append(StateID(point: point, variant: .namesKept))
-            if simulation.hasUndurableNames { ids.append(StateID(point: point, variant: .namesLost)) }
+            let entries = simulation.current.nodes.count
+            ids.append((StateID(point: point, variant: .namesKept), entries))
+            if simulation.hasUndurableNames { ids.append((StateID(point: point, variant: .namesLost), simulation.durableNames.nodes.count)) }
             if torn {
                 let pages = simulation.tornPages.count
-                if pages > 0 { for count in 1...pages { ids.append(StateID(point: point, variant: .torn(pages: count))) } }
+                if pages > 0 { for count in 1...pages { ids.append((StateID(point: point, variant: .torn(pages: count)), entries)) } }
             }
         }
         return ids
@@ -229,20 +240,46 @@ public struct CrashExploration: Sendable {
 
     /// The states `ids` names (in exploration order; others are skipped).
     public func states(_ ids: [StateID]) -> [State] {
-        let wanted = Set(ids)
-        var byPoint: [Int: [StateID]] = [:]
-        for id in ids { byPoint[id.point, default: []].append(id) }
-        var result: [StateID: State] = [:]
-        var simulation = Simulation(initial: initial)
-        let last = ids.map(\.point).max() ?? 0
-        for (index, operation) in operations.enumerated() where index < last {
-            let point = index + 1
-            simulation.apply(operation, point: point)
-            for id in byPoint[point] ?? [] where wanted.contains(id) {
-                if let state = simulation.state(id, outputLength: outputLength(at: point)) { result[id] = state }
+        Array(IteratorSequence(stateIterator(ids)))
+    }
+
+    /// The states `ids` names, made one at a time as they are asked for: the
+    /// memory of one state at a time, however many there are. `ids` in
+    /// exploration order costs one pass over the operations (an id before
+    /// the one made last starts the pass again); ids of no state are skipped.
+    /// Each state's `lost` holds at most `lostLimit` items (`lostCount` all).
+    public func stateIterator(_ ids: [StateID], lostLimit: Int = .max) -> StateIterator {
+        StateIterator(exploration: self, ids: ids, lostLimit: lostLimit, simulation: Simulation(initial: initial))
+    }
+
+    public struct StateIterator: IteratorProtocol {
+        let exploration: CrashExploration
+        let ids: [StateID]
+        let lostLimit: Int
+        var simulation: Simulation
+        var index = 0
+        /// Operations applied to `simulation`.
+        var applied = 0
+
+        public mutating func next() -> State? {
+            while index < ids.count {
+                let id = ids[index]
+                index += 1
+                guard id.point >= 1, id.point <= exploration.operationCount else { continue }
+                if id.point < applied {
+                    simulation = Simulation(initial: exploration.initial)
+                    applied = 0
+                }
+                while applied < id.point {
+                    simulation.apply(exploration.operations[applied], point: applied + 1)
+                    applied += 1
+                }
+                if let state = simulation.state(id, outputLength: exploration.outputLength(at: applied), lostLimit: lostLimit) {
+                    return state
+                }
             }
+            return nil
         }
-        return ids.compactMap { result[$0] }
     }
 }
 
@@ -454,21 +491,35 @@ extension CrashExploration {
         }
 
         /// What the files lost: per file with unsynced changes, its ranges
-        /// (merged, within its size at the crash) or its size.
-        func lostData() -> [String] {
-            var lines: [String] = []
-            for (path, id) in current.walk() where current.node(id)?.kind == .file {
+        /// (merged, within its size at the crash) or its size. `walk`: `current.walk()`.
+        func lostData(into lost: inout Lost, walk: [(path: String, id: EntryID)]) {
+            for (path, id) in walk where current.node(id)?.kind == .file {
                 let size = contents[id]?.size ?? 0
                 let durableSize = durable[id]?.size ?? 0
-                var parts: [String] = []
-                let ranges = Self.merged((unsyncedRanges[id] ?? []).map { $0.clamped(to: 0..<size) }.filter { !$0.isEmpty })
-                if !ranges.isEmpty { parts.append(ranges.map { Self.range($0.lowerBound, $0.upperBound - $0.lowerBound) }.joined(separator: ", ")) }
-                if durableSize != size, ranges.isEmpty || unsyncedSize[id] == true {
-                    parts.append("size \(size) (\(durableSize) after the crash)")
+                let written = unsyncedRanges[id] ?? []
+                guard durableSize != size || written.contains(where: { !$0.clamped(to: 0..<size).isEmpty }) else { continue }
+                lost.add {
+                    var parts: [String] = []
+                    let ranges = Self.merged(written.map { $0.clamped(to: 0..<size) }.filter { !$0.isEmpty })
+                    if !ranges.isEmpty { parts.append(ranges.map { Self.range($0.lowerBound, $0.upperBound - $0.lowerBound) }.joined(separator: ", ")) }
+                    if durableSize != size, ranges.isEmpty || unsyncedSize[id] == true {
+                        parts.append("size \(size) (\(durableSize) after the crash)")
+                    }
+                    return "\(path): " + parts.joined(separator: "; ")
                 }
-                if !parts.isEmpty { lines.append("\(path): " + parts.joined(separator: "; ")) }
             }
-            return lines
+        }
+
+        /// A state's lost items: the first `limit` written out, all counted.
+        struct Lost {
+            let limit: Int
+            var items: [String] = []
+            var count = 0
+
+            mutating func add(_ item: () -> String) {
+                if count < limit { items.append(item()) }
+                count += 1
+            }
         }
 
         static func merged(_ ranges: [Range<UInt64>]) -> [Range<UInt64>] {
@@ -483,33 +534,43 @@ extension CrashExploration {
             return result
         }
 
-        func state(_ id: StateID, outputLength: UInt64) -> State? {
+        func state(_ id: StateID, outputLength: UInt64, lostLimit: Int = .max) -> State? {
             let names: CrashNamespace
             var images = durable
-            var lost = lostData()
+            var lost = Lost(limit: lostLimit)
+            let now = current.walk()
+            let walk: [(path: String, id: EntryID)]
             switch id.variant {
             case .namesKept:
                 names = current
+                walk = now
+                lostData(into: &lost, walk: now)
             case .namesLost:
                 guard hasUndurableNames else { return nil }
                 names = durableNames
-                lost = journal[committed...].flatMap(\.lostText) + lost
+                walk = names.walk()
+                for entry in journal[committed...] {
+                    for text in entry.lostText { lost.add { text } }
+                }
+                lostData(into: &lost, walk: now)
             case .torn(let count):
                 guard count >= 1, count <= tornPages.count else { return nil }
                 names = current
+                walk = now
                 for page in tornPages[..<count] { images[page.id, default: .empty].write(page.piece) }
-                let survived = tornPages[..<count]
-                lost = lost.map { $0 } + ["(\(survived.count) of \(tornPages.count) unsynced pages survived)"]
+                lostData(into: &lost, walk: now)
+                lost.add { "(\(count) of \(tornPages.count) unsynced pages survived)" }
             }
             var entries: [Entry] = []
-            for (path, entryID) in names.walk() {
+            for (path, entryID) in walk {
                 guard let node = names.node(entryID) else { continue }
                 entries.append(Entry(path: path, kind: node.kind, mode: node.mode, identity: entryID,
                                      image: node.kind == .file ? (images[entryID] ?? .empty) : nil, target: node.target))
             }
             let operationText = descriptions.last ?? ""
             let before = id.point == (lastDurable?.point ?? -1) ? previousDurable : lastDurable
-            return State(id: id, entries: entries, operation: operationText, lastDurable: before, lost: lost, outputLength: outputLength)
+            return State(id: id, entries: entries, operation: operationText, lastDurable: before, lost: lost.items, lostCount: lost.count,
+                         outputLength: outputLength)
         }
     }
 }

@@ -65,6 +65,32 @@ final class CrashExplorationTests: XCTestCase {
         XCTAssertEqual(namesLost.lost.prefix(2), ["name tmp/config.json.new", "rename tmp/config.json.new -> config.json"])
     }
 
+    /// A state's loss is listed up to the limit and counted in full, so a
+    /// report over thousands of failed states stays linear in the run: 30
+    /// unsynced new files, 10 of them named, 30 counted, the same first 10.
+    func testWhatAStateLostIsCappedAndCounted() {
+        var records: [RecordedOperation] = []
+        for index in 0..<30 {
+            let entry = EntryID(device: 1, inode: UInt64(100 + index))
+            records += [.created(parent: tmp, name: name("f\(index)"), entry: entry, kind: .file, mode: 0o644, target: []),
+                        .write(entry, offset: 0, length: 5, data: UInt64(index * 5))]
+        }
+        let exploration = CrashExploration(initial: initial, records: records)
+        let last = [CrashExploration.StateID(point: 60, variant: .namesKept), CrashExploration.StateID(point: 60, variant: .namesLost)]
+        let whole = exploration.states(last)
+        var capped = exploration.stateIterator(last, lostLimit: 10)
+        for state in whole {
+            let one = try? XCTUnwrap(capped.next())
+            XCTAssertEqual(one?.id, state.id)
+            XCTAssertEqual(one?.lost.count, 10, "\(state.id)")
+            XCTAssertEqual(one?.lostCount, state.lost.count, "\(state.id)")
+            XCTAssertEqual(one?.lost, Array(state.lost.prefix(10)), "\(state.id)")
+            XCTAssertEqual(one?.entries, state.entries)
+        }
+        XCTAssertEqual(whole.map(\.lostCount), [30, 60], "30 files' data; and their 30 names with them")
+        XCTAssertNil(capped.next())
+    }
+
     func testTheCarefulWriterHasTheOldOrTheNewFileWhole() {
         let exploration = CrashExploration(initial: initial, records: writer(careful: true))
         XCTAssertEqual(exploration.operationCount, 5)
