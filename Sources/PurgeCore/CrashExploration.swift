@@ -51,12 +51,16 @@ public struct CrashExploration: Sendable {
         case namesKept
         case namesLost
         case torn(pages: Int)
+        /// `posix` only: names kept, and of the unsynced pages only page
+        /// `page` (counted as `torn` counts them), written at k, survives.
+        case reordered(page: Int)
 
         public var description: String {
             switch self {
             case .namesKept: return "names-kept"
             case .namesLost: return "names-lost"
             case .torn(let pages): return "torn-\(pages)"
+            case .reordered(let page): return "reordered-\(page)"
             }
         }
 
@@ -65,8 +69,23 @@ public struct CrashExploration: Sendable {
             case "names-kept": self = .namesKept
             case "names-lost": self = .namesLost
             default:
-                guard text.hasPrefix("torn-"), let pages = Int(text.dropFirst(5)), pages > 0 else { return nil }
-                self = .torn(pages: pages)
+                if text.hasPrefix("torn-"), let pages = Int(text.dropFirst(5)), pages > 0 {
+                    self = .torn(pages: pages)
+                } else if text.hasPrefix("reordered-"), let page = Int(text.dropFirst(10)), page > 0 {
+                    self = .reordered(page: page)
+                } else {
+                    return nil
+                }
+            }
+        }
+
+        /// Exploration order within a point: names-kept, names-lost, torn-1...P, reordered-N.
+        var rank: (Int, Int) {
+            switch self {
+            case .namesKept: return (0, 0)
+            case .namesLost: return (1, 0)
+            case .torn(let pages): return (2, pages)
+            case .reordered(let page): return (3, page)
             }
         }
     }
@@ -136,6 +155,8 @@ public struct CrashExploration: Sendable {
 
     let initial: [InitialEntry]
     let operations: [Operation]
+    /// The filesystem whose crash behaviour the states follow.
+    public let model: CrashFilesystemModel
     /// Output bytes printed before each operation (index k - 1) and in all.
     let outputBefore: [UInt64]
     public let outputTotal: UInt64
@@ -145,8 +166,9 @@ public struct CrashExploration: Sendable {
     public var operationCount: Int { operations.count }
 
     /// `initial` starts with the root (path ""). `records` as the log has them.
-    public init(initial: [InitialEntry], records: [RecordedOperation]) {
+    public init(initial: [InitialEntry], records: [RecordedOperation], model: CrashFilesystemModel = .ext4) {
         self.initial = initial
+        self.model = model
         var operations: [Operation] = []
         var before: [UInt64] = []
         var printed: UInt64 = 0
@@ -203,21 +225,67 @@ public struct CrashExploration: Sendable {
     }
 
     /// Every state, in exploration order: k = 1...n, and for each k
-    /// names-kept, names-lost (when some names are not durable), torn-1...P.
+    /// names-kept, names-lost (when some names are not durable), torn-1...P,
+    /// and under `posix` reordered-N for each page N written at k that has
+    /// unsynced pages before it.
     public func stateIDs(torn: Bool) -> [StateID] {
         var ids: [StateID] = []
-        var simulation = Simulation(initial: initial)
+        var simulation = Simulation(initial: initial, model: model)
         for (index, operation) in operations.enumerated() {
+            let pagesBefore = simulation.tornPages.count
             simulation.apply(operation, point: index + 1)
             let point = index + 1
             ids.append(StateID(point: point, variant: .namesKept))
             if simulation.hasUndurableNames { ids.append(StateID(point: point, variant: .namesLost)) }
-            if torn {
-                let pages = simulation.tornPages.count
-                if pages > 0 { for count in 1...pages { ids.append(StateID(point: point, variant: .torn(pages: count))) } }
+            let pages = simulation.tornPages.count
+            if torn, pages > 0 {
+                for count in 1...pages { ids.append(StateID(point: point, variant: .torn(pages: count))) }
+            }
+            if model.reorders, case .write = operation.record, pages > max(pagesBefore, 1) {
+                for page in (max(pagesBefore, 1) + 1)...pages { ids.append(StateID(point: point, variant: .reordered(page: page))) }
             }
         }
         return ids
+    }
+
+    /// The states of `ids` in exploration order with each model under
+    /// which it can happen: `explorations` are one recorded run under
+    /// several models, and a state two of them leave identical (the same
+    /// point, variant, tree and output) is listed once, labelled with both.
+    public static func labelled(_ explorations: [CrashExploration], ids: [StateID]) -> [(state: State, models: [CrashFilesystemModel])] {
+        struct Key: Hashable {
+            var id: StateID
+            var entries: [Entry]
+            var output: UInt64
+        }
+        let perModel = explorations.map { exploration in
+            Dictionary(exploration.states(ids).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        var result: [(state: State, models: [CrashFilesystemModel])] = []
+        for id in ids {
+            var index: [Key: Int] = [:]
+            for (exploration, states) in zip(explorations, perModel) {
+                guard let state = states[id] else { continue }
+                let key = Key(id: id, entries: state.entries, output: state.outputLength)
+                if let existing = index[key] {
+                    result[existing].models.append(exploration.model)
+                } else {
+                    index[key] = result.count
+                    result.append((state, [exploration.model]))
+                }
+            }
+        }
+        return result
+    }
+
+    /// The ids of every model's states, each once, in exploration order.
+    public static func unionIDs(_ explorations: [CrashExploration], torn: Bool) -> [StateID] {
+        var seen: Set<StateID> = []
+        var ids: [StateID] = []
+        for exploration in explorations {
+            for id in exploration.stateIDs(torn: torn) where seen.insert(id).inserted { ids.append(id) }
+        }
+        return ids.sorted { ($0.point, $0.variant.rank.0, $0.variant.rank.1) < ($1.point, $1.variant.rank.0, $1.variant.rank.1) }
     }
 
     /// `limit` of `ids`, evenly spaced, the first and the last among them.
@@ -233,7 +301,7 @@ public struct CrashExploration: Sendable {
         var byPoint: [Int: [StateID]] = [:]
         for id in ids { byPoint[id.point, default: []].append(id) }
         var result: [StateID: State] = [:]
-        var simulation = Simulation(initial: initial)
+        var simulation = Simulation(initial: initial, model: model)
         let last = ids.map(\.point).max() ?? 0
         for (index, operation) in operations.enumerated() where index < last {
             let point = index + 1
@@ -250,12 +318,27 @@ extension CrashExploration {
     /// The sequential model: the namespace now and as durable, each file's
     /// content now and as durable, what is unsynced.
     struct Simulation {
+        /// A name change or a size change, in the one journal.
         struct Journaled {
             var point: Int
             var operation: Operation
             var directories: [EntryID]
+            /// The files whose `fsync` commits it (their names or size).
+            var entries: [EntryID]
             var lostText: [String]
+            /// `ext4`'s rename over a name: the file's data then, written before the rename commits.
+            var flush: Flush?
         }
+
+        struct Flush {
+            var id: EntryID
+            var image: FileImage
+            /// Its unsynced ranges and the last page serial then.
+            var ranges: Int
+            var serial: Int
+        }
+
+        let model: CrashFilesystemModel
 
         var current: CrashNamespace
         var durableNames: CrashNamespace
@@ -267,8 +350,14 @@ extension CrashExploration {
         /// Per file: ranges written and whether the size changed since its last sync.
         var unsyncedRanges: [EntryID: [Range<UInt64>]] = [:]
         var unsyncedSize: [EntryID: Bool] = [:]
-        /// Writes since their file's last sync, in order, as 4 KiB pages.
-        var tornPages: [(id: EntryID, piece: FileImage.Piece)] = []
+        /// Writes since their file's last sync, in order, as 4 KiB pages,
+        /// each with a serial number (growing, never reused).
+        var tornPages: [(id: EntryID, piece: FileImage.Piece, serial: Int)] = []
+        var pageSerial = 0
+        /// Per file: pages up to this serial are in `durable` (a flush committed).
+        var flushedThrough: [EntryID: Int] = [:]
+        /// Per file: the point of its last sync.
+        var syncedAt: [EntryID: Int] = [:]
         var descriptions: [String] = []
         var lastDurable: (point: Int, text: String)?
         var previousDurable: (point: Int, text: String)?
@@ -278,7 +367,8 @@ extension CrashExploration {
         var generations: [EntryID: UInt64] = [:]
         var seen: Set<EntryID> = []
 
-        init(initial: [InitialEntry]) {
+        init(initial: [InitialEntry], model: CrashFilesystemModel) {
+            self.model = model
             let root = initial.first { $0.path.isEmpty }
             var names = CrashNamespace(root: root?.id ?? EntryID(device: 0, inode: 0), mode: root?.mode ?? 0o755)
             var byPath: [String: EntryID] = ["": names.root]
@@ -362,17 +452,28 @@ extension CrashExploration {
                 let piece = FileImage.Piece(offset: offset, length: length, data: data)
                 contents[id, default: .empty].write(piece)
                 if length > 0 { unsyncedRanges[id, default: []].append(offset..<(offset + length)) }
-                tornPages += FileImage.pages(of: piece).map { (id, $0) }
+                for page in FileImage.pages(of: piece) {
+                    pageSerial += 1
+                    tornPages.append((id, page, pageSerial))
+                }
             case .resize(let id, let size):
+                // A size change is metadata: journaled in order with the names.
                 text = "truncate \(path(id)) to \(size)"
                 contents[id, default: .empty].resize(to: size)
                 unsyncedSize[id] = true
+                journal.append(Journaled(point: point, operation: operation, directories: [], entries: [id], lostText: [text]))
             case .synced(let id):
                 text = "fsync \(path(id))"
                 durable[id] = contents[id] ?? .empty
                 unsyncedRanges[id] = nil
                 unsyncedSize[id] = nil
                 tornPages.removeAll { $0.id == id }
+                syncedAt[id] = point
+                // Every model but posix: the fsync commits the journal up to
+                // the file's own last name or size change.
+                if model.syncCommitsNames, let last = journal.lastIndex(where: { $0.entries.contains(id) }) {
+                    commit(upTo: last + 1)
+                }
             case .directorySynced(let id):
                 let shown = current.path(of: id) ?? "?"
                 text = "fsync directory \(shown.isEmpty ? "." : shown)"
@@ -393,7 +494,17 @@ extension CrashExploration {
 
         mutating func commit(upTo count: Int) {
             guard count > committed else { return }
-            for entry in journal[committed..<count] { Self.applyNames(entry.operation, to: &durableNames) }
+            for entry in journal[committed..<count] {
+                Self.applyNames(entry.operation, to: &durableNames)
+                if case .resize(let id, let size) = entry.operation.record, (syncedAt[id] ?? 0) < entry.point {
+                    durable[id, default: .empty].resize(to: size)
+                }
+                if let flush = entry.flush, (syncedAt[flush.id] ?? 0) < entry.point {
+                    durable[flush.id] = flush.image
+                    if let ranges = unsyncedRanges[flush.id] { unsyncedRanges[flush.id] = Array(ranges.dropFirst(flush.ranges)) }
+                    flushedThrough[flush.id] = flush.serial
+                }
+            }
             committed = count
         }
 
@@ -402,6 +513,8 @@ extension CrashExploration {
             let text: String
             var lost: [String]
             var directories: [EntryID]
+            var entries: [EntryID] = []
+            var flush: Flush?
             switch operation.record {
             case .created(let parent, let name, let entry, let kind, _, let target):
                 let place = current.path(name, in: parent)
@@ -415,17 +528,28 @@ extension CrashExploration {
                 }
                 lost = ["name \(place)"]
                 directories = [parent]
+                entries = [entry]
                 if kind == .file, !existing { contents[entry] = .empty }
             case .removed(let parent, let name, let entry):
                 let place = current.path(name, in: parent)
                 text = (current.node(entry)?.kind == .directory ? "rmdir " : "unlink ") + place
                 lost = ["removal of \(place)"]
                 directories = [parent]
-            case .moved(let parent, let name, let newParent, let newName, _):
+                entries = [entry]
+            case .moved(let parent, let name, let newParent, let newName, let entry):
                 let from = current.path(name, in: parent), to = current.path(newName, in: newParent)
                 text = "rename \(from) -> \(to)"
                 lost = ["rename \(from) -> \(to)"]
                 directories = [parent, newParent]
+                entries = [entry]
+                if case .replacing(_, let replaced) = operation {
+                    entries.append(replaced)
+                    // ext4's auto_da_alloc: a file renamed over an existing
+                    // name has its data written before the rename commits.
+                    if model.flushesOnRenameOver, current.node(entry)?.kind == .file {
+                        flush = Flush(id: entry, image: contents[entry] ?? .empty, ranges: unsyncedRanges[entry]?.count ?? 0, serial: pageSerial)
+                    }
+                }
             case .exchanged(let parent, let name, let newParent, let newName):
                 let one = current.path(name, in: parent), other = current.path(newName, in: newParent)
                 text = "exchange \(one) <-> \(other)"
@@ -435,7 +559,7 @@ extension CrashExploration {
                 return ""
             }
             Self.applyNames(operation, to: &current)
-            journal.append(Journaled(point: point, operation: operation, directories: directories, lostText: lost))
+            journal.append(Journaled(point: point, operation: operation, directories: directories, entries: entries, lostText: lost, flush: flush))
             return text
         }
 
@@ -484,22 +608,35 @@ extension CrashExploration {
         }
 
         func state(_ id: StateID, outputLength: UInt64) -> State? {
+            // Every variant but names-lost has the whole journal committed.
+            var kept = self
+            kept.commit(upTo: journal.count)
             let names: CrashNamespace
-            var images = durable
-            var lost = lostData()
+            var images = kept.durable
+            var lost = kept.lostData()
+            func unflushed(_ page: (id: EntryID, piece: FileImage.Piece, serial: Int)) -> Bool {
+                page.serial > (kept.flushedThrough[page.id] ?? 0)
+            }
             switch id.variant {
             case .namesKept:
                 names = current
             case .namesLost:
                 guard hasUndurableNames else { return nil }
                 names = durableNames
-                lost = journal[committed...].flatMap(\.lostText) + lost
+                images = durable
+                lost = journal[committed...].flatMap(\.lostText) + lostData()
             case .torn(let count):
                 guard count >= 1, count <= tornPages.count else { return nil }
                 names = current
-                for page in tornPages[..<count] { images[page.id, default: .empty].write(page.piece) }
-                let survived = tornPages[..<count]
-                lost = lost.map { $0 } + ["(\(survived.count) of \(tornPages.count) unsynced pages survived)"]
+                for page in tornPages[..<count] where unflushed(page) { images[page.id, default: .empty].write(page.piece) }
+                lost = lost.map { $0 } + ["(\(count) of \(tornPages.count) unsynced pages survived)"]
+            case .reordered(let number):
+                guard model.reorders, number >= 1, number <= tornPages.count else { return nil }
+                let page = tornPages[number - 1]
+                names = current
+                images[page.id, default: .empty].write(page.piece)
+                lost = lost.map { $0 } + ["(only unsynced page \(number) of \(tornPages.count) survived: \(path(page.id)) "
+                    + Self.range(page.piece.offset, page.piece.length) + ")"]
             }
             var entries: [Entry] = []
             for (path, entryID) in names.walk() {

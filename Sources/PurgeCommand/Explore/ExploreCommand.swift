@@ -80,6 +80,8 @@ struct ExploreCommand: Subcommand {
     var options: [String] = []
     var check = ""
     var torn = false
+    /// The models the states follow: `--model NAME` (ext4 by default) or `--models LIST`.
+    var models: [CrashFilesystemModel] = [.ext4]
     var maxStates: Int?
     var keepArgument: String?
     var json = false
@@ -111,7 +113,7 @@ struct ExploreCommand: Subcommand {
         var flags = Array(arguments[..<separator])
         options = try OptionArguments.collect(from: &flags, command: Self.name)
         let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
-                                         valueFlags: ["--check": "CMD", "--max-states": "N", "--keep": "DIR", "--report": "FILE", "--html": "FILE"],
+                                         valueFlags: ["--check": "CMD", "--model": "NAME", "--models": "LIST", "--max-states": "N", "--keep": "DIR", "--report": "FILE", "--html": "FILE"],
                                          switchFlags: ["--torn", "--json"])
         containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
         guard let check = parsed.values["--check"] else {
@@ -125,6 +127,17 @@ struct ExploreCommand: Subcommand {
         if let text = parsed.values["--max-states"] {
             guard let value = Int(text), value >= 1 else { throw .usage("explore: --max-states needs a number of states, at least 1 (got \(text))") }
             maxStates = value
+        }
+        let names = CrashFilesystemModel.allCases.map(\.rawValue).joined(separator: ", ")
+        switch (parsed.values["--model"], parsed.values["--models"]) {
+        case (.some, .some): throw .usage("explore: give --model NAME or --models LIST, not both")
+        case (.some(let name), nil):
+            guard let model = CrashFilesystemModel(rawValue: name) else { throw .usage("explore: --model \(name) is not a model (\(names))") }
+            models = [model]
+        case (nil, .some(let list)):
+            guard let chosen = CrashFilesystemModel.list(list) else { throw .usage("explore: --models takes all or names separated by commas (\(names)); got \(list)") }
+            models = chosen
+        case (nil, nil): break
         }
         torn = parsed.switches.contains("--torn")
         json = parsed.switches.contains("--json")
@@ -242,7 +255,8 @@ struct ExploreCommand: Subcommand {
             throw .failure("explore: cannot read the operation log: \(error)")
         }
         defer { data.closeQuietly() }
-        let exploration = CrashExploration(initial: initial, records: records)
+        let explorations = models.map { CrashExploration(initial: initial, records: records, model: $0) }
+        let exploration = explorations[0]
         if exploration.operationCount == 0 {
             let ended = run.status.map { "it \($0.description)" } ?? "it could not be started"
             if run.status?.exitCode != 0 {
@@ -252,17 +266,17 @@ struct ExploreCommand: Subcommand {
         var output = ExploreReplay.output(records, data: data)
         output += run.trailingOutput
 
-        let all = exploration.stateIDs(torn: torn)
+        let all = CrashExploration.unionIDs(explorations, torn: torn)
         let chosen = maxStates.map { CrashExploration.sample(all, limit: $0) } ?? all
-        let states = exploration.states(chosen)
+        let labelled = CrashExploration.labelled(explorations, ids: chosen)
         let checker = ExploreChecker(work: work, base: recording.base, data: data, check: check, parallel: Self.parallelChecks,
                                      output: output, exploration: exploration, keep: keep)
-        let results = try checker.check(states)
+        let results = try checker.check(labelled.map(\.state))
 
         var report = ExploreReport(container: container, command: command, check: check, operations: exploration.operationCount,
                                    allStates: all.count, sampled: chosen.count < all.count, results: results,
                                    seconds: WallClock.seconds() - started, commandEnded: run.status?.description ?? "was not started",
-                                   fingerprint: fingerprint, torn: torn)
+                                   fingerprint: fingerprint, torn: torn, models: models, stateModels: labelled.map(\.models))
         if let reportPath {
             let saved = reportPath + ".recording"
             report.recording = saved

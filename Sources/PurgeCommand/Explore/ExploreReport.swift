@@ -18,6 +18,10 @@ struct ExploreReport {
     var commandEnded: String
     var fingerprint: String
     var torn: Bool
+    /// The models explored, and each result's (aligned with `results`):
+    /// those under which its state can happen.
+    var models: [CrashFilesystemModel]
+    var stateModels: [[CrashFilesystemModel]]
     var recording: String?
 
     var states: Int { results.count }
@@ -36,6 +40,7 @@ struct ExploreReport {
             case .namesKept: kind = "kept"
             case .namesLost: kind = "lost"
             case .torn: kind = "torn"
+            case .reordered: kind = "reordered"
             }
             let key = "\(item.state.lastDurable?.point ?? 0)/\(kind)"
             if numbers[key] == nil { numbers[key] = numbers.count + 1 }
@@ -58,6 +63,7 @@ struct ExploreReport {
                 ("lost", .array(item.state.lost.map(JSONValue.string))),
                 ("stderr", .string(item.stderr)),
                 ("group", .integer(groups[index] ?? 0)),
+                ("models", .array(modelsOf(index).map { .string($0.rawValue) })),
             ])
         }
         return .object([
@@ -72,6 +78,7 @@ struct ExploreReport {
             ("sampled", .bool(sampled)),
             ("statesInAll", .integer(allStates)),
             ("torn", .bool(torn)),
+            models.count == 1 ? ("model", .string(models[0].rawValue)) : ("models", .array(models.map { .string($0.rawValue) })),
             ("seconds", .number(Self.format(seconds))),
             ("fingerprint", .string(fingerprint)),
             ("recording", recording.map(JSONValue.string) ?? .null),
@@ -83,6 +90,20 @@ struct ExploreReport {
         ])
     }
 
+    func modelsOf(_ index: Int) -> [CrashFilesystemModel] {
+        index < stateModels.count ? stateModels[index] : models
+    }
+
+    /// "fails on posix and xfs, survives on ext4": the models some failed
+    /// state can happen under, and the others.
+    var verdict: String {
+        var failing: Set<CrashFilesystemModel> = []
+        for (index, item) in results.enumerated() where !item.passed { failing.formUnion(modelsOf(index)) }
+        let fails = models.filter(failing.contains), survives = models.filter { !failing.contains($0) }
+        return [fails.isEmpty ? nil : "fails on " + CrashFilesystemModel.sentence(fails),
+                survives.isEmpty ? nil : "survives on " + CrashFilesystemModel.sentence(survives)].compactMap { $0 }.joined(separator: ", ")
+    }
+
     static func format(_ value: Double) -> String {
         let tenths = Int((value * 10).rounded())
         return "\(tenths / 10).\(tenths % 10)"
@@ -92,6 +113,7 @@ struct ExploreReport {
         var lines: [String] = []
         let sampling = sampled ? " (sampled evenly: \(states) of \(allStates))" : ""
         lines.append("explore: \(states) crash states of \(operations) operations\(sampling): \(passed) passed, \(failed) failed, in \(Self.format(seconds)) s")
+        lines.append(models.count == 1 ? "  model: \(models[0].rawValue) (\(verdict))" : "  models: \(verdict)")
         lines.append("  the command \(commandEnded)")
         let groups = self.groups
         let failedItems = results.enumerated().filter { !$0.element.passed }
@@ -99,7 +121,7 @@ struct ExploreReport {
             lines.append("")
             lines.append(failedItems.count > shown ? "Failed states (the first \(shown) of \(failedItems.count); all with --json):" : "Failed states:")
             for (index, item) in failedItems.prefix(shown) {
-                lines.append("  state \(item.state.id) (group \(groups[index] ?? 0))")
+                lines.append("  state \(item.state.id) (group \(groups[index] ?? 0))" + (models.count > 1 ? ", on \(CrashFilesystemModel.sentence(modelsOf(index)))" : ""))
                 lines.append("    operation:    \(item.state.operation)")
                 lines.append("    last durable: \(item.state.lastDurable?.text ?? "none")")
                 lines.append("    lost:         \(item.state.lost.isEmpty ? "nothing" : item.state.lost.joined(separator: "; "))")
