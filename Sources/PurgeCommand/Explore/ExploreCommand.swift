@@ -12,8 +12,8 @@ struct ExploreCommand: Subcommand {
     static let abstract = "Run a command once, then check that it recovers from a power loss at every point that matters"
     static var help: String {
         """
-        Usage: purgefs explore [-o OPTS] --check CMD [--torn] [--max-states N] [--keep DIR]
-                               [--json] [--report FILE] [--html FILE]
+        Usage: purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST] [--torn]
+                               [--max-states N] [--keep DIR] [--json] [--report FILE] [--html FILE]
                                CONTAINER -- COMMAND [ARG...]
                purgefs explore --replay REPORT STATE DIR
 
@@ -24,18 +24,28 @@ struct ExploreCommand: Subcommand {
             + "state of that run and runs CMD (through sh -c) on it, two at a time on a machine with 2 CPUs or more."))
 
         \(TextLayout.paragraph(
-            "Crash states follow ext4 with data=ordered and delayed allocation. The state at point k is what the "
-            + "container could hold if the power went right after operation k (k = 1 to the number of operations): "
+            "Crash states follow a model of the filesystem (--model, ext4 by default). The state at point k is what "
+            + "the container could hold if the power went right after operation k (k = 1 to the number of operations): "
             + "every file holds what it held at its last fsync, fdatasync, O_SYNC/O_DSYNC write or msync(MS_SYNC) "
             + "before k (the base's content if never synced; empty if the run made it and never synced it), no byte "
-            + "written since; name changes (create, mkdir, symlink, link, unlink, rmdir, rename) persist in their "
-            + "order up to a point between the last one made durable (by an fsync of its directory, which makes every "
-            + "earlier change durable too) and k. For every k two states are explored, the two ends of that range: "
-            + "names-kept (every name change up to k persisted) and names-lost (only the durable ones; explored only "
+            + "written since unless the model writes it; name changes (create, mkdir, symlink, link, unlink, rmdir, "
+            + "rename) and truncates persist in their order up to a point between the last one made durable (by an "
+            + "fsync of its directory, or under every model but posix of the file, which makes every earlier change "
+            + "durable too) and k. For every k two states are explored, the two ends of that range: "
+            + "names-kept (every change up to k persisted) and names-lost (only the durable ones; explored only "
             + "when they differ). Every k is explored, so every point right before and right after each durable "
             + "operation is. With --torn, also torn-P for P = 1 to the number of 4 KiB pages written since their "
             + "file's last sync: names kept and the first P pages written survive. sync(2) and syncfs(2) are not "
             + "seen (Linux does not pass them to a FUSE filesystem): only fsync makes anything durable."))
+
+        \(TextLayout.paragraph(
+            "Models: ext4 (default mount options: data=ordered, delayed allocation, auto_da_alloc, which writes a file "
+            + "renamed over an existing name before the rename commits); ext4-noauto_da_alloc and xfs (no such flush: "
+            + "the renamed file may be empty); btrfs (its rename only starts the writeback: no flush without "
+            + "flushoncommit); posix (a file's fsync never makes its name durable, and reordered-N: names kept and only "
+            + "page N, written at k, of the unsynced pages survives, those before it lost). --models LIST (names "
+            + "separated by commas, or all) checks each state once and labels each failure with the models under "
+            + "which it can happen; the report says which fail and which survive."))
 
         \(TextLayout.paragraph(
             "CMD gets PURGEFS_CRASH_STATE (a directory holding the state, its own for this state), "
@@ -58,6 +68,8 @@ struct ExploreCommand: Subcommand {
         Flags:
         \(TextLayout.row("-o OPT[,OPT...]", "mount options for the run (see purgefs mount --help); may be given more than once"))
         \(TextLayout.row("--check CMD", "the checker, run through sh -c for each state (required)"))
+        \(TextLayout.row("--model NAME", "the crash model: ext4 (default), ext4-noauto_da_alloc, xfs, btrfs or posix"))
+        \(TextLayout.row("--models LIST", "explore under several models (names separated by commas, or all)"))
         \(TextLayout.row("--torn", "also the states where a prefix of the unsynced writes survives, in whole 4 KiB pages"))
         \(TextLayout.row("--max-states N", "check at most N states, evenly spaced in exploration order (the report says sampled)"))
         \(TextLayout.row("--keep DIR", "make each failed state again in DIR/POINT-VARIANT, and the recording in DIR/recording (DIR new or empty)"))
