@@ -13,8 +13,8 @@ struct ExploreCommand: Subcommand {
     static var help: String {
         """
         Usage: purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST] [--torn]
-                               [--max-states N] [--keep DIR] [--json] [--report FILE] [--html FILE]
-                               CONTAINER -- COMMAND [ARG...]
+                               [--max-states N] [--keep DIR] [--json] [--report FILE]
+                               [--html FILE] CONTAINER -- COMMAND [ARG...]
                purgefs explore --replay REPORT STATE DIR
 
         \(TextLayout.paragraph(
