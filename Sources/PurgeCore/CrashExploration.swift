@@ -1,7 +1,8 @@
-/// Every crash state of one recorded run (`purgefs explore`), as ext4 with
-/// `data=ordered` and delayed allocation could leave the container if the
-/// power went right after operation k (k = 1...n, the recorded operations
-/// that changed the container):
+/// Every crash state of one recorded run (`purgefs explore`), as a
+/// filesystem (`model`, `CrashFilesystemModel`; what follows is the part
+/// the models share, as ext4 with `data=ordered` and delayed allocation
+/// has it) could leave the container if the power went right after
+/// operation k (k = 1...n, the recorded operations that changed the container):
 ///
 /// - **Data.** Each file holds what it held at its last sync before k
 ///   (`fsync`, `fdatasync`, an `O_SYNC`/`O_DSYNC` write, `msync(MS_SYNC)`),
@@ -134,8 +135,11 @@ public struct CrashExploration: Sendable {
         public var operation: String
         /// The last durable operation before k (its number and description).
         public var lastDurable: (point: Int, text: String)?
-        /// What the state lacks compared with the moment of the crash.
+        /// What the state lacks compared with the moment of the crash: the
+        /// first `lostLimit` items (all of them by default).
         public var lost: [String]
+        /// How many items there are in all.
+        public var lostCount: Int
         /// Bytes of the command's stdout printed before operation k + 1.
         public var outputLength: UInt64
     }
@@ -229,63 +233,109 @@ public struct CrashExploration: Sendable {
     /// and under `posix` reordered-N for each page N written at k that has
     /// unsynced pages before it.
     public func stateIDs(torn: Bool) -> [StateID] {
-        var ids: [StateID] = []
+        sizedStateIDs(torn: torn).map(\.id)
+    }
+
+    /// `stateIDs(torn:)` with the number of entries of each state: the work
+    /// of building it, which grows along a run that makes files (what the
+    /// time left is estimated from).
+    public func sizedStateIDs(torn: Bool) -> [(id: StateID, entries: Int)] {
+        var ids: [(id: StateID, entries: Int)] = []
         var simulation = Simulation(initial: initial, model: model)
         for (index, operation) in operations.enumerated() {
             let pagesBefore = simulation.tornPages.count
             simulation.apply(operation, point: index + 1)
             let point = index + 1
-            ids.append(StateID(point: point, variant: .namesKept))
-            if simulation.hasUndurableNames { ids.append(StateID(point: point, variant: .namesLost)) }
+            let entries = simulation.current.nodes.count
+            ids.append((StateID(point: point, variant: .namesKept), entries))
+            if simulation.hasUndurableNames { ids.append((StateID(point: point, variant: .namesLost), simulation.durableNames.nodes.count)) }
             let pages = simulation.tornPages.count
             if torn, pages > 0 {
-                for count in 1...pages { ids.append(StateID(point: point, variant: .torn(pages: count))) }
+                for count in 1...pages { ids.append((StateID(point: point, variant: .torn(pages: count)), entries)) }
             }
             if model.reorders, case .write = operation.record, pages > max(pagesBefore, 1) {
-                for page in (max(pagesBefore, 1) + 1)...pages { ids.append(StateID(point: point, variant: .reordered(page: page))) }
+                for page in (max(pagesBefore, 1) + 1)...pages { ids.append((StateID(point: point, variant: .reordered(page: page)), entries)) }
             }
         }
         return ids
     }
 
+    /// A state with each model under which it can happen.
+    public typealias Labelled = (state: State, models: [CrashFilesystemModel])
+
     /// The states of `ids` in exploration order with each model under
     /// which it can happen: `explorations` are one recorded run under
     /// several models, and a state two of them leave identical (the same
     /// point, variant, tree and output) is listed once, labelled with both.
-    public static func labelled(_ explorations: [CrashExploration], ids: [StateID]) -> [(state: State, models: [CrashFilesystemModel])] {
-        struct Key: Hashable {
-            var id: StateID
-            var entries: [Entry]
-            var output: UInt64
-        }
-        let perModel = explorations.map { exploration in
-            Dictionary(exploration.states(ids).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        }
-        var result: [(state: State, models: [CrashFilesystemModel])] = []
-        for id in ids {
-            var index: [Key: Int] = [:]
-            for (exploration, states) in zip(explorations, perModel) {
-                guard let state = states[id] else { continue }
-                let key = Key(id: id, entries: state.entries, output: state.outputLength)
-                if let existing = index[key] {
-                    result[existing].models.append(exploration.model)
-                } else {
-                    index[key] = result.count
-                    result.append((state, [exploration.model]))
+    public static func labelled(_ explorations: [CrashExploration], ids: [StateID]) -> [Labelled] {
+        Array(IteratorSequence(labelledIterator(explorations, ids: ids)))
+    }
+
+    /// `labelled(_:ids:)` made one id at a time as they are asked for: each
+    /// model's simulation goes forward point by point, and only the states
+    /// of one id (one a model at most) are held at a time.
+    public static func labelledIterator(_ explorations: [CrashExploration], ids: [StateID], lostLimit: Int = .max) -> LabelledIterator {
+        LabelledIterator(ids: ids, models: explorations.map { $0.stateIterator([], lostLimit: lostLimit) })
+    }
+
+    public struct LabelledIterator: IteratorProtocol {
+        let ids: [StateID]
+        var models: [StateIterator]
+        var index = 0
+        /// The states of `ids[index - 1]` not returned yet.
+        var pending: [Labelled] = []
+        var returned = 0
+
+        /// The states returned, those of the id being returned, and one for
+        /// each id not reached yet: the number of states, once all are made.
+        public var expected: Int { returned + pending.count + (ids.count - index) }
+
+        /// The index in `ids` of the state `next()` returned last.
+        public var position: Int { index - 1 }
+
+        /// The id of the state `next()` returns, if it makes one.
+        public var upcoming: StateID? { pending.first?.state.id ?? (index < ids.count ? ids[index] : nil) }
+
+        public mutating func next() -> Labelled? {
+            while pending.isEmpty, index < ids.count {
+                let id = ids[index]
+                index += 1
+                struct Key: Hashable {
+                    var entries: [Entry]
+                    var output: UInt64
+                }
+                var found: [Key: Int] = [:]
+                for position in models.indices {
+                    guard let state = models[position].state(id) else { continue }
+                    let key = Key(entries: state.entries, output: state.outputLength)
+                    if let existing = found[key] {
+                        pending[existing].models.append(models[position].exploration.model)
+                    } else {
+                        found[key] = pending.count
+                        pending.append((state, [models[position].exploration.model]))
+                    }
                 }
             }
+            guard !pending.isEmpty else { return nil }
+            returned += 1
+            return pending.removeFirst()
         }
-        return result
     }
 
     /// The ids of every model's states, each once, in exploration order.
     public static func unionIDs(_ explorations: [CrashExploration], torn: Bool) -> [StateID] {
+        sizedUnionIDs(explorations, torn: torn).map(\.id)
+    }
+
+    /// `unionIDs` with the entries of each state (under the first model that has it).
+    public static func sizedUnionIDs(_ explorations: [CrashExploration], torn: Bool) -> [(id: StateID, entries: Int)] {
         var seen: Set<StateID> = []
-        var ids: [StateID] = []
+        var ids: [(id: StateID, entries: Int)] = []
         for exploration in explorations {
-            for id in exploration.stateIDs(torn: torn) where seen.insert(id).inserted { ids.append(id) }
+            for sized in exploration.sizedStateIDs(torn: torn) where seen.insert(sized.id).inserted { ids.append(sized) }
         }
-        return ids.sorted { ($0.point, $0.variant.rank.0, $0.variant.rank.1) < ($1.point, $1.variant.rank.0, $1.variant.rank.1) }
+        guard explorations.count > 1 else { return ids }
+        return ids.sorted { ($0.id.point, $0.id.variant.rank.0, $0.id.variant.rank.1) < ($1.id.point, $1.id.variant.rank.0, $1.id.variant.rank.1) }
     }
 
     /// `limit` of `ids`, evenly spaced, the first and the last among them.
@@ -297,20 +347,50 @@ public struct CrashExploration: Sendable {
 
     /// The states `ids` names (in exploration order; others are skipped).
     public func states(_ ids: [StateID]) -> [State] {
-        let wanted = Set(ids)
-        var byPoint: [Int: [StateID]] = [:]
-        for id in ids { byPoint[id.point, default: []].append(id) }
-        var result: [StateID: State] = [:]
-        var simulation = Simulation(initial: initial, model: model)
-        let last = ids.map(\.point).max() ?? 0
-        for (index, operation) in operations.enumerated() where index < last {
-            let point = index + 1
-            simulation.apply(operation, point: point)
-            for id in byPoint[point] ?? [] where wanted.contains(id) {
-                if let state = simulation.state(id, outputLength: outputLength(at: point)) { result[id] = state }
+        Array(IteratorSequence(stateIterator(ids)))
+    }
+
+    /// The states `ids` names, made one at a time as they are asked for: the
+    /// memory of one state at a time, however many there are. `ids` in
+    /// exploration order costs one pass over the operations (an id before
+    /// the one made last starts the pass again); ids of no state are skipped.
+    /// Each state's `lost` holds at most `lostLimit` items (`lostCount` all).
+    public func stateIterator(_ ids: [StateID], lostLimit: Int = .max) -> StateIterator {
+        StateIterator(exploration: self, ids: ids, lostLimit: lostLimit, simulation: Simulation(initial: initial, model: model))
+    }
+
+    public struct StateIterator: IteratorProtocol {
+        let exploration: CrashExploration
+        let ids: [StateID]
+        let lostLimit: Int
+        var simulation: Simulation
+        var index = 0
+        /// Operations applied to `simulation`.
+        var applied = 0
+
+        public mutating func next() -> State? {
+            while index < ids.count {
+                let id = ids[index]
+                index += 1
+                if let state = state(id) { return state }
             }
+            return nil
         }
-        return ids.compactMap { result[$0] }
+
+        /// The state `id` names (nil if there is none), the simulation taken
+        /// forward to its point (or again from the start, for an earlier one).
+        mutating func state(_ id: StateID) -> State? {
+            guard id.point >= 1, id.point <= exploration.operationCount else { return nil }
+            if id.point < applied {
+                simulation = Simulation(initial: exploration.initial, model: exploration.model)
+                applied = 0
+            }
+            while applied < id.point {
+                simulation.apply(exploration.operations[applied], point: applied + 1)
+                applied += 1
+            }
+            return simulation.state(id, outputLength: exploration.outputLength(at: applied), lostLimit: lostLimit)
+        }
     }
 }
 
@@ -578,21 +658,35 @@ extension CrashExploration {
         }
 
         /// What the files lost: per file with unsynced changes, its ranges
-        /// (merged, within its size at the crash) or its size.
-        func lostData() -> [String] {
-            var lines: [String] = []
-            for (path, id) in current.walk() where current.node(id)?.kind == .file {
+        /// (merged, within its size at the crash) or its size. `walk`: `current.walk()`.
+        func lostData(into lost: inout Lost, walk: [(path: String, id: EntryID)]) {
+            for (path, id) in walk where current.node(id)?.kind == .file {
                 let size = contents[id]?.size ?? 0
                 let durableSize = durable[id]?.size ?? 0
-                var parts: [String] = []
-                let ranges = Self.merged((unsyncedRanges[id] ?? []).map { $0.clamped(to: 0..<size) }.filter { !$0.isEmpty })
-                if !ranges.isEmpty { parts.append(ranges.map { Self.range($0.lowerBound, $0.upperBound - $0.lowerBound) }.joined(separator: ", ")) }
-                if durableSize != size, ranges.isEmpty || unsyncedSize[id] == true {
-                    parts.append("size \(size) (\(durableSize) after the crash)")
+                let written = unsyncedRanges[id] ?? []
+                guard durableSize != size || written.contains(where: { !$0.clamped(to: 0..<size).isEmpty }) else { continue }
+                lost.add {
+                    var parts: [String] = []
+                    let ranges = Self.merged(written.map { $0.clamped(to: 0..<size) }.filter { !$0.isEmpty })
+                    if !ranges.isEmpty { parts.append(ranges.map { Self.range($0.lowerBound, $0.upperBound - $0.lowerBound) }.joined(separator: ", ")) }
+                    if durableSize != size, ranges.isEmpty || unsyncedSize[id] == true {
+                        parts.append("size \(size) (\(durableSize) after the crash)")
+                    }
+                    return "\(path): " + parts.joined(separator: "; ")
                 }
-                if !parts.isEmpty { lines.append("\(path): " + parts.joined(separator: "; ")) }
             }
-            return lines
+        }
+
+        /// A state's lost items: the first `limit` written out, all counted.
+        struct Lost {
+            let limit: Int
+            var items: [String] = []
+            var count = 0
+
+            mutating func add(_ item: () -> String) {
+                if count < limit { items.append(item()) }
+                count += 1
+            }
         }
 
         static func merged(_ ranges: [Range<UInt64>]) -> [Range<UInt64>] {
@@ -607,46 +701,57 @@ extension CrashExploration {
             return result
         }
 
-        func state(_ id: StateID, outputLength: UInt64) -> State? {
+        func state(_ id: StateID, outputLength: UInt64, lostLimit: Int = .max) -> State? {
             // Every variant but names-lost has the whole journal committed.
             var kept = self
-            kept.commit(upTo: journal.count)
+            if id.variant != .namesLost { kept.commit(upTo: journal.count) }
             let names: CrashNamespace
             var images = kept.durable
-            var lost = kept.lostData()
+            var lost = Lost(limit: lostLimit)
+            let now = current.walk()
+            let walk: [(path: String, id: EntryID)]
             func unflushed(_ page: (id: EntryID, piece: FileImage.Piece, serial: Int)) -> Bool {
                 page.serial > (kept.flushedThrough[page.id] ?? 0)
             }
             switch id.variant {
             case .namesKept:
                 names = current
+                walk = now
+                kept.lostData(into: &lost, walk: now)
             case .namesLost:
                 guard hasUndurableNames else { return nil }
                 names = durableNames
-                images = durable
-                lost = journal[committed...].flatMap(\.lostText) + lostData()
+                walk = names.walk()
+                for entry in journal[committed...] {
+                    for text in entry.lostText { lost.add { text } }
+                }
+                lostData(into: &lost, walk: now)
             case .torn(let count):
                 guard count >= 1, count <= tornPages.count else { return nil }
                 names = current
+                walk = now
                 for page in tornPages[..<count] where unflushed(page) { images[page.id, default: .empty].write(page.piece) }
-                lost = lost.map { $0 } + ["(\(count) of \(tornPages.count) unsynced pages survived)"]
+                kept.lostData(into: &lost, walk: now)
+                lost.add { "(\(count) of \(tornPages.count) unsynced pages survived)" }
             case .reordered(let number):
                 guard model.reorders, number >= 1, number <= tornPages.count else { return nil }
                 let page = tornPages[number - 1]
                 names = current
+                walk = now
                 images[page.id, default: .empty].write(page.piece)
-                lost = lost.map { $0 } + ["(only unsynced page \(number) of \(tornPages.count) survived: \(path(page.id)) "
-                    + Self.range(page.piece.offset, page.piece.length) + ")"]
+                kept.lostData(into: &lost, walk: now)
+                lost.add { "(only unsynced page \(number) of \(tornPages.count) survived: \(path(page.id)) " + Self.range(page.piece.offset, page.piece.length) + ")" }
             }
             var entries: [Entry] = []
-            for (path, entryID) in names.walk() {
+            for (path, entryID) in walk {
                 guard let node = names.node(entryID) else { continue }
                 entries.append(Entry(path: path, kind: node.kind, mode: node.mode, identity: entryID,
                                      image: node.kind == .file ? (images[entryID] ?? .empty) : nil, target: node.target))
             }
             let operationText = descriptions.last ?? ""
             let before = id.point == (lastDurable?.point ?? -1) ? previousDurable : lastDurable
-            return State(id: id, entries: entries, operation: operationText, lastDurable: before, lost: lost, outputLength: outputLength)
+            return State(id: id, entries: entries, operation: operationText, lastDurable: before, lost: lost.items, lostCount: lost.count,
+                         outputLength: outputLength)
         }
     }
 }

@@ -17,6 +17,21 @@ extension Paths {
         _ = try checked(path: path) { mkdir($0, mode) }
     }
 
+    /// The names in the directory `path` (not `.` and `..`), in `readdir`
+    /// order, without following a symlink at `path`. No descriptor is left
+    /// open: a walk that lists each directory this way holds none while it
+    /// goes deeper. Wraps `open(2)`, `fdopendir(3)`, `readdir(3)`.
+    public static func names(in path: String) throws(Errno) -> [String] {
+        let directory = try FileDescriptor.open(path: path, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        defer { directory.closeQuietly() }
+        let stream = try DirectoryStream(directory)
+        var names: [String] = []
+        while let entry = try stream.next() {
+            if !entry.isDotOrDotDot { names.append(String(cString: entry.name)) }
+        }
+        return names
+    }
+
     /// Removes `path` and everything below it, like `rm -rf --one-file-system`:
     /// symlinks are removed, never followed, and a directory on another
     /// filesystem (a mount point inside the tree, or `path` itself while

@@ -32,9 +32,10 @@ final class ExploreTests: XCTestCase {
         try purgefs(["explore"] + arguments, environment: extra)
     }
 
-    /// Runs `purgefs ARGUMENTS`; checks that nothing is left mounted and the work directory is gone.
-    private func purgefs(_ arguments: [String], environment extra: [String: String] = [:]) throws -> CommandResult {
-        let result = try Subprocess.run([binary] + arguments, timeout: 240,
+    /// Runs `purgefs ARGUMENTS` (through `wrapper BINARY ARGUMENTS` when given); checks that nothing
+    /// is left mounted and the work directory is gone.
+    private func purgefs(_ arguments: [String], environment extra: [String: String] = [:], through wrapper: String? = nil) throws -> CommandResult {
+        let result = try Subprocess.run((wrapper.map { [$0] } ?? []) + [binary] + arguments, timeout: 240,
                                         environment: directory.environment.merging(extra) { $1 })
         XCTAssertFalse(result.timedOut, "\(result)")
         XCTAssertEqual(MountTable.mounts(under: scratch).map(\.mountPoint), [], "nothing left mounted: \(result)")
@@ -314,6 +315,124 @@ final class ExploreTests: XCTestCase {
         let variants = (json["results"] as? [[String: Any]] ?? []).compactMap { $0["variant"] as? String }
         XCTAssertTrue(variants.contains("torn-1"), "\(variants)")
         XCTAssertTrue(variants.contains("torn-2"), "each line is two pages, so a line may survive in part: \(variants)")
+    }
+
+    // MARK: Bounded, stoppable, and exact about the run
+
+    /// Each state used to leave a directory descriptor open per directory
+    /// it swept: under a limit of 256 descriptors, an app that makes 60
+    /// directories died a few states in. Now every state is checked.
+    func testAnAppOfSixtyDirectoriesIsExploredWhole256DescriptorsAllowed() throws {
+        let app = try script("directories", """
+            cd "$PURGEFS_MOUNT" || exit 1
+            i=0
+            while [ $i -lt 60 ]; do mkdir "d$i" && echo $i > "d$i/f" || exit 1; i=$((i + 1)); done
+            """)
+        let limited = try script("limited", "ulimit -n 256 || exit 99\nexec \"$@\"\n")
+        let result = try purgefs(["explore", "--check", "true", "--report", report, container, "--", app], through: limited)
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let json = try reportJSON()
+        XCTAssertGreaterThanOrEqual(json["operations"] as? Int ?? 0, 180, "mkdir, create, write each: \(result)")
+        XCTAssertEqual(json["states"] as? Int, json["statesInAll"] as? Int, "every state checked: \(result)")
+        XCTAssertEqual(json["failed"] as? Int, 0)
+    }
+
+    /// A checker that hangs has its process group killed at --check-timeout
+    /// (what it started too) and its state fails as timed out; the rest go on.
+    func testACheckerThatRunsOutOfTimeFailsItsStateAsTimedOut() throws {
+        let pids = scratch + "/pids"
+        let check = #"[ "$PURGEFS_CRASH_POINT" = 2 ] || exit 0; sleep 600 & echo $! >> '"# + pids + #"'; wait"#
+        let result = try explore(["--check", check, "--check-timeout", "1s", "--report", report, container, "--", try writer(careful: true)])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        let json = try reportJSON()
+        XCTAssertEqual(json["states"] as? Int, json["statesInAll"] as? Int, "\(result)")
+        let found = failures(json)
+        XCTAssertFalse(found.isEmpty)
+        XCTAssertEqual(Set(found.compactMap { $0["point"] as? Int }), [2], "only the states at point 2: \(found)")
+        for failure in found { XCTAssertEqual(failure["stderr"] as? String, "timed out after 1s") }
+        let started = try String(contentsOfFile: pids, encoding: .utf8).split(separator: "\n").compactMap { Int32($0) }
+        XCTAssertEqual(started.count, found.count)
+        for pid in started { XCTAssertTrue(Self.isGone(pid), "the checker's sleep \(pid) was killed with its group") }
+    }
+
+    /// Gone, or a zombie about to be reaped by init.
+    private static func isGone(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+        return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+    }
+
+    /// A command that hangs is stopped at --timeout, and what it did before
+    /// is explored; that it ran out of time is a finding (exit 1).
+    func testACommandThatRunsOutOfTimeIsStoppedAndWhatItDidExplored() throws {
+        let app = try script("hangs", """
+            cd "$PURGEFS_MOUNT" || exit 1
+            echo '{"version": 1}' > config.json
+            echo saved
+            exec sleep 600
+            """)
+        let result = try explore(["--check", "true", "--timeout", "2s", "--report", report, container, "--", app])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        let json = try reportJSON()
+        XCTAssertEqual(json["commandTimedOut"] as? Bool, true, "\(result)")
+        XCTAssertEqual(json["commandStatus"] as? Int, 128 + Int(SIGTERM), "\(result)")
+        XCTAssertGreaterThan(json["operations"] as? Int ?? 0, 0, "\(result)")
+        XCTAssertEqual(json["states"] as? Int, json["statesInAll"] as? Int)
+        XCTAssertEqual(json["failed"] as? Int, 0)
+        XCTAssertTrue(result.stdout.contains("ran out of time (--timeout 2s)"), result.stdout)
+    }
+
+    /// SIGTERM in the middle: the checkers are killed, the report of the
+    /// states checked so far is printed and written, marked interrupted,
+    /// the work directory goes, and the status is 128 + 15.
+    func testSIGTERMMidExplorationWritesTheReportSoFarMarkedInterrupted() throws {
+        let marker = scratch + "/checking-point-4"
+        let check = #"[ "$PURGEFS_CRASH_POINT" -lt 4 ] && exit 0; : > '"# + marker + #"'; exec sleep 600"#
+        let page = scratch + "/explore.html"
+        let out = scratch + "/explore.out", err = scratch + "/explore.err"
+        let process = try Subprocess.spawn([binary, "explore", "--check", check, "--report", report, "--html", page, container, "--",
+                                            try writer(careful: true)],
+                                           stdoutPath: out, stderrPath: err, environment: directory.environment)
+        let deadline = Date().addingTimeInterval(120)
+        while !FileManager.default.fileExists(atPath: marker), process.isRunning, Date() < deadline { usleep(10_000) }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: marker), "a checker reached point 4")
+        kill(process.processIdentifier, SIGTERM)
+        XCTAssertTrue(Subprocess.wait(process, timeout: 60), "explore ends on SIGTERM")
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); Subprocess.wait(process, timeout: 10) }
+        let stdout = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        XCTAssertEqual(process.terminationStatus, 128 + SIGTERM, stdout)
+        let json = try reportJSON()
+        XCTAssertEqual(json["interrupted"] as? Bool, true)
+        XCTAssertEqual(json["interruptedBy"] as? String, "SIGTERM")
+        let states = try XCTUnwrap(json["states"] as? Int)
+        XCTAssertGreaterThanOrEqual(states, 3, "points 1 to 3 were checked")
+        XCTAssertLessThan(states, try XCTUnwrap(json["statesChosen"] as? Int))
+        XCTAssertEqual((json["results"] as? [[String: Any]])?.count, states)
+        XCTAssertTrue(stdout.contains("interrupted by SIGTERM after \(states) of "), stdout)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: page), "the page is written too")
+        XCTAssertEqual(MountTable.mounts(under: scratch).map(\.mountPoint), [])
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: scratch)) ?? []
+        XCTAssertEqual(entries.filter { $0.hasPrefix("purgefs-explore.") }, [], "the work directory is removed")
+    }
+
+    /// A command that exits non-zero is a finding: status 1 though every
+    /// state passed, its status and the end of its stderr in the report.
+    func testACommandThatFailsIsAFindingWithItsStatusAndStderr() throws {
+        let app = try script("fails", """
+            cd "$PURGEFS_MOUNT" || exit 1
+            echo '{"version": 1}' > config.json
+            echo "first line" >&2
+            echo "cannot write the index: disk full" >&2
+            exit 3
+            """)
+        let result = try explore(["--check", "true", "--report", report, container, "--", app])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        let json = try reportJSON()
+        XCTAssertEqual(json["failed"] as? Int, 0)
+        XCTAssertEqual(json["commandStatus"] as? Int, 3)
+        XCTAssertEqual(json["commandStderr"] as? String, "first line\ncannot write the index: disk full")
+        XCTAssertTrue(result.stdout.contains("the command exited with status 3 (a finding"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("    cannot write the index: disk full"), result.stdout)
+        XCTAssertEqual(result.stderr, "", "the command's stderr goes into the report")
     }
 
     // MARK: The command line

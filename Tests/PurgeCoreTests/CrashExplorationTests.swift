@@ -65,6 +65,32 @@ final class CrashExplorationTests: XCTestCase {
         XCTAssertEqual(namesLost.lost.prefix(2), ["name tmp/config.json.new", "rename tmp/config.json.new -> config.json"])
     }
 
+    /// A state's loss is listed up to the limit and counted in full, so a
+    /// report over thousands of failed states stays linear in the run: 30
+    /// unsynced new files, 10 of them named, 30 counted, the same first 10.
+    func testWhatAStateLostIsCappedAndCounted() {
+        var records: [RecordedOperation] = []
+        for index in 0..<30 {
+            let entry = EntryID(device: 1, inode: UInt64(100 + index))
+            records += [.created(parent: tmp, name: name("f\(index)"), entry: entry, kind: .file, mode: 0o644, target: []),
+                        .write(entry, offset: 0, length: 5, data: UInt64(index * 5))]
+        }
+        let exploration = CrashExploration(initial: initial, records: records)
+        let last = [CrashExploration.StateID(point: 60, variant: .namesKept), CrashExploration.StateID(point: 60, variant: .namesLost)]
+        let whole = exploration.states(last)
+        var capped = exploration.stateIterator(last, lostLimit: 10)
+        for state in whole {
+            let one = try? XCTUnwrap(capped.next())
+            XCTAssertEqual(one?.id, state.id)
+            XCTAssertEqual(one?.lost.count, 10, "\(state.id)")
+            XCTAssertEqual(one?.lostCount, state.lost.count, "\(state.id)")
+            XCTAssertEqual(one?.lost, Array(state.lost.prefix(10)), "\(state.id)")
+            XCTAssertEqual(one?.entries, state.entries)
+        }
+        XCTAssertEqual(whole.map(\.lostCount), [30, 60], "30 files' data; and their 30 names with them")
+        XCTAssertNil(capped.next())
+    }
+
     func testTheCarefulWriterHasTheOldOrTheNewFileWhole() {
         let exploration = CrashExploration(initial: initial, records: writer(careful: true))
         XCTAssertEqual(exploration.operationCount, 5)
@@ -278,5 +304,27 @@ extension CrashExplorationTests {
         XCTAssertEqual(CrashFilesystemModel.sentence([.posix, .xfs, .ext4]), "posix, xfs and ext4")
         XCTAssertEqual(CrashExploration.StateID("4/reordered-3"), .init(point: 4, variant: .reordered(page: 3)))
     }
-}
 
+    /// Under several models the states are made one id at a time, as the
+    /// checker asks for them: the count starts at one state an id and grows
+    /// by each split, and the sequence is the one model's where there is one.
+    func testTheLabelledStatesAreMadeOneIdAtATime() throws {
+        let explorations = CrashFilesystemModel.allCases.map { CrashExploration(initial: initial, records: writer(careful: false), model: $0) }
+        let ids = CrashExploration.unionIDs(explorations, torn: false)
+        var iterator = CrashExploration.labelledIterator(explorations, ids: ids, lostLimit: 1)
+        XCTAssertEqual(iterator.expected, ids.count)
+        XCTAssertEqual(iterator.upcoming, ids.first)
+        var made: [String] = []
+        while let (state, models) = iterator.next() {
+            XCTAssertEqual(state.id, ids[iterator.position], "the id the position names")
+            XCTAssertLessThanOrEqual(state.lost.count, 1, "the lost limit reaches every model")
+            made.append("\(state.id) \(models.count)")
+        }
+        XCTAssertEqual(made, ["1/names-kept 5", "1/names-lost 5", "2/names-kept 5", "2/names-lost 5", "3/names-kept 1", "3/names-kept 4", "3/names-lost 5"])
+        XCTAssertEqual(iterator.expected, 7, "six ids, one of them split in two")
+        XCTAssertNil(iterator.upcoming)
+        let one = CrashExploration.labelled([explorations[2]], ids: ids)
+        XCTAssertEqual(one.map(\.state.id), explorations[2].states(ids).map(\.id))
+        XCTAssertTrue(one.allSatisfy { $0.models == [.xfs] })
+    }
+}

@@ -78,12 +78,7 @@ final class CrashStateBuilder {
     /// Removes what is not to be kept below `relative`, depth first; fills `kept`.
     private func sweep(_ relative: String, wanted: [String: CrashExploration.Entry], linked: [EntryID: Int], kept: inout Set<String>) throws(Errno) {
         let path = relative.isEmpty ? directory : directory + "/" + relative
-        let stream = try DirectoryStream(try FileDescriptor.open(path: path, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW))
-        var names: [String] = []
-        while let entry = try stream.next() {
-            if !entry.isDotOrDotDot { names.append(String(cString: entry.name)) }
-        }
-        for name in names {
+        for name in try Paths.names(in: path) {
             let child = relative.isEmpty ? name : relative + "/" + name
             let childPath = directory + "/" + child
             guard let status = try? Paths.linkStatus(childPath) else { continue }

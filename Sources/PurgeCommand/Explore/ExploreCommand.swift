@@ -2,8 +2,9 @@ import Glibc
 import PurgeCore
 import PurgeSys
 
-/// `purgefs explore [-o OPTS] --check CMD [--torn] [--max-states N] [--keep
-/// DIR] [--json] [--report FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]`: runs the
+/// `purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST]
+/// [--torn] [--max-states N] [--keep DIR] [--timeout DURATION] [--check-timeout DURATION] [--json] [--report
+/// FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]`: runs the
 /// command once on a recorded mount of a copy of the container, then
 /// checks every crash state of that run (`CrashExploration`) with CMD.
 /// `purgefs explore --replay REPORT STATE DIR` makes one state again.
@@ -12,16 +13,22 @@ struct ExploreCommand: Subcommand {
     static let abstract = "Run a command once, then check that it recovers from a power loss at every point that matters"
     static var help: String {
         """
-        Usage: purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST] [--torn]
-                               [--max-states N] [--keep DIR] [--json] [--report FILE]
-                               [--html FILE] CONTAINER -- COMMAND [ARG...]
+        Usage: purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST]
+                               [--torn] [--max-states N] [--keep DIR]
+                               [--timeout DURATION] [--check-timeout DURATION]
+                               [--json] [--report FILE] [--html FILE]
+                               CONTAINER -- COMMAND [ARG...]
                purgefs explore --replay REPORT STATE DIR
 
         \(TextLayout.paragraph(
             "Runs COMMAND once, as purgefs run does (its own process group, PURGEFS_MOUNT set), on a mount of a "
             + "copy of CONTAINER (CONTAINER itself is only read), recording every operation that changes the "
-            + "container, with its data, and where the command's stdout came among them. Then it builds each crash "
-            + "state of that run and runs CMD (through sh -c) on it, two at a time on a machine with 2 CPUs or more."))
+            + "container, with its data, and where the command's stdout came among them; its stderr goes to a file "
+            + "whose last lines the report keeps. With --timeout the command gets SIGTERM when its time is up (SIGKILL "
+            + "after a grace period) and what it did until then is explored. Then explore builds each crash state of "
+            + "that run, one at a time in each of its slots, and runs CMD (through sh -c) on it, two at a time on a "
+            + "machine with 2 CPUs or more. With --check-timeout a checker still running when its time is up has its "
+            + "process group killed, and its state fails as timed out."))
 
         \(TextLayout.paragraph(
             "Crash states follow a model of the filesystem (--model, ext4 by default). The state at point k is what "
@@ -54,16 +61,25 @@ struct ExploreCommand: Subcommand {
             + "of its stderr is reported. A CMD whose first word is not found is refused before anything runs."))
 
         \(TextLayout.paragraph(
-            "The report (stdout): states explored, passed and failed; for each failed state (the first 20; all with "
+            "The report (stdout): states explored, passed and failed; how the command ended (its exit status, or that "
+            + "it ran out of time) and the last 20 lines of its stderr; for each failed state (the first 20; all with "
             + "--json) the point and variant, the operation at k and the last durable one before it (paths relative "
-            + "to the container), what the state lost compared with the moment of the crash, and the checker's last "
-            + "line of stderr. Failed states with the same last durable operation and variant are one group: they "
+            + "to the container), what the state lost compared with the moment of the crash (the first 10 items and "
+            + "how many there are in all, lostCount in JSON), and the checker's last line of stderr. Failed states with the same last durable operation and variant are one group: they "
             + "differ only in what they lost after it. --json prints the report as JSON; --report FILE writes it to "
             + "FILE and keeps the recording beside it (FILE.recording), which --replay needs."))
 
         \(TextLayout.paragraph(
-            "Exit status: 0 when every state passed, 1 when any failed (or the exploration could not be made), 64 on "
-            + "a usage error."))
+            "SIGINT or SIGTERM (or SIGHUP) ends the exploration early: the checkers running are killed, the report "
+            + "of the states checked so far is printed and written (\"interrupted\": true; the text says interrupted "
+            + "after K of N states), and the work directory is removed. Off a terminal a progress line goes to stderr "
+            + "every 10 s: states checked of all, failed so far, an estimate of the time left."))
+
+        \(TextLayout.paragraph(
+            "Exit status: 0 when every state passed and the command exited 0; 1 when a state failed, when the command "
+            + "exited non-zero, was killed or ran out of time (a finding too), or when the exploration could not be "
+            + "made; 128 + the signal (130 for SIGINT, 143 for SIGTERM) when a signal ended it early, whatever it "
+            + "found; 64 on a usage error."))
 
         Flags:
         \(TextLayout.row("-o OPT[,OPT...]", "mount options for the run (see purgefs mount --help); may be given more than once"))
@@ -72,6 +88,8 @@ struct ExploreCommand: Subcommand {
         \(TextLayout.row("--models LIST", "explore under several models (names separated by commas, or all)"))
         \(TextLayout.row("--torn", "also the states where a prefix of the unsynced writes survives, in whole 4 KiB pages"))
         \(TextLayout.row("--max-states N", "check at most N states, evenly spaced in exploration order (the report says sampled)"))
+        \(TextLayout.row("--timeout DURATION", "stop the command after DURATION (90s, 10m, 1h) and explore what it did"))
+        \(TextLayout.row("--check-timeout DURATION", "a checker run longer than DURATION is killed: its state fails as timed out"))
         \(TextLayout.row("--keep DIR", "make each failed state again in DIR/POINT-VARIANT, and the recording in DIR/recording (DIR new or empty)"))
         \(TextLayout.row("--json", "print the report as JSON"))
         \(TextLayout.row("--report FILE", "write the JSON report to FILE, and the recording to FILE.recording"))
@@ -95,6 +113,8 @@ struct ExploreCommand: Subcommand {
     /// The models the states follow: `--model NAME` (ext4 by default) or `--models LIST`.
     var models: [CrashFilesystemModel] = [.ext4]
     var maxStates: Int?
+    var timeout: DurationSeconds?
+    var checkTimeout: DurationSeconds?
     var keepArgument: String?
     var json = false
     var reportArgument: String?
@@ -125,7 +145,8 @@ struct ExploreCommand: Subcommand {
         var flags = Array(arguments[..<separator])
         options = try OptionArguments.collect(from: &flags, command: Self.name)
         let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
-                                         valueFlags: ["--check": "CMD", "--model": "NAME", "--models": "LIST", "--max-states": "N", "--keep": "DIR", "--report": "FILE", "--html": "FILE"],
+                                         valueFlags: ["--check": "CMD", "--model": "NAME", "--models": "LIST", "--max-states": "N", "--keep": "DIR",
+                                                      "--report": "FILE", "--html": "FILE", "--timeout": "DURATION", "--check-timeout": "DURATION"],
                                          switchFlags: ["--torn", "--json"])
         containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
         guard let check = parsed.values["--check"] else {
@@ -150,6 +171,15 @@ struct ExploreCommand: Subcommand {
             guard let chosen = CrashFilesystemModel.list(list) else { throw .usage("explore: --models takes all or names separated by commas (\(names)); got \(list)") }
             models = chosen
         case (nil, nil): break
+        }
+        for (flag, role) in [("--timeout", "the command's run"), ("--check-timeout", "one checker run")] {
+            guard let text = parsed.values[flag] else { continue }
+            do throws(ValueError) {
+                let duration = try DurationSeconds(parsing: text)
+                if flag == "--timeout" { timeout = duration } else { checkTimeout = duration }
+            } catch {
+                throw .usage("explore: \(flag) needs a duration for \(role), such as 90s, 10m or 1h (got \(text): \(error))")
+            }
         }
         torn = parsed.switches.contains("--torn")
         json = parsed.switches.contains("--json")
@@ -250,11 +280,8 @@ struct ExploreCommand: Subcommand {
         } catch {
             throw .failure("explore: cannot read the copy of \(container): \(error)")
         }
-        let run = try ExploreRun(recording: recording, command: command, options: options).run()
+        let run = try ExploreRun(recording: recording, command: command, options: options, timeout: timeout?.seconds).run()
         if let problem = recording.unmount() { throw .failure(problem) }
-        if let interrupted = run.interruptedBy {
-            throw .failure("explore: interrupted by \(TerminationRequests.name(of: interrupted)) while the command ran")
-        }
         let records: [RecordedOperation]
         let data: FileDescriptor
         do throws(Errno) {
@@ -269,26 +296,30 @@ struct ExploreCommand: Subcommand {
         defer { data.closeQuietly() }
         let explorations = models.map { CrashExploration(initial: initial, records: records, model: $0) }
         let exploration = explorations[0]
-        if exploration.operationCount == 0 {
+        if exploration.operationCount == 0, run.interruptedBy == nil, !run.timedOut, run.status?.exitCode != 0 {
             let ended = run.status.map { "it \($0.description)" } ?? "it could not be started"
-            if run.status?.exitCode != 0 {
-                throw .failure("explore: \(command[0]) changed nothing before it ended (\(ended)): no crash state to explore")
-            }
+            throw .failure("explore: \(command[0]) changed nothing before it ended (\(ended)): no crash state to explore")
         }
         var output = ExploreReplay.output(records, data: data)
         output += run.trailingOutput
 
-        let all = CrashExploration.unionIDs(explorations, torn: torn)
+        let sized = CrashExploration.sizedUnionIDs(explorations, torn: torn)
+        let all = sized.map(\.id)
         let chosen = maxStates.map { CrashExploration.sample(all, limit: $0) } ?? all
-        let labelled = CrashExploration.labelled(explorations, ids: chosen)
-        let checker = ExploreChecker(work: work, base: recording.base, data: data, check: check, parallel: Self.parallelChecks,
-                                     output: output, exploration: exploration, keep: keep)
-        let results = try checker.check(labelled.map(\.state))
+        var checked = ExploreChecker.Outcome(results: [], interruptedBy: run.interruptedBy)
+        if run.interruptedBy == nil {
+            let checker = ExploreChecker(work: work, base: recording.base, data: data, check: check, parallel: Self.parallelChecks,
+                                         output: output, explorations: explorations, keep: keep, timeout: checkTimeout?.seconds)
+            let entries = Dictionary(sized.map { ($0.id, $0.entries) }, uniquingKeysWith: { first, _ in first })
+            checked = try checker.check(chosen, sizes: chosen.map { entries[$0] ?? 1 })
+        }
 
         var report = ExploreReport(container: container, command: command, check: check, operations: exploration.operationCount,
-                                   allStates: all.count, sampled: chosen.count < all.count, results: results,
-                                   seconds: WallClock.seconds() - started, commandEnded: run.status?.description ?? "was not started",
-                                   fingerprint: fingerprint, torn: torn, models: models, stateModels: labelled.map(\.models))
+                                   allStates: all.count, chosenStates: chosen.count, sampled: chosen.count < all.count,
+                                   results: checked.results, seconds: WallClock.seconds() - started,
+                                   commandEnded: Self.ended(run, timeout: timeout), commandStatus: run.status.map(Self.status),
+                                   commandTimedOut: run.timedOut, commandStderr: run.stderrTail,
+                                   fingerprint: fingerprint, torn: torn, models: models, interruptedBy: checked.interruptedBy)
         if let reportPath {
             let saved = reportPath + ".recording"
             report.recording = saved
@@ -311,7 +342,20 @@ struct ExploreCommand: Subcommand {
         }
         let text = json ? report.json.pretty + "\n" : report.text(shown: Self.shownFailures)
         try? FileDescriptor.standardOutput.writeAll(text)
-        if report.failed > 0 { throw .passOn(1) }
+        if report.exitStatus != 0 { throw .passOn(report.exitStatus) }
+    }
+
+    /// How the recorded run ended, as the end of a sentence about the command.
+    static func ended(_ run: ExploreRun.Outcome, timeout: DurationSeconds?) -> String {
+        let status = run.status?.description ?? "was not started"
+        if run.timedOut, let timeout { return "ran out of time (--timeout \(timeout)) and was stopped: it \(status)" }
+        if let signal = run.interruptedBy { return "was stopped by explore's \(TerminationRequests.name(of: signal)): it \(status)" }
+        return status
+    }
+
+    /// An exit status as a shell gives it: 128 + N for signal N.
+    static func status(_ status: WaitStatus) -> Int32 {
+        status.exitCode ?? (128 + (status.signal ?? 0))
     }
 
     /// States checked at once: two where there are two CPUs (or more).

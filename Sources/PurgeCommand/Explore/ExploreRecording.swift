@@ -48,11 +48,7 @@ final class ExploreRecording {
         var entries = [CrashExploration.InitialEntry(path: "", id: ExploreRecording.identity(top), kind: .directory, mode: UInt32(top.st_mode & 0o7777))]
         func visit(_ relative: String) throws(Errno) {
             let path = relative.isEmpty ? root : root + "/" + relative
-            let stream = try DirectoryStream(try FileDescriptor.open(path: path, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
-            var names: [[UInt8]] = []
-            while let entry = try stream.next() {
-                if !entry.isDotOrDotDot { names.append(Array(String(cString: entry.name).utf8)) }
-            }
+            let names = try Paths.names(in: path).map { Array($0.utf8) }
             for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 let leaf = String(decoding: name, as: UTF8.self)
                 let child = relative.isEmpty ? leaf : relative + "/" + leaf

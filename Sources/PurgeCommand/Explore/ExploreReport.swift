@@ -1,10 +1,13 @@
+import Glibc
 import PurgeCore
+import PurgeSys
 
 /// What `purgefs explore` found, as text and as JSON. The JSON's shape is
 /// fixed (pages draw it): `states`, `passed`, `failed`, `sampled`,
-/// `operations`, `results` (`point`, `variant`, `passed`, in exploration
-/// order) and `failures` (`point`, `variant`, `operation`, `lastDurable`,
-/// `lost`, `stderr`, `group`); other fields may be added.
+/// `operations`, `interrupted`, `results` (`point`, `variant`, `passed`, in
+/// exploration order) and `failures` (`point`, `variant`, `operation`,
+/// `lastDurable`, `lost` (its first items), `lostCount`, `stderr`, `group`);
+/// other fields may be added.
 struct ExploreReport {
     var container: String
     var command: [String]
@@ -12,21 +15,57 @@ struct ExploreReport {
     var operations: Int
     /// States there were before sampling.
     var allStates: Int
+    /// States chosen to check (all of them, or a sample).
+    var chosenStates: Int
     var sampled: Bool
     var results: [ExploreChecker.Result]
     var seconds: Double
     var commandEnded: String
+    /// The command's exit status (128 + N when signal N killed it); nil when it was not started.
+    var commandStatus: Int32?
+    var commandTimedOut = false
+    /// The last lines of the command's stderr.
+    var commandStderr = ""
     var fingerprint: String
     var torn: Bool
-    /// The models explored, and each result's (aligned with `results`):
-    /// those under which its state can happen.
+    /// The models explored (each result names those under which its state can happen).
     var models: [CrashFilesystemModel]
-    var stateModels: [[CrashFilesystemModel]]
     var recording: String?
+    /// The signal that ended the exploration early.
+    var interruptedBy: Int32?
 
     var states: Int { results.count }
     var failed: Int { results.filter { !$0.passed }.count }
     var passed: Int { states - failed }
+    var interrupted: Bool { interruptedBy != nil }
+    /// The command did not end well: a finding of its own.
+    var commandFailed: Bool { commandTimedOut || commandStatus != 0 }
+
+    /// 128 + the signal when interrupted; else 1 when a state failed or the
+    /// command did not exit 0; else 0.
+    var exitStatus: Int32 {
+        if let interruptedBy { return 128 + interruptedBy }
+        return failed > 0 || commandFailed ? 1 : 0
+    }
+
+    /// Lines of the command's stderr the report keeps, and characters at most.
+    static let stderrLines = 20, stderrCharacters = 4000
+
+    /// The last `stderrLines` lines of the file at `path` (at most
+    /// `stderrCharacters`, read from its end).
+    static func tail(of path: String) -> String {
+        guard let file = try? FileDescriptor.open(path: path, flags: O_RDONLY | O_CLOEXEC) else { return "" }
+        defer { file.closeQuietly() }
+        let size = (try? file.status().st_size).map(Int64.init) ?? 0
+        let start = max(0, size - Int64(stderrCharacters))
+        var bytes = [UInt8](repeating: 0, count: Int(size - start))
+        let count = bytes.withUnsafeMutableBytes { (buffer) -> Int in (try? file.read(into: buffer, at: start)) ?? 0 }
+        var text = String(decoding: bytes[..<count], as: UTF8.self)
+        if start > 0, let newline = text.firstIndex(of: "\n") { text = String(text[text.index(after: newline)...]) }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let kept = lines.last == "" ? lines.dropLast() : lines[...]
+        return kept.suffix(stderrLines).joined(separator: "\n")
+    }
 
     /// The group of each failed state (by index in `results`): states with
     /// the same last durable operation and the same kind of variant, which
@@ -36,13 +75,13 @@ struct ExploreReport {
         var result: [Int: Int] = [:]
         for (index, item) in results.enumerated() where !item.passed {
             let kind: String
-            switch item.state.id.variant {
+            switch item.id.variant {
             case .namesKept: kind = "kept"
             case .namesLost: kind = "lost"
             case .torn: kind = "torn"
             case .reordered: kind = "reordered"
             }
-            let key = "\(item.state.lastDurable?.point ?? 0)/\(kind)"
+            let key = "\(item.failure?.lastDurable?.point ?? 0)/\(kind)"
             if numbers[key] == nil { numbers[key] = numbers.count + 1 }
             result[index] = numbers[key]
         }
@@ -52,15 +91,16 @@ struct ExploreReport {
     var json: JSONValue {
         let groups = self.groups
         let failures: [JSONValue] = results.enumerated().compactMap { index, item in
-            guard !item.passed else { return nil }
+            guard let failure = item.failure else { return nil }
             return .object([
-                ("point", .integer(item.state.id.point)),
-                ("variant", .string(item.state.id.variant.description)),
-                ("state", .string(item.state.id.description)),
-                ("operation", .string(item.state.operation)),
-                ("lastDurable", item.state.lastDurable.map { .string($0.text) } ?? .null),
-                ("lastDurablePoint", item.state.lastDurable.map { .integer($0.point) } ?? .null),
-                ("lost", .array(item.state.lost.map(JSONValue.string))),
+                ("point", .integer(item.id.point)),
+                ("variant", .string(item.id.variant.description)),
+                ("state", .string(item.id.description)),
+                ("operation", .string(failure.operation)),
+                ("lastDurable", failure.lastDurable.map { .string($0.text) } ?? .null),
+                ("lastDurablePoint", failure.lastDurable.map { .integer($0.point) } ?? .null),
+                ("lost", .array(failure.lost.map(JSONValue.string))),
+                ("lostCount", .integer(failure.lostCount)),
                 ("stderr", .string(item.stderr)),
                 ("group", .integer(groups[index] ?? 0)),
                 ("models", .array(modelsOf(index).map { .string($0.rawValue) })),
@@ -71,19 +111,25 @@ struct ExploreReport {
             ("command", .array(command.map(JSONValue.string))),
             ("check", .string(check)),
             ("commandEnded", .string(commandEnded)),
+            ("commandStatus", commandStatus.map { .integer(Int($0)) } ?? .null),
+            ("commandTimedOut", .bool(commandTimedOut)),
+            ("commandStderr", .string(commandStderr)),
             ("operations", .integer(operations)),
             ("states", .integer(states)),
             ("passed", .integer(passed)),
             ("failed", .integer(failed)),
             ("sampled", .bool(sampled)),
             ("statesInAll", .integer(allStates)),
+            ("statesChosen", .integer(chosenStates)),
+            ("interrupted", .bool(interrupted)),
+            ("interruptedBy", interruptedBy.map { .string(TerminationRequests.name(of: $0)) } ?? .null),
             ("torn", .bool(torn)),
             models.count == 1 ? ("model", .string(models[0].rawValue)) : ("models", .array(models.map { .string($0.rawValue) })),
             ("seconds", .number(Self.format(seconds))),
             ("fingerprint", .string(fingerprint)),
             ("recording", recording.map(JSONValue.string) ?? .null),
             ("results", .array(results.map { item in
-                .object([("point", .integer(item.state.id.point)), ("variant", .string(item.state.id.variant.description)),
+                .object([("point", .integer(item.id.point)), ("variant", .string(item.id.variant.description)),
                          ("passed", .bool(item.passed))])
             })),
             ("failures", .array(failures)),
@@ -91,7 +137,7 @@ struct ExploreReport {
     }
 
     func modelsOf(_ index: Int) -> [CrashFilesystemModel] {
-        index < stateModels.count ? stateModels[index] : models
+        results[index].models.isEmpty ? models : results[index].models
     }
 
     /// "fails on posix and xfs, survives on ext4": the models some failed
@@ -109,32 +155,48 @@ struct ExploreReport {
         return "\(tenths / 10).\(tenths % 10)"
     }
 
+    /// A failed state's loss in one line: its items, and how many more there are.
+    static func lostText(_ failure: ExploreChecker.Failure) -> String {
+        if failure.lostCount == 0 { return "nothing" }
+        let more = failure.lostCount - failure.lost.count
+        return failure.lost.joined(separator: "; ") + (more > 0 ? "; and \(more) more" : "")
+    }
+
     func text(shown: Int) -> String {
         var lines: [String] = []
-        let sampling = sampled ? " (sampled evenly: \(states) of \(allStates))" : ""
-        lines.append("explore: \(states) crash states of \(operations) operations\(sampling): \(passed) passed, \(failed) failed, in \(Self.format(seconds)) s")
+        let sampling = sampled ? " (sampled evenly: \(chosenStates) of \(allStates))" : ""
+        if let interruptedBy {
+            lines.append("explore: interrupted by \(TerminationRequests.name(of: interruptedBy)) after \(states) of \(chosenStates) crash states "
+                + "of \(operations) operations\(sampling): \(passed) passed, \(failed) failed, in \(Self.format(seconds)) s")
+        } else {
+            lines.append("explore: \(states) crash states of \(operations) operations\(sampling): \(passed) passed, \(failed) failed, in \(Self.format(seconds)) s")
+        }
         lines.append(models.count == 1 ? "  model: \(models[0].rawValue) (\(verdict))" : "  models: \(verdict)")
-        lines.append("  the command \(commandEnded)")
+        lines.append("  the command \(commandEnded)" + (commandFailed ? " (a finding: the run itself did not end well)" : ""))
+        if !commandStderr.isEmpty {
+            lines.append("  its stderr ended with:")
+            lines += commandStderr.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }
+        }
         let groups = self.groups
-        let failedItems = results.enumerated().filter { !$0.element.passed }
+        let failedItems = results.enumerated().compactMap { index, item in item.failure.map { (index, item, $0) } }
         if !failedItems.isEmpty {
             lines.append("")
             lines.append(failedItems.count > shown ? "Failed states (the first \(shown) of \(failedItems.count); all with --json):" : "Failed states:")
-            for (index, item) in failedItems.prefix(shown) {
-                lines.append("  state \(item.state.id) (group \(groups[index] ?? 0))" + (models.count > 1 ? ", on \(CrashFilesystemModel.sentence(modelsOf(index)))" : ""))
-                lines.append("    operation:    \(item.state.operation)")
-                lines.append("    last durable: \(item.state.lastDurable?.text ?? "none")")
-                lines.append("    lost:         \(item.state.lost.isEmpty ? "nothing" : item.state.lost.joined(separator: "; "))")
+            for (index, item, failure) in failedItems.prefix(shown) {
+                lines.append("  state \(item.id) (group \(groups[index] ?? 0))" + (models.count > 1 ? ", on \(CrashFilesystemModel.sentence(modelsOf(index)))" : ""))
+                lines.append("    operation:    \(failure.operation)")
+                lines.append("    last durable: \(failure.lastDurable?.text ?? "none")")
+                lines.append("    lost:         \(Self.lostText(failure))")
                 lines.append("    checker:      \(item.stderr.isEmpty ? "(no stderr)" : item.stderr)")
             }
             lines.append("")
             lines.append("Groups (failed states that differ only in what they lost after the same durable operation):")
             var members: [Int: [String]] = [:]
             var after: [Int: String] = [:]
-            for (index, item) in failedItems {
+            for (index, item, failure) in failedItems {
                 let group = groups[index] ?? 0
-                members[group, default: []].append(item.state.id.description)
-                after[group] = item.state.lastDurable?.text ?? "none (nothing was durable yet)"
+                members[group, default: []].append(item.id.description)
+                after[group] = failure.lastDurable?.text ?? "none (nothing was durable yet)"
             }
             for group in members.keys.sorted() {
                 let names = members[group]!
@@ -145,4 +207,3 @@ struct ExploreReport {
         return lines.joined(separator: "\n") + "\n"
     }
 }
-

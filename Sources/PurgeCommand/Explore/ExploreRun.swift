@@ -4,17 +4,26 @@ import PurgeSys
 
 /// The one run `purgefs explore` records: the copy mounted with `record=`,
 /// the command started in its own process group with `PURGEFS_MOUNT` set,
-/// stdin on /dev/null and stdout into the FIFO the daemon drains before each
-/// operation it logs. What is left in the FIFO when the command has ended
-/// came after the last operation.
+/// stdin on /dev/null, stdout into the FIFO the daemon drains before each
+/// operation it logs, stderr into `stderrPath` (the report keeps its end).
+/// What is left in the FIFO when the command has ended came after the last
+/// operation. After `timeout` seconds the command's group gets SIGTERM, and
+/// SIGKILL if it is still there after the grace period; so does it on
+/// SIGINT or SIGTERM to explore.
 struct ExploreRun {
     let recording: ExploreRecording
     let command: [String]
     let options: [String]
+    var timeout: UInt64?
+    var stderrPath: String { recording.work + "/command.stderr" }
 
     struct Outcome {
         var status: WaitStatus?
         var interruptedBy: Int32?
+        /// Stopped at `timeout`.
+        var timedOut = false
+        /// The last lines of its stderr.
+        var stderrTail = ""
         /// Printed after the last operation (or while the FIFO was nearly
         /// full, which explore then empties itself).
         var trailingOutput: [UInt8] = []
@@ -50,9 +59,11 @@ struct ExploreRun {
         } + ["PURGEFS_MOUNT=" + recording.runCopy]
         let pid: ProcessID
         do throws(Errno) {
+            let errors = try FileDescriptor.open(path: stderrPath, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o600)
+            defer { errors.closeQuietly() }
             pid = try ChildProcess.spawn(command[0], arguments: command, environment: environment,
                                          fileActions: [.open("/dev/null", as: .standardInput, flags: OpenFlags.readOnly),
-                                                       .duplicate(writer, to: .standardOutput)],
+                                                       .duplicate(writer, to: .standardOutput), .duplicate(errors, to: .standardError)],
                                          searchPath: !command[0].contains("/"), ownProcessGroup: true)
         } catch {
             // The one line: nothing ran, so there is nothing more to say.
@@ -60,6 +71,7 @@ struct ExploreRun {
             throw .failure("explore: cannot start \(command[0]): \(error)")
         }
         writer.closeQuietly()
+        let started = WallClock.seconds()
         var signalledAt: Double?
         while true {
             if let status = try? ChildProcess.poll(pid) {
@@ -68,7 +80,14 @@ struct ExploreRun {
             }
             if outcome.interruptedBy == nil, let signal = TerminationRequests.pending {
                 outcome.interruptedBy = signal
-                try? ProcessGroup.signal(pid, signal)
+                if signalledAt == nil {
+                    try? ProcessGroup.signal(pid, signal)
+                    signalledAt = WallClock.seconds()
+                }
+            }
+            if signalledAt == nil, let timeout, WallClock.seconds() - started >= Double(timeout) {
+                outcome.timedOut = true
+                try? ProcessGroup.signal(pid, SIGTERM)
                 signalledAt = WallClock.seconds()
             }
             if let signalledAt, WallClock.seconds() - signalledAt > Double(RunCommand.graceMilliseconds) / 1000 {
@@ -82,6 +101,7 @@ struct ExploreRun {
         }
         try? ProcessGroup.signal(pid, SIGKILL)
         outcome.trailingOutput += Self.drain(reader)
+        outcome.stderrTail = ExploreReport.tail(of: stderrPath)
         return outcome
     }
 

@@ -78,13 +78,16 @@ struct ExplorePage {
         for failure in failures {
             let point = failure["point"]?.integerValue ?? 0, variant = Self.text(failure["variant"])
             let lost = (failure["lost"]?.arrayValue ?? []).compactMap(\.stringValue)
+            // A report lists the first items of a state's loss and counts them all (lostCount).
+            let lostCount = max(lost.count, failure["lostCount"]?.integerValue.map { Int($0) } ?? 0)
+            let more = lostCount > lost.count ? "<li>and \(lostCount - lost.count) more</li>" : ""
             html += "<details class=\"failure\" id=\"\(HTMLPage.escape(Self.anchor(point: point, variant: variant)))\">"
                 + "<summary>state \(point)\(variant.isEmpty ? "" : " (\(HTMLPage.escape(variant)))"): after "
                 + "<code>\(HTMLPage.escape(Self.text(failure["operation"])))</code>, "
-                + "\(lost.count) lost</summary><table>"
+                + "\(lostCount) lost</summary><table>"
             html += "<tr><th>Operation</th><td><code>\(HTMLPage.escape(Self.text(failure["operation"])))</code></td></tr>"
             html += "<tr><th>Last durable</th><td><code>\(HTMLPage.escape(Self.text(failure["lastDurable"])))</code></td></tr>"
-            html += "<tr><th>Lost</th><td>" + (lost.isEmpty ? "nothing" : "<ul>" + lost.map { "<li><code>\(HTMLPage.escape($0))</code></li>" }.joined() + "</ul>") + "</td></tr>"
+            html += "<tr><th>Lost</th><td>" + (lost.isEmpty ? "nothing" : "<ul>" + lost.map { "<li><code>\(HTMLPage.escape($0))</code></li>" }.joined() + more + "</ul>") + "</td></tr>"
             if let group = failure["group"], group != .null {
                 html += "<tr><th>Group</th><td>\(HTMLPage.escape(Self.text(group)))</td></tr>"
             }
