@@ -1,7 +1,8 @@
-/// Every crash state of one recorded run (`purgefs explore`), as ext4 with
-/// `data=ordered` and delayed allocation could leave the container if the
-/// power went right after operation k (k = 1...n, the recorded operations
-/// that changed the container):
+/// Every crash state of one recorded run (`purgefs explore`), as a
+/// filesystem (`model`, `CrashFilesystemModel`; what follows is the part
+/// the models share, as ext4 with `data=ordered` and delayed allocation
+/// has it) could leave the container if the power went right after
+/// operation k (k = 1...n, the recorded operations that changed the container):
 ///
 /// - **Data.** Each file holds what it held at its last sync before k
 ///   (`fsync`, `fdatasync`, an `O_SYNC`/`O_DSYNC` write, `msync(MS_SYNC)`),
@@ -51,12 +52,16 @@ public struct CrashExploration: Sendable {
         case namesKept
         case namesLost
         case torn(pages: Int)
+        /// `posix` only: names kept, and of the unsynced pages only page
+        /// `page` (counted as `torn` counts them), written at k, survives.
+        case reordered(page: Int)
 
         public var description: String {
             switch self {
             case .namesKept: return "names-kept"
             case .namesLost: return "names-lost"
             case .torn(let pages): return "torn-\(pages)"
+            case .reordered(let page): return "reordered-\(page)"
             }
         }
 
@@ -65,8 +70,23 @@ public struct CrashExploration: Sendable {
             case "names-kept": self = .namesKept
             case "names-lost": self = .namesLost
             default:
-                guard text.hasPrefix("torn-"), let pages = Int(text.dropFirst(5)), pages > 0 else { return nil }
-                self = .torn(pages: pages)
+                if text.hasPrefix("torn-"), let pages = Int(text.dropFirst(5)), pages > 0 {
+                    self = .torn(pages: pages)
+                } else if text.hasPrefix("reordered-"), let page = Int(text.dropFirst(10)), page > 0 {
+                    self = .reordered(page: page)
+                } else {
+                    return nil
+                }
+            }
+        }
+
+        /// Exploration order within a point: names-kept, names-lost, torn-1...P, reordered-N.
+        var rank: (Int, Int) {
+            switch self {
+            case .namesKept: return (0, 0)
+            case .namesLost: return (1, 0)
+            case .torn(let pages): return (2, pages)
+            case .reordered(let page): return (3, page)
             }
         }
     }
@@ -139,6 +159,8 @@ public struct CrashExploration: Sendable {
 
     let initial: [InitialEntry]
     let operations: [Operation]
+    /// The filesystem whose crash behaviour the states follow.
+    public let model: CrashFilesystemModel
     /// Output bytes printed before each operation (index k - 1) and in all.
     let outputBefore: [UInt64]
     public let outputTotal: UInt64
@@ -148,8 +170,9 @@ public struct CrashExploration: Sendable {
     public var operationCount: Int { operations.count }
 
     /// `initial` starts with the root (path ""). `records` as the log has them.
-    public init(initial: [InitialEntry], records: [RecordedOperation]) {
+    public init(initial: [InitialEntry], records: [RecordedOperation], model: CrashFilesystemModel = .ext4) {
         self.initial = initial
+        self.model = model
         var operations: [Operation] = []
         var before: [UInt64] = []
         var printed: UInt64 = 0
@@ -206,7 +229,9 @@ public struct CrashExploration: Sendable {
     }
 
     /// Every state, in exploration order: k = 1...n, and for each k
-    /// names-kept, names-lost (when some names are not durable), torn-1...P.
+    /// names-kept, names-lost (when some names are not durable), torn-1...P,
+    /// and under `posix` reordered-N for each page N written at k that has
+    /// unsynced pages before it.
     public func stateIDs(torn: Bool) -> [StateID] {
         sizedStateIDs(torn: torn).map(\.id)
     }
@@ -216,19 +241,101 @@ public struct CrashExploration: Sendable {
     /// time left is estimated from).
     public func sizedStateIDs(torn: Bool) -> [(id: StateID, entries: Int)] {
         var ids: [(id: StateID, entries: Int)] = []
-        var simulation = Simulation(initial: initial)
+        var simulation = Simulation(initial: initial, model: model)
         for (index, operation) in operations.enumerated() {
+            let pagesBefore = simulation.tornPages.count
             simulation.apply(operation, point: index + 1)
             let point = index + 1
             let entries = simulation.current.nodes.count
             ids.append((StateID(point: point, variant: .namesKept), entries))
             if simulation.hasUndurableNames { ids.append((StateID(point: point, variant: .namesLost), simulation.durableNames.nodes.count)) }
-            if torn {
-                let pages = simulation.tornPages.count
-                if pages > 0 { for count in 1...pages { ids.append((StateID(point: point, variant: .torn(pages: count)), entries)) } }
+            let pages = simulation.tornPages.count
+            if torn, pages > 0 {
+                for count in 1...pages { ids.append((StateID(point: point, variant: .torn(pages: count)), entries)) }
+            }
+            if model.reorders, case .write = operation.record, pages > max(pagesBefore, 1) {
+                for page in (max(pagesBefore, 1) + 1)...pages { ids.append((StateID(point: point, variant: .reordered(page: page)), entries)) }
             }
         }
         return ids
+    }
+
+    /// A state with each model under which it can happen.
+    public typealias Labelled = (state: State, models: [CrashFilesystemModel])
+
+    /// The states of `ids` in exploration order with each model under
+    /// which it can happen: `explorations` are one recorded run under
+    /// several models, and a state two of them leave identical (the same
+    /// point, variant, tree and output) is listed once, labelled with both.
+    public static func labelled(_ explorations: [CrashExploration], ids: [StateID]) -> [Labelled] {
+        Array(IteratorSequence(labelledIterator(explorations, ids: ids)))
+    }
+
+    /// `labelled(_:ids:)` made one id at a time as they are asked for: each
+    /// model's simulation goes forward point by point, and only the states
+    /// of one id (one a model at most) are held at a time.
+    public static func labelledIterator(_ explorations: [CrashExploration], ids: [StateID], lostLimit: Int = .max) -> LabelledIterator {
+        LabelledIterator(ids: ids, models: explorations.map { $0.stateIterator([], lostLimit: lostLimit) })
+    }
+
+    public struct LabelledIterator: IteratorProtocol {
+        let ids: [StateID]
+        var models: [StateIterator]
+        var index = 0
+        /// The states of `ids[index - 1]` not returned yet.
+        var pending: [Labelled] = []
+        var returned = 0
+
+        /// The states returned, those of the id being returned, and one for
+        /// each id not reached yet: the number of states, once all are made.
+        public var expected: Int { returned + pending.count + (ids.count - index) }
+
+        /// The index in `ids` of the state `next()` returned last.
+        public var position: Int { index - 1 }
+
+        /// The id of the state `next()` returns, if it makes one.
+        public var upcoming: StateID? { pending.first?.state.id ?? (index < ids.count ? ids[index] : nil) }
+
+        public mutating func next() -> Labelled? {
+            while pending.isEmpty, index < ids.count {
+                let id = ids[index]
+                index += 1
+                struct Key: Hashable {
+                    var entries: [Entry]
+                    var output: UInt64
+                }
+                var found: [Key: Int] = [:]
+                for position in models.indices {
+                    guard let state = models[position].state(id) else { continue }
+                    let key = Key(entries: state.entries, output: state.outputLength)
+                    if let existing = found[key] {
+                        pending[existing].models.append(models[position].exploration.model)
+                    } else {
+                        found[key] = pending.count
+                        pending.append((state, [models[position].exploration.model]))
+                    }
+                }
+            }
+            guard !pending.isEmpty else { return nil }
+            returned += 1
+            return pending.removeFirst()
+        }
+    }
+
+    /// The ids of every model's states, each once, in exploration order.
+    public static func unionIDs(_ explorations: [CrashExploration], torn: Bool) -> [StateID] {
+        sizedUnionIDs(explorations, torn: torn).map(\.id)
+    }
+
+    /// `unionIDs` with the entries of each state (under the first model that has it).
+    public static func sizedUnionIDs(_ explorations: [CrashExploration], torn: Bool) -> [(id: StateID, entries: Int)] {
+        var seen: Set<StateID> = []
+        var ids: [(id: StateID, entries: Int)] = []
+        for exploration in explorations {
+            for sized in exploration.sizedStateIDs(torn: torn) where seen.insert(sized.id).inserted { ids.append(sized) }
+        }
+        guard explorations.count > 1 else { return ids }
+        return ids.sorted { ($0.id.point, $0.id.variant.rank.0, $0.id.variant.rank.1) < ($1.id.point, $1.id.variant.rank.0, $1.id.variant.rank.1) }
     }
 
     /// `limit` of `ids`, evenly spaced, the first and the last among them.
@@ -249,7 +356,7 @@ public struct CrashExploration: Sendable {
     /// the one made last starts the pass again); ids of no state are skipped.
     /// Each state's `lost` holds at most `lostLimit` items (`lostCount` all).
     public func stateIterator(_ ids: [StateID], lostLimit: Int = .max) -> StateIterator {
-        StateIterator(exploration: self, ids: ids, lostLimit: lostLimit, simulation: Simulation(initial: initial))
+        StateIterator(exploration: self, ids: ids, lostLimit: lostLimit, simulation: Simulation(initial: initial, model: model))
     }
 
     public struct StateIterator: IteratorProtocol {
@@ -265,20 +372,24 @@ public struct CrashExploration: Sendable {
             while index < ids.count {
                 let id = ids[index]
                 index += 1
-                guard id.point >= 1, id.point <= exploration.operationCount else { continue }
-                if id.point < applied {
-                    simulation = Simulation(initial: exploration.initial)
-                    applied = 0
-                }
-                while applied < id.point {
-                    simulation.apply(exploration.operations[applied], point: applied + 1)
-                    applied += 1
-                }
-                if let state = simulation.state(id, outputLength: exploration.outputLength(at: applied), lostLimit: lostLimit) {
-                    return state
-                }
+                if let state = state(id) { return state }
             }
             return nil
+        }
+
+        /// The state `id` names (nil if there is none), the simulation taken
+        /// forward to its point (or again from the start, for an earlier one).
+        mutating func state(_ id: StateID) -> State? {
+            guard id.point >= 1, id.point <= exploration.operationCount else { return nil }
+            if id.point < applied {
+                simulation = Simulation(initial: exploration.initial, model: exploration.model)
+                applied = 0
+            }
+            while applied < id.point {
+                simulation.apply(exploration.operations[applied], point: applied + 1)
+                applied += 1
+            }
+            return simulation.state(id, outputLength: exploration.outputLength(at: applied), lostLimit: lostLimit)
         }
     }
 }
@@ -287,12 +398,27 @@ extension CrashExploration {
     /// The sequential model: the namespace now and as durable, each file's
     /// content now and as durable, what is unsynced.
     struct Simulation {
+        /// A name change or a size change, in the one journal.
         struct Journaled {
             var point: Int
             var operation: Operation
             var directories: [EntryID]
+            /// The files whose `fsync` commits it (their names or size).
+            var entries: [EntryID]
             var lostText: [String]
+            /// `ext4`'s rename over a name: the file's data then, written before the rename commits.
+            var flush: Flush?
         }
+
+        struct Flush {
+            var id: EntryID
+            var image: FileImage
+            /// Its unsynced ranges and the last page serial then.
+            var ranges: Int
+            var serial: Int
+        }
+
+        let model: CrashFilesystemModel
 
         var current: CrashNamespace
         var durableNames: CrashNamespace
@@ -304,8 +430,14 @@ extension CrashExploration {
         /// Per file: ranges written and whether the size changed since its last sync.
         var unsyncedRanges: [EntryID: [Range<UInt64>]] = [:]
         var unsyncedSize: [EntryID: Bool] = [:]
-        /// Writes since their file's last sync, in order, as 4 KiB pages.
-        var tornPages: [(id: EntryID, piece: FileImage.Piece)] = []
+        /// Writes since their file's last sync, in order, as 4 KiB pages,
+        /// each with a serial number (growing, never reused).
+        var tornPages: [(id: EntryID, piece: FileImage.Piece, serial: Int)] = []
+        var pageSerial = 0
+        /// Per file: pages up to this serial are in `durable` (a flush committed).
+        var flushedThrough: [EntryID: Int] = [:]
+        /// Per file: the point of its last sync.
+        var syncedAt: [EntryID: Int] = [:]
         var descriptions: [String] = []
         var lastDurable: (point: Int, text: String)?
         var previousDurable: (point: Int, text: String)?
@@ -315,7 +447,8 @@ extension CrashExploration {
         var generations: [EntryID: UInt64] = [:]
         var seen: Set<EntryID> = []
 
-        init(initial: [InitialEntry]) {
+        init(initial: [InitialEntry], model: CrashFilesystemModel) {
+            self.model = model
             let root = initial.first { $0.path.isEmpty }
             var names = CrashNamespace(root: root?.id ?? EntryID(device: 0, inode: 0), mode: root?.mode ?? 0o755)
             var byPath: [String: EntryID] = ["": names.root]
@@ -399,17 +532,28 @@ extension CrashExploration {
                 let piece = FileImage.Piece(offset: offset, length: length, data: data)
                 contents[id, default: .empty].write(piece)
                 if length > 0 { unsyncedRanges[id, default: []].append(offset..<(offset + length)) }
-                tornPages += FileImage.pages(of: piece).map { (id, $0) }
+                for page in FileImage.pages(of: piece) {
+                    pageSerial += 1
+                    tornPages.append((id, page, pageSerial))
+                }
             case .resize(let id, let size):
+                // A size change is metadata: journaled in order with the names.
                 text = "truncate \(path(id)) to \(size)"
                 contents[id, default: .empty].resize(to: size)
                 unsyncedSize[id] = true
+                journal.append(Journaled(point: point, operation: operation, directories: [], entries: [id], lostText: [text]))
             case .synced(let id):
                 text = "fsync \(path(id))"
                 durable[id] = contents[id] ?? .empty
                 unsyncedRanges[id] = nil
                 unsyncedSize[id] = nil
                 tornPages.removeAll { $0.id == id }
+                syncedAt[id] = point
+                // Every model but posix: the fsync commits the journal up to
+                // the file's own last name or size change.
+                if model.syncCommitsNames, let last = journal.lastIndex(where: { $0.entries.contains(id) }) {
+                    commit(upTo: last + 1)
+                }
             case .directorySynced(let id):
                 let shown = current.path(of: id) ?? "?"
                 text = "fsync directory \(shown.isEmpty ? "." : shown)"
@@ -430,7 +574,17 @@ extension CrashExploration {
 
         mutating func commit(upTo count: Int) {
             guard count > committed else { return }
-            for entry in journal[committed..<count] { Self.applyNames(entry.operation, to: &durableNames) }
+            for entry in journal[committed..<count] {
+                Self.applyNames(entry.operation, to: &durableNames)
+                if case .resize(let id, let size) = entry.operation.record, (syncedAt[id] ?? 0) < entry.point {
+                    durable[id, default: .empty].resize(to: size)
+                }
+                if let flush = entry.flush, (syncedAt[flush.id] ?? 0) < entry.point {
+                    durable[flush.id] = flush.image
+                    if let ranges = unsyncedRanges[flush.id] { unsyncedRanges[flush.id] = Array(ranges.dropFirst(flush.ranges)) }
+                    flushedThrough[flush.id] = flush.serial
+                }
+            }
             committed = count
         }
 
@@ -439,6 +593,8 @@ extension CrashExploration {
             let text: String
             var lost: [String]
             var directories: [EntryID]
+            var entries: [EntryID] = []
+            var flush: Flush?
             switch operation.record {
             case .created(let parent, let name, let entry, let kind, _, let target):
                 let place = current.path(name, in: parent)
@@ -452,17 +608,28 @@ extension CrashExploration {
                 }
                 lost = ["name \(place)"]
                 directories = [parent]
+                entries = [entry]
                 if kind == .file, !existing { contents[entry] = .empty }
             case .removed(let parent, let name, let entry):
                 let place = current.path(name, in: parent)
                 text = (current.node(entry)?.kind == .directory ? "rmdir " : "unlink ") + place
                 lost = ["removal of \(place)"]
                 directories = [parent]
-            case .moved(let parent, let name, let newParent, let newName, _):
+                entries = [entry]
+            case .moved(let parent, let name, let newParent, let newName, let entry):
                 let from = current.path(name, in: parent), to = current.path(newName, in: newParent)
                 text = "rename \(from) -> \(to)"
                 lost = ["rename \(from) -> \(to)"]
                 directories = [parent, newParent]
+                entries = [entry]
+                if case .replacing(_, let replaced) = operation {
+                    entries.append(replaced)
+                    // ext4's auto_da_alloc: a file renamed over an existing
+                    // name has its data written before the rename commits.
+                    if model.flushesOnRenameOver, current.node(entry)?.kind == .file {
+                        flush = Flush(id: entry, image: contents[entry] ?? .empty, ranges: unsyncedRanges[entry]?.count ?? 0, serial: pageSerial)
+                    }
+                }
             case .exchanged(let parent, let name, let newParent, let newName):
                 let one = current.path(name, in: parent), other = current.path(newName, in: newParent)
                 text = "exchange \(one) <-> \(other)"
@@ -472,7 +639,7 @@ extension CrashExploration {
                 return ""
             }
             Self.applyNames(operation, to: &current)
-            journal.append(Journaled(point: point, operation: operation, directories: directories, lostText: lost))
+            journal.append(Journaled(point: point, operation: operation, directories: directories, entries: entries, lostText: lost, flush: flush))
             return text
         }
 
@@ -535,16 +702,22 @@ extension CrashExploration {
         }
 
         func state(_ id: StateID, outputLength: UInt64, lostLimit: Int = .max) -> State? {
+            // Every variant but names-lost has the whole journal committed.
+            var kept = self
+            if id.variant != .namesLost { kept.commit(upTo: journal.count) }
             let names: CrashNamespace
-            var images = durable
+            var images = kept.durable
             var lost = Lost(limit: lostLimit)
             let now = current.walk()
             let walk: [(path: String, id: EntryID)]
+            func unflushed(_ page: (id: EntryID, piece: FileImage.Piece, serial: Int)) -> Bool {
+                page.serial > (kept.flushedThrough[page.id] ?? 0)
+            }
             switch id.variant {
             case .namesKept:
                 names = current
                 walk = now
-                lostData(into: &lost, walk: now)
+                kept.lostData(into: &lost, walk: now)
             case .namesLost:
                 guard hasUndurableNames else { return nil }
                 names = durableNames
@@ -557,9 +730,17 @@ extension CrashExploration {
                 guard count >= 1, count <= tornPages.count else { return nil }
                 names = current
                 walk = now
-                for page in tornPages[..<count] { images[page.id, default: .empty].write(page.piece) }
-                lostData(into: &lost, walk: now)
+                for page in tornPages[..<count] where unflushed(page) { images[page.id, default: .empty].write(page.piece) }
+                kept.lostData(into: &lost, walk: now)
                 lost.add { "(\(count) of \(tornPages.count) unsynced pages survived)" }
+            case .reordered(let number):
+                guard model.reorders, number >= 1, number <= tornPages.count else { return nil }
+                let page = tornPages[number - 1]
+                names = current
+                walk = now
+                images[page.id, default: .empty].write(page.piece)
+                kept.lostData(into: &lost, walk: now)
+                lost.add { "(only unsynced page \(number) of \(tornPages.count) survived: \(path(page.id)) " + Self.range(page.piece.offset, page.piece.length) + ")" }
             }
             var entries: [Entry] = []
             for (path, entryID) in walk {

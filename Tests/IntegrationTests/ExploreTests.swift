@@ -116,9 +116,35 @@ final class ExploreTests: XCTestCase {
         XCTAssertEqual(json["operations"] as? Int, 30, "five a round, the rename over config.json one of them: \(result)")
     }
 
+    /// The README's example: the careless writer fails on every model but
+    /// ext4, whose auto_da_alloc writes the data before the rename commits.
+    func testTheCarelessWriterFailsOnEveryModelButExt4() throws {
+        let app = try writer(careful: false)
+        let result = try explore(["--check", configCheck, "--models", "all", "--report", report, container, "--", app])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        XCTAssertTrue(result.stdout.contains("  models: fails on ext4-noauto_da_alloc, xfs, btrfs and posix, survives on ext4\n"), result.stdout)
+        let json = try reportJSON()
+        XCTAssertEqual(json["models"] as? [String], ["ext4", "ext4-noauto_da_alloc", "xfs", "btrfs", "posix"])
+        let found = failures(json)
+        XCTAssertFalse(found.isEmpty)
+        for failure in found {
+            XCTAssertFalse((failure["models"] as? [String] ?? ["ext4"]).contains("ext4"), "\(failure)")
+        }
+        let renames = found.filter { $0["operation"] as? String == "rename tmp/config.json.new -> config.json" }
+        XCTAssertFalse(renames.isEmpty, "\(found)")
+        for failure in renames {
+            XCTAssertEqual(failure["models"] as? [String], ["ext4-noauto_da_alloc", "xfs", "btrfs", "posix"], "\(failure)")
+        }
+        let points = (json["results"] as? [[String: Any]] ?? []).map { "\($0["point"] ?? "")/\($0["variant"] ?? "")" }
+        XCTAssertGreaterThan(points.count, Set(points).count, "a state two models leave differently is checked under each")
+        let ext4 = try explore(["--check", configCheck, container, "--", app])
+        XCTAssertEqual(ext4.status, 0, "ext4 is the default: \(ext4)")
+        XCTAssertTrue(ext4.stdout.contains("  model: ext4 (survives on ext4)\n"), ext4.stdout)
+    }
+
     func testTheCarelessWriterIsFoundNamingTheRename() throws {
         let keep = scratch + "/kept"
-        let result = try explore(["--check", configCheck, "--report", report, "--keep", keep, container, "--", try writer(careful: false)])
+        let result = try explore(["--check", configCheck, "--model", "xfs", "--report", report, "--keep", keep, container, "--", try writer(careful: false)])
         XCTAssertEqual(result.status, 1, "\(result)")
         let json = try reportJSON()
         let found = failures(json)
@@ -229,7 +255,7 @@ final class ExploreTests: XCTestCase {
     // MARK: End to end
 
     func testRunWithExploreIsExploreAndFindsTheCarelessWriter() throws {
-        let result = try purgefs(["run", "--explore", "--check", configCheck, "--report", report, container, "--", try writer(careful: false)])
+        let result = try purgefs(["run", "--explore", "--check", configCheck, "--model", "xfs", "--report", report, container, "--", try writer(careful: false)])
         XCTAssertEqual(result.status, 1, "\(result)")
         XCTAssertEqual(result.stderr, "", "\(result)")
         let found = failures(try reportJSON())
@@ -255,7 +281,7 @@ final class ExploreTests: XCTestCase {
 
     func testThePageIsWrittenSelfContainedWithEveryState() throws {
         let page = scratch + "/explore.html"
-        let result = try explore(["--check", configCheck, "--report", report, "--html", page, container, "--", try writer(careful: false)])
+        let result = try explore(["--check", configCheck, "--model", "xfs", "--report", report, "--html", page, container, "--", try writer(careful: false)])
         XCTAssertEqual(result.status, 1, "\(result)")
         let html = try String(contentsOfFile: page, encoding: .utf8)
         let states = try XCTUnwrap(try reportJSON()["states"] as? Int)

@@ -47,7 +47,7 @@ final class CrashExplorationTests: XCTestCase {
     }
 
     func testARenameOverANameIsOneOperationAndTheCarelessOneLeavesAnEmptyFile() {
-        let exploration = CrashExploration(initial: initial, records: writer(careful: false))
+        let exploration = CrashExploration(initial: initial, records: writer(careful: false), model: .xfs)
         XCTAssertEqual(exploration.operationCount, 3, "create, write, rename over")
         let ids = exploration.stateIDs(torn: false)
         XCTAssertEqual(ids.map(\.description), ["1/names-kept", "1/names-lost", "2/names-kept", "2/names-lost", "3/names-kept", "3/names-lost"])
@@ -202,5 +202,129 @@ extension CrashExplorationTests {
         XCTAssertEqual(configEntry(states[2])?.image, .empty, "the new file, never synced")
         XCTAssertNotEqual(configEntry(states[2])?.identity, config)
         XCTAssertEqual(configEntry(states[3])?.image, .base("config.json", size: 15), "the old file, its removal not durable")
+    }
+}
+
+/// Where the models differ: each case gives different states under
+/// different models, as their sources say.
+extension CrashExplorationTests {
+    func states(_ records: [RecordedOperation], _ model: CrashFilesystemModel, torn: Bool = false) -> [CrashExploration.State] {
+        let exploration = CrashExploration(initial: initial, records: records, model: model)
+        return exploration.states(exploration.stateIDs(torn: torn))
+    }
+
+    /// The careless writer renames over config.json without an fsync:
+    /// an empty config.json under xfs, noauto_da_alloc, btrfs and posix;
+    /// never under ext4, whose auto_da_alloc writes the data first.
+    func testARenameOverANameWithoutFsyncEmptiesTheFileExceptOnExt4() {
+        let newData = FileImage(origin: nil, originLength: 0, pieces: [.init(offset: 0, length: 15, data: 0)], size: 15)
+        for model in CrashFilesystemModel.allCases {
+            let all = states(writer(careful: false), model)
+            let images = all.compactMap { configEntry($0)?.image }
+            XCTAssertEqual(images.count, all.count, "\(model): config.json is always there")
+            if model == .ext4 {
+                XCTAssertTrue(images.allSatisfy { $0 == .base("config.json", size: 15) || $0 == newData }, "\(model): old or new, whole: \(images)")
+                let afterRename = all.first { $0.id.description == "3/names-kept" }
+                XCTAssertEqual(afterRename.flatMap(configEntry)?.image, newData)
+                XCTAssertEqual(afterRename?.lost, [], "nothing lost: the data went with the rename")
+            } else {
+                XCTAssertTrue(images.contains(.empty), "\(model): the renamed file without its data")
+            }
+        }
+    }
+
+    /// Data written after a rename over a name is not flushed by it.
+    func testExt4FlushesOnlyWhatWasWrittenBeforeTheRename() {
+        var records = writer(careful: false)
+        records.removeLast()
+        records.append(.write(new, offset: 15, length: 5, data: 23))
+        let last = states(records, .ext4).last { $0.id.variant == .namesKept }
+        XCTAssertEqual(last.flatMap(configEntry)?.image?.size, 15, "the later bytes are lost")
+        XCTAssertEqual(last?.lost, ["config.json: bytes 15-19"])
+    }
+
+    /// Payload then marker, two files overwritten in place, never synced:
+    /// only posix lets the marker survive without the payload.
+    func testAMarkerWithoutItsPayloadIsFoundUnderPosixOnly() {
+        let payload = EntryID(device: 1, inode: 30), marker = EntryID(device: 1, inode: 31)
+        let files: [CrashExploration.InitialEntry] = initial + [.init(path: "payload", id: payload, kind: .file, mode: 0o644, size: 4096),
+                                                                .init(path: "marker", id: marker, kind: .file, mode: 0o644, size: 1)]
+        let records: [RecordedOperation] = [.write(payload, offset: 0, length: 4096, data: 0), .write(marker, offset: 0, length: 1, data: 4096)]
+        for model in CrashFilesystemModel.allCases {
+            for torn in [false, true] {
+                let exploration = CrashExploration(initial: files, records: records, model: model)
+                let found = exploration.states(exploration.stateIDs(torn: torn)).filter { state in
+                    let image = { (path: String) in state.entries.first { $0.path == path }?.image }
+                    return image("marker") != .base("marker", size: 1) && image("payload") == .base("payload", size: 4096)
+                }
+                XCTAssertEqual(found.map(\.id.description), model == .posix ? ["2/reordered-2"] : [], "\(model), torn \(torn)")
+            }
+        }
+    }
+
+    /// An fsync of a new file, its directory never synced: the name goes
+    /// with it under ext4, xfs and btrfs (the journal or the log tree up to
+    /// the file's last change), not under posix.
+    func testAnFsyncOfANewFileKeepsItsNameExceptUnderPosix() {
+        let records: [RecordedOperation] = [
+            .created(parent: root, name: name("new"), entry: new, kind: .file, mode: 0o644, target: []),
+            .write(new, offset: 0, length: 15, data: 0),
+            .synced(new),
+        ]
+        for model in CrashFilesystemModel.allCases {
+            let afterSync = states(records, model).filter { $0.id.point == 3 }
+            let lost = afterSync.filter { state in !state.entries.contains { $0.path == "new" } }
+            XCTAssertEqual(lost.map(\.id.description), model == .posix ? ["3/names-lost"] : [], "\(model)")
+        }
+    }
+
+    /// A truncate is metadata: it persists with the names, without the
+    /// data written after it.
+    func testATruncateWithoutItsRewriteIsAState() {
+        let records: [RecordedOperation] = [.resize(config, size: 0), .write(config, offset: 0, length: 15, data: 0)]
+        for model in CrashFilesystemModel.allCases {
+            let all = states(records, model)
+            XCTAssertTrue(all.contains { configEntry($0)?.image?.size == 0 }, "\(model): emptied, the rewrite lost")
+            XCTAssertTrue(all.contains { configEntry($0)?.image == .base("config.json", size: 15) }, "\(model): the truncate not committed")
+        }
+    }
+
+    /// Each state once, labelled with every model that leaves it.
+    func testAllModelsLabelEachStateOnce() {
+        let explorations = CrashFilesystemModel.allCases.map { CrashExploration(initial: initial, records: writer(careful: false), model: $0) }
+        let ids = CrashExploration.unionIDs(explorations, torn: false)
+        XCTAssertEqual(ids.map(\.description), ["1/names-kept", "1/names-lost", "2/names-kept", "2/names-lost", "3/names-kept", "3/names-lost"])
+        let labelled = CrashExploration.labelled(explorations, ids: ids)
+        let afterRename = labelled.filter { $0.state.id.description == "3/names-kept" }
+        XCTAssertEqual(afterRename.map(\.models), [[.ext4], [.ext4NoAutoDaAlloc, .xfs, .btrfs, .posix]], "two trees: with and without the data")
+        XCTAssertEqual(labelled.filter { $0.state.id.description == "1/names-kept" }.map(\.models), [CrashFilesystemModel.allCases])
+        XCTAssertEqual(CrashFilesystemModel.list("all"), CrashFilesystemModel.allCases)
+        XCTAssertEqual(CrashFilesystemModel.list("xfs,posix,xfs"), [.xfs, .posix])
+        XCTAssertNil(CrashFilesystemModel.list("ext3"))
+        XCTAssertEqual(CrashFilesystemModel.sentence([.posix, .xfs, .ext4]), "posix, xfs and ext4")
+        XCTAssertEqual(CrashExploration.StateID("4/reordered-3"), .init(point: 4, variant: .reordered(page: 3)))
+    }
+
+    /// Under several models the states are made one id at a time, as the
+    /// checker asks for them: the count starts at one state an id and grows
+    /// by each split, and the sequence is the one model's where there is one.
+    func testTheLabelledStatesAreMadeOneIdAtATime() throws {
+        let explorations = CrashFilesystemModel.allCases.map { CrashExploration(initial: initial, records: writer(careful: false), model: $0) }
+        let ids = CrashExploration.unionIDs(explorations, torn: false)
+        var iterator = CrashExploration.labelledIterator(explorations, ids: ids, lostLimit: 1)
+        XCTAssertEqual(iterator.expected, ids.count)
+        XCTAssertEqual(iterator.upcoming, ids.first)
+        var made: [String] = []
+        while let (state, models) = iterator.next() {
+            XCTAssertEqual(state.id, ids[iterator.position], "the id the position names")
+            XCTAssertLessThanOrEqual(state.lost.count, 1, "the lost limit reaches every model")
+            made.append("\(state.id) \(models.count)")
+        }
+        XCTAssertEqual(made, ["1/names-kept 5", "1/names-lost 5", "2/names-kept 5", "2/names-lost 5", "3/names-kept 1", "3/names-kept 4", "3/names-lost 5"])
+        XCTAssertEqual(iterator.expected, 7, "six ids, one of them split in two")
+        XCTAssertNil(iterator.upcoming)
+        let one = CrashExploration.labelled([explorations[2]], ids: ids)
+        XCTAssertEqual(one.map(\.state.id), explorations[2].states(ids).map(\.id))
+        XCTAssertTrue(one.allSatisfy { $0.models == [.xfs] })
     }
 }

@@ -22,7 +22,8 @@ struct ExploreChecker {
     let check: String
     let parallel: Int
     let output: [UInt8]
-    let exploration: CrashExploration
+    /// The recorded run under each model explored (one at least).
+    let explorations: [CrashExploration]
     let keep: String?
     /// Seconds one checker run may take.
     var timeout: UInt64?
@@ -38,6 +39,8 @@ struct ExploreChecker {
         var stderr: String
         /// What the report says of a failed state (nil when it passed).
         var failure: Failure?
+        /// The models under which the state can happen.
+        var models: [CrashFilesystemModel] = []
     }
 
     struct Failure {
@@ -60,11 +63,13 @@ struct ExploreChecker {
         var slot: Int
         var index: Int
         var state: CrashExploration.State
+        var models: [CrashFilesystemModel]
         var started: Double
     }
 
-    /// Checks the states `ids` names, in that order; `sizes`: the entries of
-    /// each (`CrashExploration.sizedStateIDs`), for the time left.
+    /// Checks the states `ids` names, in that order, under each model (a
+    /// state several models leave alike once, `CrashExploration.labelledIterator`);
+    /// `sizes`: the entries of each (`CrashExploration.sizedStateIDs`), for the time left.
     func check(_ ids: [CrashExploration.StateID], sizes: [Int]) throws(CommandExit) -> Outcome {
         var builders: [CrashStateBuilder] = []
         do throws(Errno) {
@@ -74,11 +79,11 @@ struct ExploreChecker {
         } catch {
             throw .failure("explore: cannot make the state directories in \(work): \(error)")
         }
-        var states = exploration.stateIterator(ids, lostLimit: Self.lostShown)
-        let count = ids.count
-        var results: [Result?] = Array(repeating: nil, count: count)
+        var states = CrashExploration.labelledIterator(explorations, ids: ids, lostLimit: Self.lostShown)
+        /// States in all: one an id until the models split one.
+        var count: Int { states.expected }
+        var results: [Result?] = []
         var running: [Running] = []
-        var next = 0
         var done = 0
         var failed = 0
         let started = WallClock.seconds()
@@ -102,7 +107,7 @@ struct ExploreChecker {
                 return Outcome(results: results.compactMap { $0 }, interruptedBy: signal)
             }
             // Start states on free slots.
-            while next < count, running.count < parallel {
+            while let upcoming = states.upcoming, running.count < parallel {
                 let free = (0..<parallel).filter { slot in !running.contains { $0.slot == slot } }
                 // A names-lost state goes where the last names-lost state was
                 // built, the others where names were kept: a slot keeps what
@@ -110,13 +115,16 @@ struct ExploreChecker {
                 // a name range can differ in every name (thousands of files
                 // made again at each state, when they alternate between slots).
                 // When that slot is busy, the state waits for it.
-                let namesLost = ids[next].variant == .namesLost
+                let namesLost = upcoming.variant == .namesLost
                 guard let slot = free.first(where: { slotHoldsNamesLost[$0] == namesLost })
                     ?? free.first(where: { slotHoldsNamesLost[$0] == nil })
                     ?? (slotHoldsNamesLost.contains(namesLost) ? nil : free.first) else { break }
                 slotHoldsNamesLost[slot] = namesLost
                 let building = WallClock.seconds()
-                guard let state = states.next() else { break }
+                let expected = states.expected
+                guard let (state, models) = states.next() else { break }
+                // States the models split this id into beyond the one counted.
+                for _ in 0..<max(0, states.expected - expected) { estimate.added(states.position) }
                 let stateDirectory = builders[slot].directory
                 let outputFile = work + "/output\(slot)"
                 let stderrFile = work + "/stderr\(slot)"
@@ -134,13 +142,13 @@ struct ExploreChecker {
                                       .duplicate(errors, to: .standardError)],
                         ownProcessGroup: true)
                     let now = WallClock.seconds()
-                    estimate.built(next, seconds: now - building)
-                    running.append(Running(pid: pid, slot: slot, index: next, state: state, started: now))
+                    estimate.built(states.position, seconds: now - building)
+                    running.append(Running(pid: pid, slot: slot, index: results.count, state: state, models: models, started: now))
+                    results.append(nil)
                 } catch {
                     stopAll()
                     throw .failure("explore: cannot build or check state \(state.id): \(error)")
                 }
-                next += 1
             }
             if running.isEmpty { break }  // fewer states than ids (none past the last operation)
             // Reap what ended, and what ran out of time.
@@ -168,7 +176,8 @@ struct ExploreChecker {
                 let state = job.state
                 results[job.index] = Result(
                     id: state.id, passed: passed, stderr: stderr,
-                    failure: passed ? nil : Failure(operation: state.operation, lastDurable: state.lastDurable, lost: state.lost, lostCount: state.lostCount))
+                    failure: passed ? nil : Failure(operation: state.operation, lastDurable: state.lastDurable, lost: state.lost, lostCount: state.lostCount),
+                    models: job.models)
                 done += 1
                 if !passed {
                     failed += 1
@@ -211,6 +220,13 @@ struct ExploreChecker {
             entriesLeft = Double(sizes.reduce(0, +))
             buildsLeft = sizes.count
             statesLeft = sizes.count
+        }
+
+        /// One more state of the id at `index` than counted (the models left it two ways).
+        mutating func added(_ index: Int) {
+            entriesLeft += Double(sizes[index])
+            buildsLeft += 1
+            statesLeft += 1
         }
 
         mutating func built(_ index: Int, seconds: Double) {
@@ -269,7 +285,8 @@ struct ExploreChecker {
 
     /// The command's stdout before operation `point` + 1 (all of it after the last operation).
     private func writeOutput(upTo point: Int, to path: String) throws(Errno) {
-        let length = point >= exploration.operationCount ? output.count : Int(min(UInt64(output.count), exploration.outputLength(at: point)))
+        let length = point >= explorations[0].operationCount ? output.count
+            : Int(min(UInt64(output.count), explorations[0].outputLength(at: point)))
         let file = try FileDescriptor.open(path: path, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
         defer { file.closeQuietly() }
         let prefix = Array(output[..<length])

@@ -2,8 +2,8 @@ import Glibc
 import PurgeCore
 import PurgeSys
 
-/// `purgefs explore [-o OPTS] --check CMD [--torn] [--max-states N] [--keep
-/// DIR] [--timeout DURATION] [--check-timeout DURATION] [--json] [--report
+/// `purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST]
+/// [--torn] [--max-states N] [--keep DIR] [--timeout DURATION] [--check-timeout DURATION] [--json] [--report
 /// FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]`: runs the
 /// command once on a recorded mount of a copy of the container, then
 /// checks every crash state of that run (`CrashExploration`) with CMD.
@@ -13,7 +13,8 @@ struct ExploreCommand: Subcommand {
     static let abstract = "Run a command once, then check that it recovers from a power loss at every point that matters"
     static var help: String {
         """
-        Usage: purgefs explore [-o OPTS] --check CMD [--torn] [--max-states N] [--keep DIR]
+        Usage: purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST]
+                               [--torn] [--max-states N] [--keep DIR]
                                [--timeout DURATION] [--check-timeout DURATION]
                                [--json] [--report FILE] [--html FILE]
                                CONTAINER -- COMMAND [ARG...]
@@ -30,18 +31,28 @@ struct ExploreCommand: Subcommand {
             + "process group killed, and its state fails as timed out."))
 
         \(TextLayout.paragraph(
-            "Crash states follow ext4 with data=ordered and delayed allocation. The state at point k is what the "
-            + "container could hold if the power went right after operation k (k = 1 to the number of operations): "
+            "Crash states follow a model of the filesystem (--model, ext4 by default). The state at point k is what "
+            + "the container could hold if the power went right after operation k (k = 1 to the number of operations): "
             + "every file holds what it held at its last fsync, fdatasync, O_SYNC/O_DSYNC write or msync(MS_SYNC) "
             + "before k (the base's content if never synced; empty if the run made it and never synced it), no byte "
-            + "written since; name changes (create, mkdir, symlink, link, unlink, rmdir, rename) persist in their "
-            + "order up to a point between the last one made durable (by an fsync of its directory, which makes every "
-            + "earlier change durable too) and k. For every k two states are explored, the two ends of that range: "
-            + "names-kept (every name change up to k persisted) and names-lost (only the durable ones; explored only "
+            + "written since unless the model writes it; name changes (create, mkdir, symlink, link, unlink, rmdir, "
+            + "rename) and truncates persist in their order up to a point between the last one made durable (by an "
+            + "fsync of its directory, or under every model but posix of the file, which makes every earlier change "
+            + "durable too) and k. For every k two states are explored, the two ends of that range: "
+            + "names-kept (every change up to k persisted) and names-lost (only the durable ones; explored only "
             + "when they differ). Every k is explored, so every point right before and right after each durable "
             + "operation is. With --torn, also torn-P for P = 1 to the number of 4 KiB pages written since their "
             + "file's last sync: names kept and the first P pages written survive. sync(2) and syncfs(2) are not "
             + "seen (Linux does not pass them to a FUSE filesystem): only fsync makes anything durable."))
+
+        \(TextLayout.paragraph(
+            "Models: ext4 (default mount options: data=ordered, delayed allocation, auto_da_alloc, which writes a file "
+            + "renamed over an existing name before the rename commits); ext4-noauto_da_alloc and xfs (no such flush: "
+            + "the renamed file may be empty); btrfs (its rename only starts the writeback: no flush without "
+            + "flushoncommit); posix (a file's fsync never makes its name durable, and reordered-N: names kept and only "
+            + "page N, written at k, of the unsynced pages survives, those before it lost). --models LIST (names "
+            + "separated by commas, or all) checks each state once and labels each failure with the models under "
+            + "which it can happen; the report says which fail and which survive."))
 
         \(TextLayout.paragraph(
             "CMD gets PURGEFS_CRASH_STATE (a directory holding the state, its own for this state), "
@@ -73,6 +84,8 @@ struct ExploreCommand: Subcommand {
         Flags:
         \(TextLayout.row("-o OPT[,OPT...]", "mount options for the run (see purgefs mount --help); may be given more than once"))
         \(TextLayout.row("--check CMD", "the checker, run through sh -c for each state (required)"))
+        \(TextLayout.row("--model NAME", "the crash model: ext4 (default), ext4-noauto_da_alloc, xfs, btrfs or posix"))
+        \(TextLayout.row("--models LIST", "explore under several models (names separated by commas, or all)"))
         \(TextLayout.row("--torn", "also the states where a prefix of the unsynced writes survives, in whole 4 KiB pages"))
         \(TextLayout.row("--max-states N", "check at most N states, evenly spaced in exploration order (the report says sampled)"))
         \(TextLayout.row("--timeout DURATION", "stop the command after DURATION (90s, 10m, 1h) and explore what it did"))
@@ -97,6 +110,8 @@ struct ExploreCommand: Subcommand {
     var options: [String] = []
     var check = ""
     var torn = false
+    /// The models the states follow: `--model NAME` (ext4 by default) or `--models LIST`.
+    var models: [CrashFilesystemModel] = [.ext4]
     var maxStates: Int?
     var timeout: DurationSeconds?
     var checkTimeout: DurationSeconds?
@@ -130,8 +145,8 @@ struct ExploreCommand: Subcommand {
         var flags = Array(arguments[..<separator])
         options = try OptionArguments.collect(from: &flags, command: Self.name)
         let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
-                                         valueFlags: ["--check": "CMD", "--max-states": "N", "--keep": "DIR", "--report": "FILE", "--html": "FILE",
-                                                      "--timeout": "DURATION", "--check-timeout": "DURATION"],
+                                         valueFlags: ["--check": "CMD", "--model": "NAME", "--models": "LIST", "--max-states": "N", "--keep": "DIR",
+                                                      "--report": "FILE", "--html": "FILE", "--timeout": "DURATION", "--check-timeout": "DURATION"],
                                          switchFlags: ["--torn", "--json"])
         containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
         guard let check = parsed.values["--check"] else {
@@ -145,6 +160,17 @@ struct ExploreCommand: Subcommand {
         if let text = parsed.values["--max-states"] {
             guard let value = Int(text), value >= 1 else { throw .usage("explore: --max-states needs a number of states, at least 1 (got \(text))") }
             maxStates = value
+        }
+        let names = CrashFilesystemModel.allCases.map(\.rawValue).joined(separator: ", ")
+        switch (parsed.values["--model"], parsed.values["--models"]) {
+        case (.some, .some): throw .usage("explore: give --model NAME or --models LIST, not both")
+        case (.some(let name), nil):
+            guard let model = CrashFilesystemModel(rawValue: name) else { throw .usage("explore: --model \(name) is not a model (\(names))") }
+            models = [model]
+        case (nil, .some(let list)):
+            guard let chosen = CrashFilesystemModel.list(list) else { throw .usage("explore: --models takes all or names separated by commas (\(names)); got \(list)") }
+            models = chosen
+        case (nil, nil): break
         }
         for (flag, role) in [("--timeout", "the command's run"), ("--check-timeout", "one checker run")] {
             guard let text = parsed.values[flag] else { continue }
@@ -268,7 +294,8 @@ struct ExploreCommand: Subcommand {
             throw .failure("explore: cannot read the operation log: \(error)")
         }
         defer { data.closeQuietly() }
-        let exploration = CrashExploration(initial: initial, records: records)
+        let explorations = models.map { CrashExploration(initial: initial, records: records, model: $0) }
+        let exploration = explorations[0]
         if exploration.operationCount == 0, run.interruptedBy == nil, !run.timedOut, run.status?.exitCode != 0 {
             let ended = run.status.map { "it \($0.description)" } ?? "it could not be started"
             throw .failure("explore: \(command[0]) changed nothing before it ended (\(ended)): no crash state to explore")
@@ -276,13 +303,13 @@ struct ExploreCommand: Subcommand {
         var output = ExploreReplay.output(records, data: data)
         output += run.trailingOutput
 
-        let sized = exploration.sizedStateIDs(torn: torn)
+        let sized = CrashExploration.sizedUnionIDs(explorations, torn: torn)
         let all = sized.map(\.id)
         let chosen = maxStates.map { CrashExploration.sample(all, limit: $0) } ?? all
         var checked = ExploreChecker.Outcome(results: [], interruptedBy: run.interruptedBy)
         if run.interruptedBy == nil {
             let checker = ExploreChecker(work: work, base: recording.base, data: data, check: check, parallel: Self.parallelChecks,
-                                         output: output, exploration: exploration, keep: keep, timeout: checkTimeout?.seconds)
+                                         output: output, explorations: explorations, keep: keep, timeout: checkTimeout?.seconds)
             let entries = Dictionary(sized.map { ($0.id, $0.entries) }, uniquingKeysWith: { first, _ in first })
             checked = try checker.check(chosen, sizes: chosen.map { entries[$0] ?? 1 })
         }
@@ -292,7 +319,7 @@ struct ExploreCommand: Subcommand {
                                    results: checked.results, seconds: WallClock.seconds() - started,
                                    commandEnded: Self.ended(run, timeout: timeout), commandStatus: run.status.map(Self.status),
                                    commandTimedOut: run.timedOut, commandStderr: run.stderrTail,
-                                   fingerprint: fingerprint, torn: torn, interruptedBy: checked.interruptedBy)
+                                   fingerprint: fingerprint, torn: torn, models: models, interruptedBy: checked.interruptedBy)
         if let reportPath {
             let saved = reportPath + ".recording"
             report.recording = saved

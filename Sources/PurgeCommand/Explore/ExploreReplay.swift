@@ -84,6 +84,16 @@ enum ExploreReplay {
         return entries
     }
 
+    /// The model `state` was explored under: the first its failure names,
+    /// else the report's (`model`, or the first of `models`); `posix` for a
+    /// report from before models (its names followed POSIX's rule).
+    static func model(of state: CrashExploration.StateID, in report: JSONValue) -> CrashFilesystemModel {
+        let failure = report["failures"]?.arrayValue?.first { $0["state"]?.stringValue == state.description }
+        let name = failure?["models"]?.arrayValue?.first?.stringValue ?? report["model"]?.stringValue
+            ?? report["models"]?.arrayValue?.first?.stringValue
+        return name.flatMap(CrashFilesystemModel.init(rawValue:)) ?? .posix
+    }
+
     static func run(report path: String, state: CrashExploration.StateID, into directory: String) throws(CommandExit) {
         let bytes: [UInt8]
         do throws(Errno) { bytes = try FileDescriptor.readFile(path, limit: 1 << 28) } catch {
@@ -120,7 +130,7 @@ enum ExploreReplay {
             throw .failure("explore: cannot read the recording \(recording): \(error)")
         }
         defer { data.closeQuietly() }
-        let exploration = CrashExploration(initial: initial, records: records)
+        let exploration = CrashExploration(initial: initial, records: records, model: model(of: state, in: report))
         guard let made = exploration.states([state]).first else {
             throw .failure("explore: \(path) has no state \(state) (points 1 to \(exploration.operationCount))")
         }

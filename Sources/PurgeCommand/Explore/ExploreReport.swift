@@ -28,6 +28,8 @@ struct ExploreReport {
     var commandStderr = ""
     var fingerprint: String
     var torn: Bool
+    /// The models explored (each result names those under which its state can happen).
+    var models: [CrashFilesystemModel]
     var recording: String?
     /// The signal that ended the exploration early.
     var interruptedBy: Int32?
@@ -77,6 +79,7 @@ struct ExploreReport {
             case .namesKept: kind = "kept"
             case .namesLost: kind = "lost"
             case .torn: kind = "torn"
+            case .reordered: kind = "reordered"
             }
             let key = "\(item.failure?.lastDurable?.point ?? 0)/\(kind)"
             if numbers[key] == nil { numbers[key] = numbers.count + 1 }
@@ -100,6 +103,7 @@ struct ExploreReport {
                 ("lostCount", .integer(failure.lostCount)),
                 ("stderr", .string(item.stderr)),
                 ("group", .integer(groups[index] ?? 0)),
+                ("models", .array(modelsOf(index).map { .string($0.rawValue) })),
             ])
         }
         return .object([
@@ -120,6 +124,7 @@ struct ExploreReport {
             ("interrupted", .bool(interrupted)),
             ("interruptedBy", interruptedBy.map { .string(TerminationRequests.name(of: $0)) } ?? .null),
             ("torn", .bool(torn)),
+            models.count == 1 ? ("model", .string(models[0].rawValue)) : ("models", .array(models.map { .string($0.rawValue) })),
             ("seconds", .number(Self.format(seconds))),
             ("fingerprint", .string(fingerprint)),
             ("recording", recording.map(JSONValue.string) ?? .null),
@@ -129,6 +134,20 @@ struct ExploreReport {
             })),
             ("failures", .array(failures)),
         ])
+    }
+
+    func modelsOf(_ index: Int) -> [CrashFilesystemModel] {
+        results[index].models.isEmpty ? models : results[index].models
+    }
+
+    /// "fails on posix and xfs, survives on ext4": the models some failed
+    /// state can happen under, and the others.
+    var verdict: String {
+        var failing: Set<CrashFilesystemModel> = []
+        for (index, item) in results.enumerated() where !item.passed { failing.formUnion(modelsOf(index)) }
+        let fails = models.filter(failing.contains), survives = models.filter { !failing.contains($0) }
+        return [fails.isEmpty ? nil : "fails on " + CrashFilesystemModel.sentence(fails),
+                survives.isEmpty ? nil : "survives on " + CrashFilesystemModel.sentence(survives)].compactMap { $0 }.joined(separator: ", ")
     }
 
     static func format(_ value: Double) -> String {
@@ -152,6 +171,7 @@ struct ExploreReport {
         } else {
             lines.append("explore: \(states) crash states of \(operations) operations\(sampling): \(passed) passed, \(failed) failed, in \(Self.format(seconds)) s")
         }
+        lines.append(models.count == 1 ? "  model: \(models[0].rawValue) (\(verdict))" : "  models: \(verdict)")
         lines.append("  the command \(commandEnded)" + (commandFailed ? " (a finding: the run itself did not end well)" : ""))
         if !commandStderr.isEmpty {
             lines.append("  its stderr ended with:")
@@ -163,7 +183,7 @@ struct ExploreReport {
             lines.append("")
             lines.append(failedItems.count > shown ? "Failed states (the first \(shown) of \(failedItems.count); all with --json):" : "Failed states:")
             for (index, item, failure) in failedItems.prefix(shown) {
-                lines.append("  state \(item.id) (group \(groups[index] ?? 0))")
+                lines.append("  state \(item.id) (group \(groups[index] ?? 0))" + (models.count > 1 ? ", on \(CrashFilesystemModel.sentence(modelsOf(index)))" : ""))
                 lines.append("    operation:    \(failure.operation)")
                 lines.append("    last durable: \(failure.lastDurable?.text ?? "none")")
                 lines.append("    lost:         \(Self.lostText(failure))")
