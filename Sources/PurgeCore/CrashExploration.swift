@@ -156,7 +156,8 @@ public struct CrashExploration: Sendable {
             let record = records[index]
             switch record {
             case .output(let data, let length):
-                printed += length
+                // Clamped: a log is read from a directory the user names (explore --replay).
+                printed = printed.addingClamped(length)
                 needed = max(needed, data + length)
                 index += 1
                 continue
@@ -179,7 +180,7 @@ public struct CrashExploration: Sendable {
                     before.append(printed)
                     operations.append(.replacing(records[next], replaced: replaced))
                     for output in between {
-                        printed += output.length
+                        printed = printed.addingClamped(output.length)
                         needed = max(needed, output.data + output.length)
                     }
                     index = next + 1

@@ -52,6 +52,8 @@ public struct FaultRule: Equatable, Sendable {
             }
             guard index < arguments.count else { throw FaultRuleError("\(flag) needs a value") }
             if values[flag] != nil { throw FaultRuleError("\(flag) given twice") }
+            // A rule travels as one line (fault add, fault list, a rules file).
+            if arguments[index].unicodeScalars.contains("\n") { throw FaultRuleError("\(flag): a value cannot hold a line break") }
             values[flag] = arguments[index]
             index += 1
         }

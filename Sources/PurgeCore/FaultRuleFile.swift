@@ -7,7 +7,7 @@ public enum FaultRuleFile {
     /// The rules of `text`, in order; the first error names its line.
     public static func parse(_ text: String) throws(FaultRuleError) -> [FaultRule] {
         var rules: [FaultRule] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, line) in Self.lines(text).enumerated() {
             do throws(FaultRuleError) {
                 let words = try self.words(of: line)
                 if words.isEmpty { continue }
@@ -17,6 +17,13 @@ public enum FaultRuleFile {
             }
         }
         return rules
+    }
+
+    /// The lines of `text`, split at each newline scalar: split by Character, a
+    /// file with CRLF line ends would be one line ("\r\n" is one Character).
+    /// A carriage return left at a line's end is a blank.
+    public static func lines(_ text: String) -> [Substring] {
+        text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { Substring($0) }
     }
 
     /// Splits one line into words, as a shell would (see the type's doc).

@@ -82,7 +82,9 @@ public enum RecordedOperation: Sendable, Equatable {
         func bytes(_ index: Int) -> [UInt8]? { index < fields.count ? Self.unhex(fields[index]) : nil }
         switch (tag, fields.count) {
         case ("W", 5):
-            guard let file = id(1), let offset = number(2), let length = number(3), let data = number(4) else { return nil }
+            // A range past 2^64 is no write the recorder made (and would overflow where it is replayed).
+            guard let file = id(1), let offset = number(2), let length = number(3), let data = number(4),
+                  !offset.addingReportingOverflow(length).overflow, !data.addingReportingOverflow(length).overflow else { return nil }
             self = .write(file, offset: offset, length: length, data: data)
         case ("T", 3):
             guard let file = id(1), let size = number(2) else { return nil }
@@ -107,7 +109,7 @@ public enum RecordedOperation: Sendable, Equatable {
             guard let directory = id(1) else { return nil }
             self = .directorySynced(directory)
         case ("P", 3):
-            guard let data = number(1), let length = number(2) else { return nil }
+            guard let data = number(1), let length = number(2), !data.addingReportingOverflow(length).overflow else { return nil }
             self = .output(data: data, length: length)
         default:
             return nil

@@ -35,7 +35,7 @@ public struct Scenario: Equatable, Sendable {
     public init(parsing text: String, file: String) throws(ScenarioError) {
         var steps: [ScenarioStep] = []
         var number = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for rawLine in FaultRuleFile.lines(text) {
             number += 1
             let words: [String]
             do throws(ScenarioProblem) {

@@ -46,6 +46,20 @@ final class CrashExplorationTests: XCTestCase {
         XCTAssertThrowsError(try RecordedOperation.parse("S 1:2\nnonsense\n"))
     }
 
+    /// Found by the parser fuzzing (CommandParserFuzzTests.testReplayRecording): explore
+    /// --replay reads the log from a directory the user names, and a write or an output
+    /// whose range passes 2^64 trapped on `data + length`. Such a line is no record; output
+    /// lengths add up clamped.
+    func testARangePast64BitsIsNoRecord() {
+        XCTAssertNil(RecordedOperation(line: "W 1:11 0 18446744073709551615 1"))
+        XCTAssertNil(RecordedOperation(line: "W 1:11 18446744073709551615 1 0"))
+        XCTAssertNil(RecordedOperation(line: "P 18446744073709551615 1"))
+        let half = UInt64.max / 2 + 1
+        let exploration = CrashExploration(initial: initial, records: [.output(data: 0, length: half), .output(data: 0, length: half),
+                                                                        .synced(config)])
+        XCTAssertEqual(exploration.outputTotal, .max)
+    }
+
     func testARenameOverANameIsOneOperationAndTheCarelessOneLeavesAnEmptyFile() {
         let exploration = CrashExploration(initial: initial, records: writer(careful: false))
         XCTAssertEqual(exploration.operationCount, 3, "create, write, rename over")

@@ -6,6 +6,24 @@ final class FaultRuleTests: XCTestCase {
         try FaultRule(arguments: FaultRuleFile.words(of: Substring(line)))
     }
 
+    /// Found by the parser fuzzing (ParserFuzzTests.testFaultRulesFile): a rules file with
+    /// CRLF line ends was one line ("\r\n" is one Character), its words ending in "\r\n".
+    func testARulesFileWithCRLFLineEnds() throws {
+        let rules = try FaultRuleFile.parse("--op read --path a --errno EIO --seed 7\r\n--op write --path b --short-write\r\n")
+        XCTAssertEqual(rules.map(\.line), ["--op read --path a --errno EIO --seed 7", "--op write --path b --short-write"])
+    }
+
+    /// Found by the parser fuzzing (ParserFuzzTests.testFaultRule): a --path or --comm with a
+    /// line break was accepted, but a rule travels as one line (fault add, the listing that
+    /// fault list reads), so its listing was unreadable until the rules were cleared.
+    func testAValueWithALineBreakIsRefused() {
+        for arguments in [["--op", "read", "--path", "a\nb", "--errno", "EIO"], ["--op", "read", "--path", "a", "--errno", "EIO", "--comm", "x\r\n"]] {
+            XCTAssertThrowsError(try FaultRule(arguments: arguments)) {
+                XCTAssertTrue("\($0)".hasSuffix(": a value cannot hold a line break"), "\($0)")
+            }
+        }
+    }
+
     func testEveryFlagParsesAndComesBackCanonical() throws {
         let parsed = try rule("--path 'Documents/*.db' --op write --errno eio --after 3 --times 1 --probability 0.25 --comm sqlite3 --seed 9")
         XCTAssertEqual(parsed.operation, .write)

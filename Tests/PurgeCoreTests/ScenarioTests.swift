@@ -16,6 +16,14 @@ final class ScenarioTests: XCTestCase {
         }
     }
 
+    /// Found by the parser fuzzing (ParserFuzzTests.testScenario): lines were split by
+    /// Character, and "\r\n" is one, so a scenario saved with CRLF line ends was one line.
+    func testCRLFLineEndsReadAsLines() throws {
+        let text = "at 2s squeeze 5M\r\n# a comment\r\nwhen used > 90% purge all\r\n"
+        XCTAssertEqual(try Scenario(parsing: text, file: "s"), try Scenario(parsing: text.replacingOccurrences(of: "\r\n", with: "\n"), file: "s"))
+        XCTAssertEqual(try Scenario(parsing: text, file: "s").steps.count, 2)
+    }
+
     func testTheSpecExample() throws {
         let scenario = try parse("""
             # squeeze, then a fault once the database exists

@@ -123,12 +123,14 @@ extension SpaceThreshold {
 }
 
 /// The device directory's small files: `name value` lines, `value` to the end of the line.
+/// Split at the bytes, not by Character: a value that ends in a carriage return (a
+/// container's path may) would make "\r\n" one Character and swallow the next line.
 public enum DeviceRecordLines {
     public static func values(_ data: [UInt8]) -> [String: String] {
         var values: [String: String] = [:]
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-            guard let space = line.firstIndex(of: " ") else { continue }
-            values[String(line[..<space])] = String(line[line.index(after: space)...])
+        for line in data.split(separator: 0x0A) {
+            guard let space = line.firstIndex(of: 0x20) else { continue }
+            values[String(decoding: line[..<space], as: UTF8.self)] = String(decoding: line[(space + 1)...], as: UTF8.self)
         }
         return values
     }
