@@ -308,7 +308,7 @@ extension CrashExploration {
         }
 
         static func range(_ offset: UInt64, _ length: UInt64) -> String {
-            "bytes \(offset)-\(offset + max(length, 1) - 1)"
+            "bytes \(offset)-\(offset + (max(length, 1) - 1))"
         }
 
         func alias(_ id: EntryID) -> EntryID { aliases[id] ?? id }

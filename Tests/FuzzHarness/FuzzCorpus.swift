@@ -11,6 +11,11 @@ public enum FuzzCorpus {
         return (path + ["FuzzCorpus"]).joined(separator: "/")
     }()
 
+    /// One seed of `target`, by its file name.
+    public static func seeds(_ target: ParserFuzzTarget, named name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/" + target.rawValue + "/" + name)))
+    }
+
     /// The seeds of `target`, in file-name order.
     public static func seeds(_ target: ParserFuzzTarget) throws -> [[UInt8]] {
         let folder = directory + "/" + target.rawValue

@@ -13,4 +13,13 @@ final class CommandParserFuzzTests: XCTestCase {
     func testReport() throws { try fuzz(.report) }
     func testReplayRecording() throws { try fuzz(.replayRecording) }
     func testUIRequest() throws { try fuzz(.uiRequest) }
+
+    /// Inputs libFuzzer found (scripts/fuzz), each once a crash; they are in
+    /// Tests/FuzzCorpus too, so both runners start from them.
+    func testFoundInputs() throws {
+        // An initial tree where "tmp" has the root's identity: the directory under
+        // itself made the walk of the namespace recurse until the stack ran out.
+        let directoryUnderItself = try FuzzCorpus.seeds(.replayRecording, named: "found-directory-under-itself")
+        XCTAssertNil(ParserFuzzTarget.replayRecording.check(directoryUnderItself))
+    }
 }

@@ -60,6 +60,19 @@ final class CrashExplorationTests: XCTestCase {
         XCTAssertEqual(exploration.outputTotal, .max)
     }
 
+    /// Found by libFuzzer (scripts/fuzz replay-recording): a recording whose initial tree
+    /// links a directory under itself (no real tree does) made the namespace's walk recurse
+    /// until the stack ran out; a write at the last offset 2^64 can name overflowed the
+    /// next page boundary and its description.
+    func testADirectoryUnderItselfAndTheLastOffsetMakeStates() {
+        let looped = initial + [.init(path: "tmp/again", id: root, kind: .directory, mode: 0o755)]
+        let exploration = CrashExploration(initial: looped, records: [.synced(config), .write(config, offset: .max, length: 0, data: 0),
+                                                                      .write(config, offset: .max - 1, length: 1, data: 0)])
+        let states = exploration.states((1...3).map { CrashExploration.StateID(point: $0, variant: .namesKept) })
+        XCTAssertEqual(states.count, 3)
+        XCTAssertEqual(states[2].operation, "write config.json: bytes 18446744073709551614-18446744073709551614")
+    }
+
     func testARenameOverANameIsOneOperationAndTheCarelessOneLeavesAnEmptyFile() {
         let exploration = CrashExploration(initial: initial, records: writer(careful: false))
         XCTAssertEqual(exploration.operationCount, 3, "create, write, rename over")
