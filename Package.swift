@@ -49,7 +49,8 @@ let package = Package(
         .executableTarget(name: "purgefs", dependencies: ["PurgeCommand"], plugins: ["CommitStamp"]),
         // The test library: SimulatedDevice runs the purgefs binary and reads its attributes (README, Testing an app).
         .target(name: "PurgeTesting", dependencies: ["PurgeCore", "PurgeSys"]),
-        // Foundation's own answers, asked from a module that does not shadow them (PurgeKit's fallbacks).
+        // Foundation's own answers, asked from a module that does not shadow them (PurgeKit's fallbacks),
+        // and the FileManager subclass whose overrides PurgeKit answers (FileManager.default).
         .target(name: "PurgeKitFoundation"),
         // The app's side: container URLs, ubiquitous items, resource values, clones, MetricKit's shape. No FUSE.
         .target(name: "PurgeKit", dependencies: ["PurgeKitFoundation", "PurgeCore", "PurgeSys", "PurgeStore"]),

@@ -55,15 +55,3 @@ public enum AllocationEstimate {
         size / blockSize + (size % blockSize == 0 ? 0 : 1)
     }
 }
-
-extension UInt64 {
-    func multipliedClamped(by other: UInt64) -> UInt64 {
-        let (product, overflow) = multipliedReportingOverflow(by: other)
-        return overflow ? .max : product
-    }
-
-    func addingClamped(_ other: UInt64) -> UInt64 {
-        let (sum, overflow) = addingReportingOverflow(other)
-        return overflow ? .max : sum
-    }
-}

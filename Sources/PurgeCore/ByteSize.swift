@@ -11,21 +11,43 @@
 ///   fraction of a plain byte count (`1.5`, `1.5B`) is refused.
 ///
 /// Refused: empty text, a sign, spaces, exponents, other units, and anything
-/// above `UInt64.max` bytes.
+/// above `maximum` (2^62 bytes).
 public struct ByteSize: Equatable, Comparable, Hashable, Sendable, CustomStringConvertible {
     public var bytes: UInt64
 
     public init(bytes: UInt64) { self.bytes = bytes }
+
+    /// The largest size purgefs takes from a user, 2^62 bytes (4 EiB), a
+    /// million times the largest disk made: every size that comes in
+    /// (options, attributes, `purgefs space`, scenario files, fault rules,
+    /// reports given back, the cloud manifest) is refused above it where it
+    /// enters. Three such sizes add up without overflow (capacity, external
+    /// and a container's use are the most any figure adds), and the space
+    /// figures saturate besides (`addingClamped`, `subtractingClamped`), so
+    /// no input can make the model trap.
+    public static let maximum: UInt64 = 1 << 62
+
+    /// `value` when it is at most `maximum`, else nil: for a size read as a
+    /// plain number (a manifest's, a report's).
+    public static func bounded(_ value: UInt64?) -> UInt64? {
+        guard let value, value <= maximum else { return nil }
+        return value
+    }
 
     /// Reads a size as described on the type.
     public init(parsing text: String) throws(ValueError) {
         let text = Substring(text)
         if text.isEmpty { throw .empty }
         if text.first == "-" { throw .negative }
-        guard let (number, rest) = try DecimalNumber.leading(text) else { throw .notASize }
-        guard let unit = Self.unitScale(rest) else { throw .notASize }
-        if unit == 1 && number.hasFraction { throw .fractionOfAByte }
-        bytes = try number.scaled(by: unit)
+        do throws(ValueError) {
+            guard let (number, rest) = try DecimalNumber.leading(text) else { throw .notASize }
+            guard let unit = Self.unitScale(rest) else { throw .notASize }
+            if unit == 1 && number.hasFraction { throw .fractionOfAByte }
+            bytes = try number.scaled(by: unit)
+        } catch .tooLarge {
+            throw .aboveMaximumSize  // past 64 bits is past the maximum too: one refusal
+        }
+        if bytes > Self.maximum { throw .aboveMaximumSize }
     }
 
     /// The multiplier for a unit suffix, or `nil` if it is not one.
@@ -62,5 +84,23 @@ public struct ByteSize: Equatable, Comparable, Hashable, Sendable, CustomStringC
         }
         let whole = tenths / 10, tenth = tenths % 10
         return tenth == 0 ? "\(whole) \(units[exponent])" : "\(whole).\(tenth) \(units[exponent])"
+    }
+}
+
+/// Saturating arithmetic for sizes and counts: a sum or product past
+/// `UInt64.max` is `UInt64.max`, a difference below 0 is 0. The space
+/// figures use these, so even values that never passed `ByteSize.maximum`
+/// (a real device's `statvfs`, a neighbour's record) cannot make them trap.
+extension UInt64 {
+    public func addingClamped(_ other: UInt64) -> UInt64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
+    }
+
+    public func subtractingClamped(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
+
+    public func multipliedClamped(by other: UInt64) -> UInt64 {
+        let (product, overflow) = multipliedReportingOverflow(by: other)
+        return overflow ? .max : product
     }
 }

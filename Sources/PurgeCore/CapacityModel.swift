@@ -84,7 +84,3 @@ public struct BackingSpace: Equatable, Sendable {
         self.free = free ?? available
     }
 }
-
-extension UInt64 {
-    public func subtractingClamped(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
-}

@@ -98,9 +98,9 @@ public struct CloudManifest: Equatable, Sendable {
             switch line.first {
             case UInt8(ascii: "F"):
                 let parts = rest.split(separator: 0x20, maxSplits: 6, omittingEmptySubsequences: false)
-                guard parts.count == 7, let inode = number(parts[0]), let size = number(parts[1]),
+                guard parts.count == 7, let inode = number(parts[0]), let size = ByteSize.bounded(number(parts[1])),
                       let modified = number(parts[2]), let evicted = Int(String(decoding: parts[3], as: UTF8.self)),
-                      let remoteSize = number(parts[4]), let remoteModified = number(parts[5])
+                      let remoteSize = ByteSize.bounded(number(parts[4])), let remoteModified = number(parts[5])
                 else { return nil }
                 var record = CloudRecord(
                     signature: CloudSignature(inode: inode, size: size, modified: modified), evicted: evicted == 1)

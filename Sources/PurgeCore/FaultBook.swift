@@ -76,10 +76,28 @@ public struct FaultBook: Sendable {
 
     /// Counts `call` against the rules and returns the firing, if one fires.
     public mutating func decide(_ call: FaultCall) -> FaultFiring? {
-        for index in entries.indices {
+        decide(call, matching: matching(call))
+    }
+
+    /// The IDs of the rules that match `call` (operation, process, path),
+    /// nothing counted. A mount finds them on a copy of its book, outside
+    /// the lock that `fault clear` takes, then has `decide(_:matching:)`
+    /// count them under it.
+    public func matching(_ call: FaultCall) -> Set<Int> {
+        var matching: Set<Int> = []
+        for entry in entries where call.operations.match(entry.rule.operation) && Self.matches(entry.rule.process, call)
+            && entry.rule.path.matches(call.path) {
+            matching.insert(entry.id)
+        }
+        return matching
+    }
+
+    /// `decide(_:)` with the matching rules found already (`matching(_:)`):
+    /// rules cleared since are gone, rules added since do not see this call.
+    public mutating func decide(_ call: FaultCall, matching: Set<Int>) -> FaultFiring? {
+        guard !matching.isEmpty else { return nil }
+        for index in entries.indices where matching.contains(entries[index].id) {
             let rule = entries[index].rule
-            guard call.operations.match(rule.operation), Self.matches(rule.process, call), rule.path.matches(call.path)
-            else { continue }
             entries[index].matched += 1
             guard entries[index].matched > rule.after else { continue }
             if let times = rule.times, entries[index].fired >= times { continue }

@@ -4,6 +4,13 @@
 /// one of a set, `\` takes the next character as it is; a component that is
 /// exactly `**` matches any number of components, none included. The
 /// container's root is the empty path: only `**` matches it.
+///
+/// Matching takes time proportional to the pattern's length times the
+/// path's, whatever the pattern: `*` and `**` are matched by the two-pointer
+/// walk that, on a mismatch, goes back only to the last star (a later star
+/// can match anything an earlier one could), never by trying every split.
+/// A pattern is at most `maximumLength` characters, so a rule checked on
+/// every request costs little however it is written.
 public struct FaultGlob: Equatable, Sendable, CustomStringConvertible {
     /// The pattern as given.
     public let text: String
@@ -21,8 +28,16 @@ public struct FaultGlob: Equatable, Sendable, CustomStringConvertible {
         case set(negated: Bool, ranges: [ClosedRange<Character>])
     }
 
+    /// The longest pattern a rule may have, in characters: a quarter of
+    /// `PATH_MAX`, ample for a pattern and small enough that matching it
+    /// against the longest path stays cheap.
+    public static let maximumLength = 1024
+
     public init(parsing text: String) throws(FaultRuleError) {
         if text.isEmpty { throw FaultRuleError("--path: empty pattern (use '**' for every path)") }
+        if text.count > Self.maximumLength {
+            throw FaultRuleError("--path: a pattern of \(text.count) characters; at most \(Self.maximumLength)")
+        }
         if text.hasPrefix("/") {
             throw FaultRuleError("--path '\(text)': a pattern is relative to the container (no leading '/')")
         }
@@ -103,43 +118,49 @@ public struct FaultGlob: Equatable, Sendable, CustomStringConvertible {
     /// empty) matches.
     public func matches(_ path: String) -> Bool {
         let parts = path.isEmpty ? [] : path.split(separator: "/", omittingEmptySubsequences: false).map { Array($0) }
-        return Self.match(components[...], parts[...])
-    }
-
-    private static func match(_ pattern: ArraySlice<Component>, _ parts: ArraySlice<[Character]>) -> Bool {
-        guard let first = pattern.first else { return parts.isEmpty }
-        switch first {
-        case .anyDepth:
-            let rest = pattern.dropFirst()
-            var remaining = parts
-            while true {
-                if match(rest, remaining) { return true }
-                guard !remaining.isEmpty else { return false }
-                remaining = remaining.dropFirst()
-            }
-        case .pattern(let pieces):
-            guard let part = parts.first, match(pieces[...], part[...]) else { return false }
-            return match(pattern.dropFirst(), parts.dropFirst())
+        return Self.wildcardMatch(components, parts, isStar: { $0 == .anyDepth }) { component, part in
+            guard case .pattern(let pieces) = component else { return false }
+            return Self.wildcardMatch(pieces, part, isStar: { $0 == .anyRun }, matchesOne: Self.matches)
         }
     }
 
-    private static func match(_ pieces: ArraySlice<Piece>, _ name: ArraySlice<Character>) -> Bool {
-        guard let piece = pieces.first else { return name.isEmpty }
+    private static func matches(_ piece: Piece, _ character: Character) -> Bool {
         switch piece {
-        case .anyRun:
-            var remaining = name
-            while true {
-                if match(pieces.dropFirst(), remaining) { return true }
-                guard !remaining.isEmpty else { return false }
-                remaining = remaining.dropFirst()
-            }
-        case .oneCharacter:
-            return !name.isEmpty && match(pieces.dropFirst(), name.dropFirst())
-        case .literal(let character):
-            return name.first == character && match(pieces.dropFirst(), name.dropFirst())
-        case .set(let negated, let ranges):
-            guard let character = name.first else { return false }
-            return ranges.contains { $0.contains(character) } != negated && match(pieces.dropFirst(), name.dropFirst())
+        case .anyRun: return false  // a star is the walk's business, never one element's
+        case .oneCharacter: return true
+        case .literal(let literal): return literal == character
+        case .set(let negated, let ranges): return ranges.contains { $0.contains(character) } != negated
         }
+    }
+
+    /// Whether `elements` match `pattern`, where a star matches any run of
+    /// elements and every other token exactly one (`matchesOne`). The
+    /// two-pointer walk: on a mismatch, go back to the last star seen and
+    /// let it take one element more. Only the last star ever needs to grow:
+    /// whatever an earlier star's longer match would let the rest match,
+    /// the last star can match as well. O(pattern × elements) calls of
+    /// `matchesOne`.
+    static func wildcardMatch<Token, Element>(
+        _ pattern: [Token], _ elements: [Element], isStar: (Token) -> Bool, matchesOne: (Token, Element) -> Bool
+    ) -> Bool {
+        var p = 0, e = 0
+        var star: (token: Int, element: Int)?
+        while e < elements.count {
+            if p < pattern.count, isStar(pattern[p]) {
+                star = (p, e)
+                p += 1
+            } else if p < pattern.count, matchesOne(pattern[p], elements[e]) {
+                p += 1
+                e += 1
+            } else if let last = star {
+                star = (last.token, last.element + 1)
+                p = last.token + 1
+                e = last.element + 1
+            } else {
+                return false
+            }
+        }
+        while p < pattern.count, isStar(pattern[p]) { p += 1 }
+        return p == pattern.count
     }
 }

@@ -33,8 +33,11 @@ public indirect enum JSONValue: Equatable, Sendable {
 
     public var stringValue: String? { if case .string(let text) = self { text } else { nil } }
     public var doubleValue: Double? { if case .number(let text) = self { Double(text) } else { nil } }
-    /// A whole number of 0 or more, exact to 64 bits.
-    public var integerValue: UInt64? { if case .number(let text) = self { UInt64(text) } else { nil } }
+    /// A whole number from 0 to `ByteSize.maximum`, as every size and count
+    /// purgefs writes in a report is: a larger one, in a report given back
+    /// (`report`, `explore --replay`, the pages), reads as none, so no sum
+    /// of a report's figures can overflow.
+    public var integerValue: UInt64? { if case .number(let text) = self { ByteSize.bounded(UInt64(text)) } else { nil } }
     /// A whole number that may be negative (rclone's size of a directory is -1).
     public var signedIntegerValue: Int64? { if case .number(let text) = self { Int64(text) } else { nil } }
     public var arrayValue: [JSONValue]? { if case .array(let items) = self { items } else { nil } }

@@ -34,9 +34,11 @@ extension MountOptions {
         CapacityModel.lowExceedsHigh(low: low, high: high, capacity: capacity)
     }
 
-    /// Checks that need the container's absolute, canonical path: the state
-    /// directory and the remote store must not sit where purgefs would serve,
-    /// purge or upload them.
+    /// Checks that need the container's absolute, canonical path (and `cloud`
+    /// and `state` canonical too, for the comparison to hold: the command
+    /// resolves them first): the state directory and the remote store must
+    /// not sit where purgefs would serve, purge or upload them, and the store
+    /// must hold neither the container nor the state directory.
     public func validate(containerPath: String) throws(OptionError) {
         guard let container = AbsolutePath.normalise(containerPath) else {
             preconditionFailure("validate(containerPath:) needs an absolute path, got \(containerPath)")
@@ -49,9 +51,16 @@ extension MountOptions {
                 }
             }
         }
-        if case .directory(let cloud)? = cloud, AbsolutePath.relative(cloud, to: container) != nil {
-            throw .cloudInsideContainer(cloud)
+        if case .directory(let given)? = cloud, let store = AbsolutePath.normalise(given) {
+            if Self.overlap(store, container) { throw .cloudOverlapsContainer(given, container: container) }
+            let state = AbsolutePath.normalise(stateDirectoryPath(containerPath: container)) ?? container
+            if Self.overlap(store, state) { throw .cloudOverlapsStateDirectory(given, state: state) }
         }
+    }
+
+    /// Whether one of two normalised paths is the other or inside it.
+    static func overlap(_ one: String, _ other: String) -> Bool {
+        AbsolutePath.relative(one, to: other) != nil || AbsolutePath.relative(other, to: one) != nil
     }
 
     /// The state directory for a container at `containerPath`.

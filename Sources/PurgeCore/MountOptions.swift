@@ -64,7 +64,11 @@ public enum SpaceThreshold: Equatable, Sendable {
     public func bytes(ofCapacity capacity: UInt64) -> UInt64 {
         switch self {
         case .bytes(let value): return value
-        case .percent(let share): return UInt64((Double(capacity) * share / 100).rounded(.down))
+        case .percent(let share):
+            // At most the capacity, whatever the share (NaN and negative as 0): UInt64(_:) of a Double traps past 2^64.
+            let value = (Double(capacity) * share / 100).rounded(.down)
+            guard value > 0 else { return 0 }
+            return value < Double(capacity) ? UInt64(value) : capacity
         }
     }
 }

@@ -25,8 +25,12 @@ public enum OptionError: Error, Equatable, Sendable, CustomStringConvertible {
     case coversStateDirectory(option: String, path: String)
     /// `state=` names the container itself.
     case stateDirectoryIsContainer(String)
-    /// `cloud=` lies inside the container: the remote store would be served and uploaded into itself.
-    case cloudInsideContainer(String)
+    /// `cloud=` is the container, lies inside it, or holds it (`/` included):
+    /// the remote store would be served and uploaded into itself, or an
+    /// upload renamed over the container's own files.
+    case cloudOverlapsContainer(String, container: String)
+    /// `cloud=` is the state directory, lies inside it, or holds it.
+    case cloudOverlapsStateDirectory(String, state: String)
     /// `subtype=` with another name: `purgefs unmount` finds mounts by their type `fuse.purgefs`.
     case unsupportedSubtype(String)
 
@@ -79,8 +83,10 @@ public enum OptionError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(option) zone '\(path)' would hold purgefs's own state directory; choose another zone or state="
         case .stateDirectoryIsContainer(let path):
             return "state=\(path): the state directory cannot be the container itself"
-        case .cloudInsideContainer(let path):
-            return "cloud=\(path): the remote store must be outside the container"
+        case .cloudOverlapsContainer(let path, let container):
+            return "cloud=\(path): the remote store must be outside the container \(container), and must not hold it"
+        case .cloudOverlapsStateDirectory(let path, let state):
+            return "cloud=\(path): the remote store must be outside the state directory \(state), and must not hold it"
         case .unsupportedSubtype(let name):
             return "subtype=\(name): purgefs mounts always have subtype 'purgefs' (type fuse.purgefs)"
         }

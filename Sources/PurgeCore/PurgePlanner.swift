@@ -39,6 +39,6 @@ public enum PurgePlanner {
             size: record.size,
             lastUsed: record.lastUsed,
             group: group == noSlot ? nil : ledger.directories[Int(group)].id))
-        plan.plannedBytes += record.allocated
+        plan.plannedBytes = plan.plannedBytes.addingClamped(record.allocated)
     }
 }

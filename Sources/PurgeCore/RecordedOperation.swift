@@ -78,13 +78,12 @@ public enum RecordedOperation: Sendable, Equatable {
         let fields = line.split(separator: " ", omittingEmptySubsequences: false)
         guard let tag = fields.first else { return nil }
         func id(_ index: Int) -> EntryID? { index < fields.count ? Self.entry(fields[index]) : nil }
-        func number(_ index: Int) -> UInt64? { index < fields.count ? UInt64(fields[index]) : nil }
+        // Offsets, lengths and sizes at most ByteSize.maximum, so an offset plus a length cannot overflow.
+        func number(_ index: Int) -> UInt64? { index < fields.count ? ByteSize.bounded(UInt64(fields[index])) : nil }
         func bytes(_ index: Int) -> [UInt8]? { index < fields.count ? Self.unhex(fields[index]) : nil }
         switch (tag, fields.count) {
         case ("W", 5):
-            // A range past 2^64 is no write the recorder made (and would overflow where it is replayed).
-            guard let file = id(1), let offset = number(2), let length = number(3), let data = number(4),
-                  !offset.addingReportingOverflow(length).overflow, !data.addingReportingOverflow(length).overflow else { return nil }
+            guard let file = id(1), let offset = number(2), let length = number(3), let data = number(4) else { return nil }
             self = .write(file, offset: offset, length: length, data: data)
         case ("T", 3):
             guard let file = id(1), let size = number(2) else { return nil }
@@ -109,7 +108,7 @@ public enum RecordedOperation: Sendable, Equatable {
             guard let directory = id(1) else { return nil }
             self = .directorySynced(directory)
         case ("P", 3):
-            guard let data = number(1), let length = number(2), !data.addingReportingOverflow(length).overflow else { return nil }
+            guard let data = number(1), let length = number(2) else { return nil }
             self = .output(data: data, length: length)
         default:
             return nil

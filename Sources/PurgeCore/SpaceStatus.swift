@@ -48,6 +48,20 @@ public struct SpaceStatus: Equatable, Sendable {
     /// files). What `df` shows as Used.
     public var deviceUsed: UInt64 { capacity.subtractingClamped(free) }
 
+    /// The figures `statfs` gives, in blocks of `unit` bytes: size C rounded
+    /// down, free F less device used (C − F) rounded up, so `df` never shows
+    /// less in use than there is, and available A rounded down, never more
+    /// than free. Whole-block arithmetic that cannot overflow, whatever the
+    /// figures (a unit of 0 is taken as 1).
+    public func blockFigures(unit: UInt64) -> (blocks: UInt64, free: UInt64, available: UInt64) {
+        let unit = Swift.max(unit, 1)
+        let blocks = capacity / unit
+        let used = deviceUsed
+        let usedBlocks = Swift.min(used / unit + (used % unit == 0 ? 0 : 1), blocks)
+        let free = blocks - usedBlocks
+        return (blocks, free, Swift.min(available / unit, free))
+    }
+
     /// Takes `amount` in flight (reserved by writes under way) off what is
     /// available and free.
     public mutating func reserve(_ amount: UInt64) {
@@ -57,10 +71,7 @@ public struct SpaceStatus: Equatable, Sendable {
 
     /// A + purgeable: what a write that matters can get, purging first
     /// (`volumeAvailableCapacityForImportantUsage`).
-    public var availableImportant: UInt64 {
-        let (sum, overflow) = available.addingReportingOverflow(purgeable)
-        return overflow ? .max : sum
-    }
+    public var availableImportant: UInt64 { available.addingClamped(purgeable) }
 
     /// A − low, not below 0: what a write that can wait should use without
     /// causing purges (`volumeAvailableCapacityForOpportunisticUsage`).

@@ -16,6 +16,8 @@ public enum ValueError: Error, Equatable, Sendable, CustomStringConvertible {
     case notADuration
     /// The value does not fit in 64 bits.
     case tooLarge
+    /// A size above `ByteSize.maximum`.
+    case aboveMaximumSize
     /// A fraction of a byte (`1.5` without a unit).
     case fractionOfAByte
     /// More decimal places than purgefs will read (see `Decimal.maxFractionDigits`).
@@ -41,6 +43,7 @@ public enum ValueError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notAThreshold: return "not a threshold (a size, or N% of the capacity)"
         case .notADuration: return "not a duration (seconds, or a number with s, m, h or d)"
         case .tooLarge: return "too large"
+        case .aboveMaximumSize: return "more than 4 EiB (2^62 bytes), the largest size purgefs takes"
         case .fractionOfAByte: return "a fraction of a byte (use a unit, as in 1.5K)"
         case .tooManyDecimals: return "too many decimal places"
         case .percentOutOfRange: return "a percentage must be more than 0 and at most 100"

@@ -39,16 +39,19 @@ extension URL {
     }
 }
 
+/// `FileManager.default` answers `temporaryDirectory` and `urls(for:in:)`
+/// with these two (`AnsweringFileManager` says why they are not declared
+/// again under Foundation's names, as `url(for:in:appropriateFor:create:)` is).
 extension FileManager {
     /// `tmp` inside the container, else Foundation's.
-    public var temporaryDirectory: URL {
+    var containerTemporaryDirectory: URL {
         AppContainer.url(of: .temporary) ?? FoundationAnswers.temporaryDirectory(of: self)
     }
 
     /// For `.cachesDirectory`, `.documentDirectory`, `.libraryDirectory` and
     /// `.applicationSupportDirectory` in the user domain: the container's
     /// folder; anything else is Foundation's answer.
-    public func urls(for directory: FileManager.SearchPathDirectory, in domainMask: FileManager.SearchPathDomainMask) -> [URL] {
+    func containerURLs(for directory: FileManager.SearchPathDirectory, in domainMask: FileManager.SearchPathDomainMask) -> [URL] {
         guard domainMask.contains(.userDomainMask), let folder = AppContainer.Folder(directory),
               let url = AppContainer.url(of: folder)
         else { return FoundationAnswers.urls(self, for: directory, in: domainMask) }

@@ -18,6 +18,16 @@ extension URL {
         return ResourceValuesLayout.merging(foundation, answers)
     }
 
+    /// The same, for keys written as an array literal (`[.fileSizeKey]`),
+    /// as Apple's guide writes them. Not Apple's API: it is what makes such
+    /// a call PurgeKit's in a file that imports Foundation too. There Swift
+    /// finds Foundation's `Set` version and PurgeKit's directly and shadows
+    /// neither; it ranks this one first because an array literal is an
+    /// `Array` by default and a `Set` only by conversion.
+    public func resourceValues(forKeys keys: [URLResourceKey]) throws -> URLResourceValues {
+        try resourceValues(forKeys: Set(keys))
+    }
+
     public mutating func setResourceValues(_ values: URLResourceValues) throws {
         if isFileURL, let excluded = values.isExcludedFromBackup, PurgeMount.containing(path) != nil {
             do {

@@ -12,11 +12,14 @@ import Foundation
 public enum FoundationAnswers {
     public static var temporaryDirectory: URL { URL.temporaryDirectory }
 
-    public static func temporaryDirectory(of manager: FileManager) -> URL { manager.temporaryDirectory }
+    public static func temporaryDirectory(of manager: FileManager) -> URL {
+        (manager as? AnsweringFileManager)?.foundationTemporaryDirectory ?? manager.temporaryDirectory
+    }
 
     public static func urls(_ manager: FileManager, for directory: FileManager.SearchPathDirectory,
                             in domainMask: FileManager.SearchPathDomainMask) -> [URL] {
-        manager.urls(for: directory, in: domainMask)
+        if let answering = manager as? AnsweringFileManager { return answering.foundationURLs(for: directory, in: domainMask) }
+        return manager.urls(for: directory, in: domainMask)
     }
 
     public static func url(_ manager: FileManager, for directory: FileManager.SearchPathDirectory,
@@ -25,6 +28,7 @@ public enum FoundationAnswers {
     }
 
     public static func copyItem(_ manager: FileManager, at source: URL, to destination: URL) throws {
+        if let answering = manager as? AnsweringFileManager { return try answering.foundationCopyItem(at: source, to: destination) }
         try manager.copyItem(at: source, to: destination)
     }
 

@@ -1,4 +1,5 @@
 import Glibc
+import PurgeCore
 
 /// Calls on paths the command is given: the adapter works on held
 /// descriptors with `*at()` calls, but a command line names paths.
@@ -9,6 +10,18 @@ public enum Paths {
         guard let resolved = realpath(path, nil) else { throw Errno.current }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+
+    /// The canonical path of `path`, which need not exist yet: its nearest
+    /// existing ancestor resolved (`canonical`), the missing rest appended
+    /// and normalised. For comparing a directory that will be made with
+    /// one that exists.
+    public static func canonicalAllowingMissing(_ path: String) -> String {
+        if let resolved = try? canonical(path) { return resolved }
+        guard path != "/", let slash = path.lastIndex(of: "/") else { return path }
+        let parent = slash == path.startIndex ? "/" : String(path[..<slash])
+        let base = canonicalAllowingMissing(parent)
+        return AbsolutePath.normalise(base + "/" + path[path.index(after: slash)...]) ?? path
     }
 
     /// The working directory. Wraps `getcwd(3)`.

@@ -13,7 +13,7 @@ public struct ListeningSocket: Sendable {
     /// Binds `host` (a dotted IPv4 address) and `port` (0: any free one)
     /// and listens. `EINVAL` for a host that is not such an address. Wraps
     /// `socket(2)`, `setsockopt(2)` (`SO_REUSEADDR`), `bind(2)`, `listen(2)`, `getsockname(2)`.
-    public static func listen(host: String, port: UInt16, backlog: Int32 = 16) throws(Errno) -> ListeningSocket {
+    public static func listen(host: String, port: UInt16, backlog: Int32 = 128) throws(Errno) -> ListeningSocket {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -111,7 +111,58 @@ public struct StreamSocket: Sendable, Hashable {
         }
     }
 
+    /// The dotted IPv4 address this connection arrived at (for a listener
+    /// on `0.0.0.0`, the one of the machine's addresses the client named).
+    /// Wraps `getsockname(2)` and `inet_ntop(3)`.
+    public func localIPv4Address() throws(Errno) -> String {
+        var local = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = try checked {
+            withUnsafeMutablePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor.rawValue, $0, &length) }
+            }
+        }
+        guard local.sin_family == sa_family_t(AF_INET) else { throw Errno.invalidArgument }
+        return IPv4Address.dotted(local.sin_addr)
+    }
+
     public func close() { descriptor.closeQuietly() }
+}
+
+/// IPv4 addresses as text, and the machine's own.
+public enum IPv4Address {
+    /// `a.b.c.d`. Wraps `inet_ntop(3)`.
+    public static func dotted(_ address: in_addr) -> String {
+        var address = address
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        guard inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil else { return "0.0.0.0" }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The IPv4 addresses of the machine's interfaces that are up, loopback
+    /// last, each once. Wraps `getifaddrs(3)`.
+    public static func ofInterfaces() throws(Errno) -> [String] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        _ = try checked { getifaddrs(&list) }
+        defer { freeifaddrs(list) }
+        var found: [String] = [], loopback: [String] = []
+        var entry = list
+        while let current = entry {
+            defer { entry = current.pointee.ifa_next }
+            guard current.pointee.ifa_flags & UInt32(IFF_UP) != 0, let address = current.pointee.ifa_addr,
+                  address.pointee.sa_family == sa_family_t(AF_INET) else { continue }
+            let text = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { dotted($0.pointee.sin_addr) }
+            if current.pointee.ifa_flags & UInt32(IFF_LOOPBACK) != 0 {
+                if !loopback.contains(text) { loopback.append(text) }
+            } else if !found.contains(text) {
+                found.append(text)
+            }
+        }
+        return found + loopback
+    }
+
+    /// Whether `address` is in 127.0.0.0/8.
+    public static func isLoopback(_ address: String) -> Bool { address.hasPrefix("127.") }
 }
 
 /// Waiting for descriptors to be ready.

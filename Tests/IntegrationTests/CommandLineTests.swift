@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PurgeCore
+import PurgeSys
 import XCTest
 
 /// The `purgefs` command run as a subprocess: help, bad input, the
@@ -86,6 +87,33 @@ final class CommandLineTests: MountedTestCase {
         try assertRejected(["frobnicate"], mentioning: ["frobnicate"], status: Self.usage)
         try assertRejected(["mount", c, m, "extra"], mentioning: ["extra"], status: Self.usage)
         try assertRejected([missing, m, "-o", "allow_other"], mentioning: [missing, "does-not-exist"], status: Self.failure)
+    }
+
+    /// `cloud=` the container, inside it, or holding it (`/`, the
+    /// container's parent, the same through a symlink), or overlapping the
+    /// state directory: one line, exit 64, and nothing made anywhere (a
+    /// store is given `files/` and `incoming/` at mount; `cloud=/` made them at the root).
+    func testACloudStoreOverlappingTheContainerIsRefusedBeforeAnythingIsMade() throws {
+        let c = fixture.container, m = fixture.mountpoint
+        let parent = String(c[..<c.lastIndex(of: "/")!])
+        let link = fixture.base + "/store-link"
+        XCTAssertEqual(symlink(parent, link), 0)
+        let state = fixture.base + "/state"
+        XCTAssertFalse(Paths.exists("/files") || Paths.exists("/incoming"), "left by something else: the test cannot tell")
+        let cases: [(store: String, state: [String])] = [
+            ("/", []), (parent, []), (c, []), (c + "/Documents/remote", []), (c + "/.purgefs", []),
+            (link, []), (link + "/" + String(c.split(separator: "/").last!), []), (link + "/container/new/remote", []),
+            (state, ["state=" + state]), (state + "/remote", ["state=" + state]),
+        ]
+        for (store, options) in cases {
+            let before = TreeSnapshot.take(fixture.base)
+            for foreground in [["-f"], []] {
+                try assertRejected(["mount", c, m] + foreground + ["-o", (["cloud=" + store] + options).joined(separator: ",")],
+                                   mentioning: ["the remote store must be outside"], status: Self.usage)
+            }
+            XCTAssertEqual(TreeSnapshot.take(fixture.base), before, "cloud=\(store): nothing made")
+        }
+        XCTAssertFalse(Paths.exists("/files") || Paths.exists("/incoming"), "cloud=/ made nothing at the root")
     }
 
     func testMountpointAlreadyMountedIsBusy() throws {

@@ -322,12 +322,26 @@ final class ExploreTests: XCTestCase {
             (["--check", "true", container, "--", "/no/such/app"], 1, "explore: cannot start /no/such/app: No such file or directory"),
             (["--check", "true", container, "--", "no-such-app-anywhere"], 1, "explore: cannot start no-such-app-anywhere: No such file or directory"),
         ]
-        for (arguments, status, text) in cases {
+        // --keep writes a directory per failed state there: a DIR that holds anything is refused before the app runs.
+        let kept = scratch + "/kept"
+        try FileManager.default.createDirectory(atPath: kept + "/1-names-kept", withIntermediateDirectories: true)
+        try Data("mine\n".utf8).write(to: URL(fileURLWithPath: kept + "/1-names-kept/notes.txt"))
+        let ran = scratch + "/ran"
+        let marker = try script("marker", "touch '\(ran)'\n")
+        let file = scratch + "/plain"
+        try Data("plain\n".utf8).write(to: URL(fileURLWithPath: file))
+        let refusals: [([String], Int32, String)] = [
+            (["--check", "true", "--keep", kept, container, "--", marker], 64, "explore: --keep \(kept) is not empty"),
+            (["--check", "true", "--keep", file, container, "--", marker], 64, "explore: --keep \(file): not a directory"),
+        ]
+        for (arguments, status, text) in cases + refusals {
             let result = try explore(arguments)
             XCTAssertEqual(result.status, status, "\(result)")
             XCTAssertEqual(result.stderrLines.count, 1, "\(result)")
             XCTAssertTrue(result.stderr.contains(text), "\(result)")
         }
         XCTAssertEqual(try String(contentsOfFile: container + "/config.json", encoding: .utf8), "{\"version\": 0}\n", "untouched")
+        XCTAssertEqual(try String(contentsOfFile: kept + "/1-names-kept/notes.txt", encoding: .utf8), "mine\n", "the user's file stays")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: ran), "refused before the app ran")
     }
 }

@@ -38,6 +38,32 @@ final class ManualPurgeCommandTests: PurgefsCommandTestCase {
         XCTAssertTrue(again.hasPrefix("Nothing was purged"), again)
     }
 
+    /// A cache file whose data a hard link outside the container keeps:
+    /// its name is purged, but no space is freed, so the log says bytes 0
+    /// and the links left, and purged_bytes does not count it.
+    func testAPurgedFileLinkedElsewhereIsLoggedAsNotFreed() throws {
+        let outside = fixture.base + "/kept-a.bin"
+        XCTAssertEqual(link(fixture.container + "/caches/a.bin", outside), 0)
+        let output = try succeed("purge", mnt, "--all")
+        XCTAssertTrue(output.hasPrefix("Purged 5 files"), output)
+        XCTAssertFalse(exists(mnt + "/caches/a.bin"))
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: outside)[.size] as? Int, 8192, "the data stays")
+
+        var entries: [String: [String: Any]] = [:]
+        for line in try succeed("log", mnt, "--json").split(separator: "\n") {
+            let entry = try object(String(line))
+            entries[try XCTUnwrap(entry["path"] as? String)] = entry
+        }
+        XCTAssertEqual(Set(entries.keys), Set(Self.purgeablePaths))
+        XCTAssertEqual(entries["caches/a.bin"]?["bytes"] as? Int, 0, "nothing freed: \(entries["caches/a.bin"] ?? [:])")
+        XCTAssertEqual(entries["caches/a.bin"]?["links_left"] as? Int, 1)
+        XCTAssertGreaterThan(entries["caches/b.bin"]?["bytes"] as? Int ?? 0, 0)
+        XCTAssertNil(entries["caches/b.bin"]?["links_left"])
+        let logged = entries.values.reduce(0) { $0 + ($1["bytes"] as? Int ?? 0) }
+        XCTAssertEqual(try attribute("purged_bytes", of: mnt), UInt64(logged), "the total is what the log says was freed")
+        XCTAssertEqual(try attribute("purged_files", of: mnt), 5)
+    }
+
     func testPurgeBytesPurgesAtLeastThatMuch() throws {
         let output = try succeed("purge", mnt, "--bytes", "1")
         XCTAssertTrue(output.hasPrefix("Purged 1 file,"), output)

@@ -153,21 +153,64 @@ final class PageTests: XCTestCase {
             return .text(200, "ok")
         }
         defer { listener.close() }
-        func respond(_ head: String) -> Int? { server.respond(to: Array(head.utf8))?.status }
-        XCTAssertNil(respond("GET /state?token=abc123 HTTP/1.1\r\nHost: x\r\n"), "not whole yet")
-        XCTAssertEqual(respond("POST /space?available=5&token=abc124 HTTP/1.1\r\n\r\n"), 403)
-        XCTAssertEqual(respond("POST /space?available=5 HTTP/1.1\r\n\r\n"), 403)
-        XCTAssertEqual(respond("POST /space?available=5&token=abc12 HTTP/1.1\r\n\r\n"), 403)
-        XCTAssertEqual(respond("POST /space?token=abc123&token=abc124 HTTP/1.1\r\n\r\n"), 400, "a name given twice")
+        let host = "Host: 127.0.0.1:\(listener.port)\r\n"
+        func respond(_ head: String) -> Int? { server.respond(to: Array(head.utf8), arrivedAt: "127.0.0.1")?.status }
+        XCTAssertNil(respond("GET /state?token=abc123 HTTP/1.1\r\n\(host)"), "not whole yet")
+        XCTAssertEqual(respond("POST /space?available=5&token=abc124 HTTP/1.1\r\n\(host)\r\n"), 403)
+        XCTAssertEqual(respond("POST /space?available=5 HTTP/1.1\r\n\(host)\r\n"), 403)
+        XCTAssertEqual(respond("POST /space?available=5&token=abc12 HTTP/1.1\r\n\(host)\r\n"), 403)
+        XCTAssertEqual(respond("POST /space?token=abc123&token=abc124 HTTP/1.1\r\n\(host)\r\n"), 400, "a name given twice")
         XCTAssertEqual(respond("GARBAGE\r\n\r\n"), 400)
         XCTAssertEqual(handled, [], "no request without the token reached the handler")
-        XCTAssertEqual(respond("POST /pin?path=Library%2FCaches%2Fa+b&token=abc123 HTTP/1.1\r\n\r\n"), 200)
-        XCTAssertEqual(handled, [.init(method: "POST", path: "/pin", query: ["path": "Library/Caches/a b", "token": "abc123"])])
-        XCTAssertEqual(server.respond(to: [UInt8](repeating: 65, count: UIServer.maxRequestBytes + 1))?.status, 431)
+        XCTAssertEqual(respond("POST /pin?path=Library%2FCaches%2Fa+b&token=abc123 HTTP/1.1\r\n\(host)\r\n"), 200)
+        XCTAssertEqual(handled, [.init(method: "POST", path: "/pin", query: ["path": "Library/Caches/a b", "token": "abc123"],
+                                       host: "127.0.0.1:\(listener.port)")])
+        XCTAssertEqual(server.respond(to: [UInt8](repeating: 65, count: UIServer.maxRequestBytes + 1), arrivedAt: "127.0.0.1")?.status, 431)
         XCTAssertEqual(UIView.inside("Library/Caches/a"), "Library/Caches/a")
         XCTAssertNil(UIView.inside("../etc/passwd"))
         XCTAssertNil(UIView.inside("/etc/passwd"))
         XCTAssertNil(UIView.inside("a/../../b"))
+    }
+
+    /// DNS rebinding: a page of another site whose name was pointed at this
+    /// address sends its own name as Host; with the right token or not, 421 and nothing done.
+    func testTheUIServerWantsTheAddressItListensOnAsHost() {
+        var handled = 0
+        let listener = ListeningSocketStub.none
+        let server = UIServer(listener: listener, token: "abc123") { _ in
+            handled += 1
+            return .text(200, "ok")
+        }
+        defer { listener.close() }
+        let port = listener.port
+        func status(_ host: String?, at local: String = "127.0.0.1") -> Int? {
+            let head = "POST /purge?token=abc123 HTTP/1.1\r\n" + (host.map { "Host: \($0)\r\n" } ?? "") + "\r\n"
+            return server.respond(to: Array(head.utf8), arrivedAt: local)?.status
+        }
+        for refused in ["evil.example:\(port)", "evil.example", "127.0.0.1", "127.0.0.1:\(port &+ 1)", "localhost.evil.example:\(port)",
+                        "10.0.0.5:\(port)", ""] {
+            XCTAssertEqual(status(refused), 421, refused)
+        }
+        XCTAssertEqual(status(nil), 421, "no Host at all")
+        XCTAssertEqual(status("localhost:\(port)", at: "10.0.0.5"), 421, "localhost names loopback only")
+        XCTAssertEqual(status("127.0.0.1:\(port)", at: "10.0.0.5"), 421, "another address than the one it arrived at")
+        XCTAssertEqual(handled, 0, "a misdirected request never reaches the handler")
+        XCTAssertEqual(status("127.0.0.1:\(port)"), 200)
+        XCTAssertEqual(status("LocalHost:\(port)"), 200)
+        XCTAssertEqual(status(" 10.0.0.5:\(port) ", at: "10.0.0.5"), 200)
+        XCTAssertEqual(handled, 3)
+        XCTAssertTrue(UIServer.names("10.0.0.5", local: "10.0.0.5", port: 80), "port 80 may be left out")
+        XCTAssertFalse(UIServer.names("10.0.0.5", local: "10.0.0.5", port: 8080))
+    }
+
+    func testTheUIWarnsWhenItListensBeyondLoopback() {
+        XCTAssertNil(UICommand.warning(host: "127.0.0.1", port: 8080))
+        let warning = UICommand.warning(host: "0.0.0.0", port: 8080)
+        XCTAssertTrue(warning?.contains("anyone who can reach it and has the token controls the mount") == true, "\(warning ?? "none")")
+        let lines = UICommand.addresses(host: "0.0.0.0", port: 8080, token: "t")
+        XCTAssertTrue(lines.contains("listening on 0.0.0.0:8080"), lines)
+        XCTAssertTrue(lines.contains("http://127.0.0.1:8080/?token=t"), "loopback is one of the machine's addresses: \(lines)")
+        XCTAssertEqual(UICommand.addresses(host: "127.0.0.1", port: 8080, token: "t"), "  http://127.0.0.1:8080/?token=t\n")
     }
 }
 

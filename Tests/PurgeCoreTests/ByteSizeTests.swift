@@ -61,14 +61,36 @@ final class ByteSizeTests: XCTestCase {
         assertRefused("1.0000000000000000000000001G", .tooManyDecimals)
     }
 
-    func testOverflow() throws {
-        XCTAssertEqual(try bytes("18446744073709551615"), UInt64.max)
-        assertRefused("18446744073709551616", .tooLarge)
-        assertRefused("99999999999999999999999", .tooLarge)
-        XCTAssertEqual(try bytes("16777215T"), 16777215 << 40)
-        assertRefused("16777216T", .tooLarge)
-        XCTAssertEqual(try bytes("16777215.99999999999999999T"), UInt64.max) // rounds down to fit
-        assertRefused("16777216.0T", .tooLarge)
+    func testNothingAboveTheMaximumIsTaken() throws {
+        XCTAssertEqual(ByteSize.maximum, 1 << 62)
+        XCTAssertEqual(try bytes("4611686018427387904"), ByteSize.maximum)
+        XCTAssertEqual(try bytes("4194304T"), ByteSize.maximum)
+        XCTAssertEqual(try bytes("4194303.99999999999999999T"), ByteSize.maximum - 1) // rounds down
+        assertRefused("4611686018427387905", .aboveMaximumSize)
+        assertRefused("4194304.000000001T", .aboveMaximumSize)
+        assertRefused("18446744073709551615", .aboveMaximumSize)
+        assertRefused("18446744073709551614", .aboveMaximumSize)
+        // Past 64 bits: the same refusal, not another one.
+        assertRefused("18446744073709551616", .aboveMaximumSize)
+        assertRefused("99999999999999999999999", .aboveMaximumSize)
+        assertRefused("16777216T", .aboveMaximumSize)
+        XCTAssertEqual("\(ValueError.aboveMaximumSize)", "more than 4 EiB (2^62 bytes), the largest size purgefs takes")
+        // Every door that reads a SIZE reads it here.
+        XCTAssertThrowsError(try CapacityModel.capacity(parsing: "18446744073709551615"))
+        XCTAssertThrowsError(try CapacityModel.external(parsing: "18446744073709551614"))
+        XCTAssertThrowsError(try SpaceThreshold(parsing: "5000000T"))
+        XCTAssertEqual(ByteSize.bounded(ByteSize.maximum), ByteSize.maximum)
+        XCTAssertNil(ByteSize.bounded(ByteSize.maximum + 1))
+        XCTAssertNil(ByteSize.bounded(nil))
+    }
+
+    func testSaturatingArithmetic() {
+        XCTAssertEqual(UInt64.max.addingClamped(1), .max)
+        XCTAssertEqual(ByteSize.maximum.addingClamped(ByteSize.maximum).addingClamped(ByteSize.maximum), 3 << 62)
+        XCTAssertEqual(UInt64(3).subtractingClamped(5), 0)
+        XCTAssertEqual(UInt64(5).subtractingClamped(3), 2)
+        XCTAssertEqual(ByteSize.maximum.multipliedClamped(by: 4), .max)
+        XCTAssertEqual(ByteSize.maximum.multipliedClamped(by: 3), 3 << 62)
     }
 
     func testFormatting() {

@@ -98,4 +98,75 @@ final class CapacityModelTests: XCTestCase {
         XCTAssertEqual(reserved.available, simulated.available - gib)
         XCTAssertEqual(reserved.deviceUsed, simulated.deviceUsed + gib, "writes in flight are in use on the device")
     }
+
+    // MARK: Figures at the edges: saturated, never a trap
+
+    func testFiguresAtTheMaximumAndBeyond() {
+        let edges: [UInt64] = [0, 1, 4095, 4096, ByteSize.maximum - 1, ByteSize.maximum, ByteSize.maximum + 1,
+                               UInt64.max - 1, UInt64.max]
+        for capacity in edges where capacity > 0 {
+            for external in edges {
+                for usage in [0, ByteSize.maximum, UInt64.max] {
+                    var model = CapacityModel(capacity: capacity, external: external, low: .percent(100), high: .bytes(.max))
+                    model.neighbours = usage
+                    model.neighbourPurgeable = UInt64.max
+                    var status = model.status(usage: usage, purgeable: UInt64.max)
+                    XCTAssertLessThanOrEqual(status.available, capacity)
+                    XCTAssertEqual(status.lowMark, capacity, "100% of the capacity is the capacity, even at 2^64 - 1")
+                    XCTAssertEqual(status.availableImportant, .max)
+                    XCTAssertEqual(status.deviceUsed, capacity - status.available)
+                    XCTAssertTrue(status.canFit(.max))
+                    _ = (status.availableOpportunistic, status.bytesToHigh, status.monitorTarget, status.bytesToFree(for: .max))
+                    for unit in [0, 1, 512, 4096, UInt64.max] as [UInt64] {
+                        let blocks = status.blockFigures(unit: unit)
+                        XCTAssertLessThanOrEqual(blocks.available, blocks.free)
+                        XCTAssertLessThanOrEqual(blocks.free, blocks.blocks)
+                    }
+                    status.reserve(.max)
+                    XCTAssertEqual(status.available, 0)
+                }
+            }
+        }
+    }
+
+    func testTheRecipeThatKilledDf() {
+        // capacity 2^64 - 1, external 2^64 - 2: one byte free, device used 2^64 - 2, which rounded up to a block overflowed.
+        let model = CapacityModel(capacity: .max, external: .max - 1)
+        let status = model.status(usage: 0, purgeable: 0)
+        XCTAssertEqual(status.available, 1)
+        XCTAssertEqual(status.deviceUsed, .max - 1)
+        let blocks = status.blockFigures(unit: 4096)
+        XCTAssertEqual(blocks.blocks, UInt64.max / 4096)
+        XCTAssertEqual(blocks.free, 0, "the one free byte is less than a block, and device used is rounded up")
+        XCTAssertEqual(blocks.available, 0)
+        // The same device at the largest size taken.
+        let largest = CapacityModel(capacity: ByteSize.maximum, external: ByteSize.maximum - 1).status(usage: 0, purgeable: 0)
+        XCTAssertEqual(largest.blockFigures(unit: 4096).blocks, ByteSize.maximum / 4096)
+        XCTAssertEqual(largest.blockFigures(unit: 1).free, 1)
+    }
+
+    func testCapacityBelowExternalLeavesNothing() {
+        let status = CapacityModel(capacity: 4096, external: 1 << 40).status(usage: 100, purgeable: 7)
+        XCTAssertEqual(status.available, 0)
+        XCTAssertEqual(status.deviceUsed, 4096)
+        XCTAssertEqual(status.availableImportant, 7)
+        XCTAssertEqual(status.blockFigures(unit: 4096).free, 0)
+        XCTAssertThrowsError(try CapacityModel(capacity: 4096, external: 1 << 40).validate(deviceSize: nil))
+    }
+
+    func testARealDeviceWithHugeFigures() {
+        let backing = BackingSpace(size: .max, available: .max, free: .max)
+        let status = CapacityModel(external: ByteSize.maximum).status(usage: .max, purgeable: .max, backing: backing)
+        XCTAssertEqual(status.available, UInt64.max - ByteSize.maximum)
+        XCTAssertEqual(status.availableImportant, .max)
+        XCTAssertEqual(status.blockFigures(unit: 4096).available, (UInt64.max - ByteSize.maximum) / 4096)
+    }
+
+    func testPercentMarksOfAnyCapacity() {
+        XCTAssertEqual(SpaceThreshold.percent(100).bytes(ofCapacity: .max), .max)
+        XCTAssertEqual(SpaceThreshold.percent(50).bytes(ofCapacity: ByteSize.maximum), ByteSize.maximum / 2)
+        XCTAssertEqual(SpaceThreshold.percent(.nan).bytes(ofCapacity: .max), 0)
+        XCTAssertEqual(SpaceThreshold.percent(1e300).bytes(ofCapacity: 1000), 1000)
+        XCTAssertEqual(SpaceThreshold.percent(-5).bytes(ofCapacity: 1000), 0)
+    }
 }

@@ -49,7 +49,9 @@ final class CloudManifestTests: XCTestCase {
     }
 
     func testMalformedLinesDecodeToNil() {
-        for text in ["F 1 2 3\n", "X what\n", "R only-one-path\n", "F a 2 3 0 0 0 p\n"] {
+        for text in ["F 1 2 3\n", "X what\n", "R only-one-path\n", "F a 2 3 0 0 0 p\n",
+                     // A size above the largest taken: no sum of the manifest's sizes can overflow.
+                     "F 1 18446744073709551615 3 0 0 0 p\n", "F 1 2 3 0 4611686018427387905 0 p\n"] {
             XCTAssertNil(CloudManifest(decoding: Array(text.utf8)), text)
         }
         XCTAssertEqual(CloudManifest(decoding: []), CloudManifest())

@@ -202,4 +202,19 @@ final class DeviceRecordTests: XCTestCase {
             XCTAssertEqual($0 as? OptionError, .noSpaceLeft(capacity: "100 B", external: "10 B", used: "90 B"))
         }
     }
+
+    func testHugeItemsAndQuotasSaturate() {
+        let huge = DevicePlanner.Member(name: "a", cached: .max, quota: 1, lastUse: .max,
+                          items: (0..<3).map { DeviceMember.Item(stamp: .max - UInt64($0), bytes: .max) })
+        let other = DevicePlanner.Member(name: "b", cached: .max, quota: 0, lastUse: .max, items: [DeviceMember.Item(stamp: .max, bytes: .max)])
+        for policy in [DevicePolicy.quota, .lru] {
+            let victims = DevicePlanner.victims(for: .max, members: [huge, other], policy: policy)
+            XCTAssertEqual(victims.count, 1, "one item of 2^64 - 1 bytes is enough")
+            let all = DevicePlanner.shares(of: victims + victims + victims)
+            XCTAssertEqual(all.first?.bytes, .max)
+        }
+        let quotas = DevicePlanner.quotas(of: [.init(name: "a", cacheQuota: nil, activeSeconds: .max),
+                                               .init(name: "b", cacheQuota: nil, activeSeconds: .max)], cacheSpace: .max)
+        XCTAssertEqual(quotas.count, 2)
+    }
 }

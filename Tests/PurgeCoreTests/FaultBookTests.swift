@@ -93,4 +93,22 @@ final class FaultBookTests: XCTestCase {
         XCTAssertEqual(listings[1].rule.seed, 3, "a rule's own seed is kept")
         XCTAssertEqual(listings[1].rule.action, .delay(nanoseconds: 20_000_000))
     }
+
+    /// A mount matches paths on a copy of its book, outside the lock that
+    /// `clear` takes, then counts: a rule cleared in between is not counted,
+    /// one added in between does not see the call.
+    func testMatchingOnACopyThenCountingSeesClearsInBetween() throws {
+        var book = FaultBook()
+        let first = book.add(try rule("--op lookup --path '**' --errno EIO"), seed: 1)
+        let second = book.add(try rule("--op lookup --path 'a/*' --errno ENOENT"), seed: 1)
+        let lookup = call(.lookup, "a/b")
+        let matching = book.matching(lookup)
+        XCTAssertEqual(matching, [first, second])
+        XCTAssertEqual(book.matching(call(.lookup, "c")), [first])
+        XCTAssertTrue(book.clear(first))
+        let third = book.add(try rule("--op lookup --path '**' --errno EPERM"), seed: 1)
+        XCTAssertEqual(book.decide(lookup, matching: matching), FaultFiring(rule: second, action: .fail("ENOENT")))
+        XCTAssertEqual(book.entries.first { $0.id == third }?.matched, 0)
+        XCTAssertNil(book.decide(lookup, matching: []))
+    }
 }

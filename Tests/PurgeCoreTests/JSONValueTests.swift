@@ -19,6 +19,13 @@ final class JSONValueTests: XCTestCase {
             """)
     }
 
+    func testIntegersAboveTheLargestSizeReadAsNone() {
+        // A report given back to purgefs report or explore --replay: no sum of its figures can overflow.
+        XCTAssertEqual(JSONValue(parsing: #"{"n":4611686018427387904}"#)?["n"]?.integerValue, ByteSize.maximum)
+        XCTAssertNil(JSONValue(parsing: #"{"n":4611686018427387905}"#)?["n"]?.integerValue)
+        XCTAssertNil(JSONValue(parsing: #"{"n":18446744073709551615}"#)?["n"]?.integerValue)
+    }
+
     func testReadsWhatItWrites() {
         let value = JSONValue.object([("path", .string("caches/é \"q\" \\ \t")), ("n", .number("-1.5e3")),
                                       ("list", .array([.integer(1), .object([("k", .bool(false))])]))])
@@ -28,7 +35,7 @@ final class JSONValueTests: XCTestCase {
     func testReadsEscapesAndSurrogates() {
         XCTAssertEqual(JSONValue(parsing: #" "a\/b\u00e9\ud83d\ude00" "#), .string("a/bé😀"))
         XCTAssertEqual(JSONValue(parsing: #"{"time":1764489600.123}"#)?["time"]?.doubleValue, 1764489600.123)
-        XCTAssertEqual(JSONValue(parsing: #"{"bytes":18446744073709551615}"#)?["bytes"]?.integerValue, UInt64.max)
+        XCTAssertEqual(JSONValue(parsing: #"{"bytes":18446744073709551615}"#)?["bytes"], .number("18446744073709551615"))
     }
 
     func testRefusesWhatIsNotJSON() {

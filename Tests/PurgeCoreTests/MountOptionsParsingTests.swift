@@ -115,7 +115,7 @@ final class MountOptionsParsingTests: XCTestCase {
         assertRefused(["capacity=0"], .invalidValue(option: "capacity", value: "0", reason: .zero))
         assertRefused(["capacity=-1G"], .invalidValue(option: "capacity", value: "-1G", reason: .negative))
         assertRefused(["capacity=1X"], .invalidValue(option: "capacity", value: "1X", reason: .notASize))
-        assertRefused(["capacity=99999999T"], .invalidValue(option: "capacity", value: "99999999T", reason: .tooLarge))
+        assertRefused(["capacity=99999999T"], .invalidValue(option: "capacity", value: "99999999T", reason: .aboveMaximumSize))
         assertRefused(["external=lots"], .invalidValue(option: "external", value: "lots", reason: .notASize))
         assertRefused(["low=0%"], .invalidValue(option: "low", value: "0%", reason: .percentOutOfRange))
         assertRefused(["high=150%"], .invalidValue(option: "high", value: "150%", reason: .percentOutOfRange))

@@ -63,9 +63,28 @@ final class MountOptionsValidationTests: XCTestCase {
 
         let cloudInside = try MountOptions.parse(["cloud=/srv/app/../app/remote"])
         XCTAssertThrowsError(try cloudInside.validate(containerPath: "/srv/app")) { error in
-            XCTAssertEqual(error as? OptionError, .cloudInsideContainer("/srv/app/remote"))
+            XCTAssertEqual(error as? OptionError, .cloudOverlapsContainer("/srv/app/remote", container: "/srv/app"))
         }
         XCTAssertNoThrow(try MountOptions.parse(["cloud=/srv/remote,state=/srv/app/Library/state"]).validate(containerPath: "/srv/app"))
+    }
+
+    /// A store that is the container, or holds it (any ancestor, `/`
+    /// included), or is, holds or lies in the state directory: refused.
+    func testTheCloudStoreAndTheContainerOrStateDirectoryDoNotOverlap() throws {
+        for store in ["/", "/srv", "/srv/app", "/srv/app/.purgefs", "/srv/app/Documents/remote"] {
+            let options = try MountOptions.parse(["cloud=" + store])
+            XCTAssertThrowsError(try options.validate(containerPath: "/srv/app"), store) { error in
+                XCTAssertEqual(error as? OptionError, .cloudOverlapsContainer(store, container: "/srv/app"), store)
+            }
+        }
+        for store in ["/var/lib/state", "/var/lib/state/remote", "/var/lib", "/var"] {
+            let options = try MountOptions.parse(["cloud=" + store, "state=/var/lib/state"])
+            XCTAssertThrowsError(try options.validate(containerPath: "/srv/app"), store) { error in
+                XCTAssertEqual(error as? OptionError, .cloudOverlapsStateDirectory(store, state: "/var/lib/state"), store)
+            }
+        }
+        XCTAssertNoThrow(try MountOptions.parse(["cloud=/srv/application"]).validate(containerPath: "/srv/app"), "a sibling whose name starts alike")
+        XCTAssertNoThrow(try MountOptions.parse(["cloud=/var/lib/remote,state=/var/lib/state"]).validate(containerPath: "/srv/app"))
     }
 
     func testStateDirectoryPath() throws {

@@ -33,7 +33,7 @@ final class SpaceThresholdParsingTests: XCTestCase {
         assertRefused("1G%", .notAThreshold)
         assertRefused("ten", .notAThreshold)
         assertRefused("1.5", .fractionOfAByte)
-        assertRefused("99999999999999999999G", .tooLarge)
+        assertRefused("99999999999999999999G", .aboveMaximumSize)
     }
 
     func testResolvingAgainstACapacity() {

@@ -28,7 +28,7 @@ struct FaultCommand: Subcommand {
 
         Rule flags:
         \(TextLayout.row("--op OP", "one of: \(FaultOperation.names); fsync also matches fdatasync, setattr also matches truncate"))
-        \(TextLayout.row("--path GLOB", "relative to the container: * and ? within a name, [a-z], ** for any number of directories ('Documents/**/*.sqlite*'); ** alone matches every path, the root included"))
+        \(TextLayout.row("--path GLOB", "relative to the container: * and ? within a name, [a-z], ** for any number of directories ('Documents/**/*.sqlite*'); ** alone matches every path, the root included; at most 1024 characters"))
         \(TextLayout.row("--errno NAME", "fail with this errno: \(FaultAction.errnoNames.joined(separator: ", "))"))
         \(TextLayout.row("--delay DURATION", "hold the call this long, then run it: 500us, 250ms, 1.5s, 2m (at most 1 hour)"))
         \(TextLayout.row("--short-write", "with --op write: write the first half of the data and return that count"))

@@ -86,11 +86,12 @@ struct SpaceCommand: Subcommand {
         if let available {
             // A = C - E - U (or the real device's free space - E): moving E by the difference leaves `available`.
             let now = (available: try access.number(.available, of: root), external: try access.number(.external, of: root))
-            guard now.external + now.available >= available.bytes else {
+            let most = now.external.addingClamped(now.available)
+            guard most >= available.bytes else {
                 throw .failure("space: cannot leave \(available) available on \(root): at most "
-                    + "\(ByteSize(bytes: now.external + now.available)) is, with external 0")
+                    + "\(ByteSize(bytes: most)) is, with external 0")
             }
-            external = ByteSize(bytes: now.external + now.available - available.bytes)
+            external = ByteSize(bytes: most - available.bytes)
         }
         if capacity != nil || external != nil {
             let current = (capacity: try access.number(.capacity, of: root), external: try access.number(.external, of: root))

@@ -60,7 +60,7 @@ struct ExploreCommand: Subcommand {
         \(TextLayout.row("--check CMD", "the checker, run through sh -c for each state (required)"))
         \(TextLayout.row("--torn", "also the states where a prefix of the unsynced writes survives, in whole 4 KiB pages"))
         \(TextLayout.row("--max-states N", "check at most N states, evenly spaced in exploration order (the report says sampled)"))
-        \(TextLayout.row("--keep DIR", "make each failed state again in DIR/POINT-VARIANT, and the recording in DIR/recording"))
+        \(TextLayout.row("--keep DIR", "make each failed state again in DIR/POINT-VARIANT, and the recording in DIR/recording (DIR new or empty)"))
         \(TextLayout.row("--json", "print the report as JSON"))
         \(TextLayout.row("--report FILE", "write the JSON report to FILE, and the recording to FILE.recording"))
         \(TextLayout.row("--html FILE", "write the report as one self-contained page: the states as a strip along the operations"))
@@ -152,7 +152,10 @@ struct ExploreCommand: Subcommand {
     mutating func validate() throws(CommandExit) {
         if replay != nil { return }
         container = try MountCommand.resolveDirectory(containerArgument, role: "container")
-        if let keepArgument { keep = try Self.absolute(keepArgument) }
+        if let keepArgument {
+            keep = try Self.absolute(keepArgument)
+            try Self.requireNewOrEmpty(keepArgument)
+        }
         if let reportArgument { reportPath = try Self.absolute(reportArgument) }
         if let htmlArgument { htmlPath = try Self.absolute(htmlArgument) }
         if let missing = Self.missingProgram(check) {
@@ -161,6 +164,28 @@ struct ExploreCommand: Subcommand {
         guard Paths.exists("/dev/fuse") else {
             throw .failure("explore: /dev/fuse is missing, so nothing can be mounted (load the fuse module)")
         }
+    }
+
+    /// `--keep DIR` gets a directory per failed state and the recording,
+    /// each replacing one of the same name; so DIR must be new or empty,
+    /// and nothing explore did not make is ever replaced or removed.
+    static func requireNewOrEmpty(_ path: String) throws(CommandExit) {
+        let directory: FileDescriptor
+        do throws(Errno) {
+            directory = try FileDescriptor.open(path: path, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        } catch {
+            if error == .noEntry { return }
+            throw .usage("explore: --keep \(path): \(error == Errno(ENOTDIR) ? "not a directory" : "\(error)")")
+        }
+        defer { directory.closeQuietly() }
+        var empty = true
+        do throws(Errno) {
+            let stream = try DirectoryStream(directory)
+            while empty, let entry = try stream.next() { empty = entry.isDotOrDotDot }
+        } catch {
+            throw .usage("explore: --keep \(path): \(error)")
+        }
+        if !empty { throw .usage("explore: --keep \(path) is not empty: give a new or empty directory, whose contents explore writes") }
     }
 
     static func absolute(_ path: String) throws(CommandExit) -> String {

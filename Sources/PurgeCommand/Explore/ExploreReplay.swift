@@ -78,7 +78,7 @@ enum ExploreReplay {
             let fields = line.split(separator: " ", omittingEmptySubsequences: false)
             guard fields.count == 6, let path = RecordedOperation.unhex(fields[0]), let id = RecordedOperation.entry(fields[1]),
                   let kind = RecordedOperation.EntryKind(rawValue: String(fields[2])), let mode = UInt32(fields[3], radix: 8),
-                  let size = UInt64(fields[4]), let target = RecordedOperation.unhex(fields[5]) else { return nil }
+                  let size = ByteSize.bounded(UInt64(fields[4])), let target = RecordedOperation.unhex(fields[5]) else { return nil }
             entries.append(CrashExploration.InitialEntry(path: String(decoding: path, as: UTF8.self), id: id, kind: kind, mode: mode, size: size, target: target))
         }
         return entries

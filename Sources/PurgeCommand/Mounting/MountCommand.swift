@@ -81,7 +81,7 @@ struct MountCommand: Subcommand {
         container = try Self.resolveDirectory(containerArgument, role: "container")
         mountpoint = try Self.resolveDirectory(mountpointArgument ?? containerArgument, role: "mountpoint")
         do throws(OptionError) {
-            try options.validate(containerPath: container)
+            try Self.resolvingStores(options).validate(containerPath: container)
             // On the real device, the device's rule needs its size.
             if options.capacity == nil, let size = Self.deviceSize(of: container) {
                 try CapacityModel(options: options).validate(deviceSize: size)
@@ -110,6 +110,16 @@ struct MountCommand: Subcommand {
                     + "of \(enclosing.source): a container inside a mounted one cannot be mounted")
             }
         }
+    }
+
+    /// `options` with `cloud=` and `state=` as real paths (symlinks resolved,
+    /// what is not made yet appended), for comparing with the container's;
+    /// the daemon is given them as typed.
+    static func resolvingStores(_ options: MountOptions) -> MountOptions {
+        var resolved = options
+        if case .directory(let cloud)? = options.cloud { resolved.cloud = .directory(Paths.canonicalAllowingMissing(cloud)) }
+        if let state = options.stateDirectory { resolved.stateDirectory = Paths.canonicalAllowingMissing(state) }
+        return resolved
     }
 
     /// Why `container` cannot be mounted beside the mount `other`.

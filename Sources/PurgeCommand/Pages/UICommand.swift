@@ -25,7 +25,13 @@ struct UICommand: Subcommand {
             "It listens on 127.0.0.1 and a free port unless --listen says otherwise, and prints the URL to open, "
             + "with a token made at start in it (as Jupyter does): every request needs that token, and one "
             + "without it, or with another, gets 403 and changes nothing, since the controls drive the mount with "
-            + "this process's rights. Ctrl-C (SIGINT) or SIGTERM stops it; the mount stays."))
+            + "this process's rights. A request whose Host is not the address it was sent to (or localhost on "
+            + "loopback), with the port, gets 421 and changes nothing: a web page cannot reach it through a DNS "
+            + "name of its own. A connection that has not sent its whole request within "
+            + "\(UIServer.headMilliseconds / 1000) s is closed, so slow clients cannot hold it. With --listen on "
+            + "another address than loopback (0.0.0.0: every address, each printed) it warns on stderr that anyone "
+            + "who can reach it and has the token controls the mount. Ctrl-C (SIGINT) or SIGTERM stops it; the "
+            + "mount stays."))
 
         Flags:
         \(TextLayout.row("--listen ADDR:PORT", "the IPv4 address and port to listen on (default 127.0.0.1:0, a free port)"))
@@ -101,11 +107,30 @@ struct UICommand: Subcommand {
 
         let view = UIView(mountpoint: device == nil ? mountpoint : nil, device: device, outputPath: scratch + "/.output")
         let server = UIServer(listener: listener, token: token) { view.respond(to: $0, token: token) }
-        let shown = host == "0.0.0.0" ? "127.0.0.1" : host
+        if let warning = Self.warning(host: host, port: listener.port) {
+            try? FileDescriptor.standardError.writeAll(warning + "\n")
+        }
         // Written at once (not through stdio's buffer): whoever reads it needs the URL now.
         try? FileDescriptor.standardOutput.writeAll("purgefs ui: serving \(device.map { "device \($0)" } ?? mountpoint)\n"
-            + "  http://\(shown):\(listener.port)/?token=\(token)\n" + "Ctrl-C stops it; the mount stays.\n")
+            + Self.addresses(host: host, port: listener.port, token: token) + "Ctrl-C stops it; the mount stays.\n")
         server.serve(until: { TerminationRequests.pending != nil })
+    }
+
+    /// The lines that say where it listens: the URL, or for `0.0.0.0` the
+    /// address it listens on and a URL for each of the machine's IPv4 addresses.
+    static func addresses(host: String, port: UInt16, token: String) -> String {
+        guard host == "0.0.0.0" else { return "  http://\(host):\(port)/?token=\(token)\n" }
+        let machine = (try? IPv4Address.ofInterfaces()) ?? []
+        return "  listening on 0.0.0.0:\(port), every IPv4 address of this machine:\n"
+            + machine.map { "  http://\($0):\(port)/?token=\(token)\n" }.joined()
+    }
+
+    /// The line for stderr when other machines can reach the page.
+    static func warning(host: String, port: UInt16) -> String? {
+        guard !IPv4Address.isLoopback(host) else { return nil }
+        let reach = host == "0.0.0.0" ? "every address of this machine" : host
+        return "purgefs ui: warning: listening on \(host):\(port) (\(reach)), not on loopback: anyone who can reach it "
+            + "and has the token controls the mount, with this process's rights"
     }
 }
 

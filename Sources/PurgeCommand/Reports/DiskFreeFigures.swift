@@ -8,9 +8,9 @@ struct DiskFreeFigures: Equatable {
     /// From `statvfs` fields: size `f_blocks`, used `f_blocks - f_bfree`,
     /// available `f_bavail`, all in `f_frsize` units (as df computes them).
     init(fragmentSize: UInt64, blocks: UInt64, freeBlocks: UInt64, availableBlocks: UInt64) {
-        size = blocks * fragmentSize
-        used = blocks.clampedMinus(freeBlocks) * fragmentSize
-        available = availableBlocks * fragmentSize
+        size = blocks.multipliedClamped(by: fragmentSize)
+        used = blocks.clampedMinus(freeBlocks).multipliedClamped(by: fragmentSize)
+        available = availableBlocks.multipliedClamped(by: fragmentSize)
     }
 
     init(size: UInt64, used: UInt64, available: UInt64) {
@@ -21,8 +21,8 @@ struct DiskFreeFigures: Equatable {
 
     /// `Use%` as df computes it: used / (used + available), rounded up.
     var usePercent: UInt64 {
-        let total = used + available
-        return total == 0 ? 0 : (used * 100 + total - 1) / total
+        let total = UInt128(used) + UInt128(available)
+        return total == 0 ? 0 : UInt64((UInt128(used) * 100 + total - 1) / total)
     }
 
     /// `df -h`'s two lines (header and figures) for `source` mounted on `mountPoint`.

@@ -60,7 +60,7 @@ public enum DevicePlanner {
         func take(_ m: Int) {
             let item = members[m].items[next[m]]
             victims.append(Victim(member: members[m].name, item: next[m], bytes: item.bytes))
-            planned += item.bytes
+            planned = planned.addingClamped(item.bytes)
             next[m] += 1
         }
         guard need > 0 else { return [] }
@@ -74,7 +74,7 @@ public enum DevicePlanner {
                     best = m
                 }
                 guard let m = best else { break }
-                cached[m] = cached[m] - min(cached[m], members[m].items[next[m]].bytes)
+                cached[m] = cached[m].subtractingClamped(members[m].items[next[m]].bytes)
                 take(m)
             }
         }
@@ -97,7 +97,7 @@ public enum DevicePlanner {
         var shares: [Share] = []
         for victim in victims {
             if let i = shares.firstIndex(where: { $0.member == victim.member }) {
-                shares[i].bytes += victim.bytes
+                shares[i].bytes = shares[i].bytes.addingClamped(victim.bytes)
                 shares[i].items += 1
             } else {
                 shares.append(Share(member: victim.member, bytes: victim.bytes, items: 1))

@@ -11,7 +11,7 @@ extension Ledger {
             var any = false
             if item.isGroup {
                 for f in groupMembers(item.slot) {
-                    bytes += files[Int(f)].allocated
+                    bytes = bytes.addingClamped(files[Int(f)].allocated)
                     any = true
                 }
             } else if purgeState(item.slot).work {

@@ -192,15 +192,14 @@ public struct DeviceSnapshot: Sendable {
     public func quotas(backingSize: UInt64) -> [String: UInt64] {
         guard let settings else { return [:] }
         let size = settings.capacity ?? backingSize
-        let unpurgeable = members.reduce(UInt64(0)) { $0 + ($1.used - min($1.used, $1.purgeable)) }
-        let cacheSpace = size - min(size, settings.external + unpurgeable)
+        let cacheSpace = size.subtractingClamped(settings.external.addingClamped(unpurgeable))
         return DevicePlanner.quotas(
             of: members.map { .init(name: $0.key, cacheQuota: $0.cacheQuota, activeSeconds: $0.activeSeconds) },
             cacheSpace: cacheSpace)
     }
 
     /// The members' usage outside their caches, summed.
-    public var unpurgeable: UInt64 { members.reduce(UInt64(0)) { $0 + ($1.used - min($1.used, $1.purgeable)) } }
+    public var unpurgeable: UInt64 { members.reduce(UInt64(0)) { $0.addingClamped($1.used.subtractingClamped($1.purgeable)) } }
 }
 
 /// Why the device's lock could not be had.

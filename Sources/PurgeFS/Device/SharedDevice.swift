@@ -210,11 +210,11 @@ final class SharedDevice: FileSystemObserver, Sendable {
         var purgeable: UInt64 = 0
         for member in others {
             if let usage = usages[member.key], usage.load(at: UsageSlot.set) == 1 {
-                used += usage.load(at: UsageSlot.used)
-                purgeable += usage.load(at: UsageSlot.purgeable)
+                used = used.addingClamped(usage.load(at: UsageSlot.used))
+                purgeable = purgeable.addingClamped(usage.load(at: UsageSlot.purgeable))
             } else {
-                used += member.used
-                purgeable += member.purgeable
+                used = used.addingClamped(member.used)
+                purgeable = purgeable.addingClamped(member.purgeable)
             }
         }
         // A real device's free space already shows the others' files.
@@ -344,10 +344,10 @@ final class SharedDevice: FileSystemObserver, Sendable {
         }
         var freed: UInt64 = 0
         if let mine = shares.first(where: { $0.member == key }) {
-            freed += filesystem.purger.purge(.bytes(mine.bytes), reason: reason)
+            freed = freed.addingClamped(filesystem.purger.purge(.bytes(mine.bytes), reason: reason))
         }
         if waiting {
-            freed += awaitAnswers(posted)
+            freed = freed.addingClamped(awaitAnswers(posted))
         } else {
             let deadline = WallClock.nanoseconds() + UInt64(Self.requestPatienceMilliseconds) * 1_000_000
             view.withLock { view in for request in posted { view.pending[request] = deadline } }

@@ -92,7 +92,7 @@ final class FaultInjector: Sendable {
         guard let interest = book.withLock({ $0.interest(in: operations, pid: pid) }) else { return .proceed }
         var call = FaultCall(operations: operations, path: path(), pid: pid)
         if interest.command { call.command = ProcessesInside.command(of: pid) }
-        guard let firing = book.withLock({ $0.decide(call) }) else { return .proceed }
+        guard let firing = decide(call) else { return .proceed }
         switch firing.action {
         case .fail(let name):
             // FaultAction.errnoNames are all known to Errno(named:); PurgeFSTests checks it.
@@ -126,7 +126,7 @@ final class FaultInjector: Sendable {
         let operations = FaultCallOperations(operation)
         guard book.withLock({ $0.interest(in: operations, pid: 0) }) != nil else { return .proceed }
         let call = FaultCall(operations: operations, path: path, pid: 0)
-        guard let firing = book.withLock({ $0.decide(call) }) else { return .proceed }
+        guard let firing = decide(call) else { return .proceed }
         switch firing.action {
         case .fail(let name):
             record(firing, call, result: name)
@@ -155,12 +155,22 @@ final class FaultInjector: Sendable {
         }
     }
 
+    /// Counts `call` against the rules: the paths are matched on a copy of
+    /// the book, outside its lock, so `clear` never waits for a match; the
+    /// lock is held only to count.
+    private func decide(_ call: FaultCall) -> FaultFiring? {
+        let matching = book.withLock { $0 }.matching(call)
+        guard !matching.isEmpty else { return nil }
+        return book.withLock { $0.decide(call, matching: matching) }
+    }
+
     /// Whether a read rule could match `inode`'s reads: then the kernel must
     /// not serve them from its page cache (`ContainerFileSystem.describe`).
+    /// The path is matched on a copy of the book, outside its lock.
     func mayFailReads(of inode: Inode) -> Bool {
         guard isArmed, book.withLock({ $0.couldMatch(.read, path: nil) }) else { return false }
         let path = relativePath(of: inode)
-        return book.withLock { $0.couldMatch(.read, path: path) }
+        return book.withLock { $0 }.couldMatch(.read, path: path)
     }
 
     /// Logs a short write once it is done.

@@ -85,7 +85,8 @@ final class ContainerState: Sendable {
     /// Records what the purger did to one victim, and counts it when it is
     /// gone completely, in one step: no reader sees the space freed but
     /// not yet counted.
-    func recordPurge(_ victim: PurgeVictim, removedFrom directories: [EntryID], complete: Bool) {
+    /// `freed`: the bytes the purge gave back (0 when a hard link elsewhere keeps the data), added to the totals.
+    func recordPurge(_ victim: PurgeVictim, removedFrom directories: [EntryID], complete: Bool, freed: UInt64) {
         withBooks { books in
             do {
                 if complete {
@@ -97,7 +98,7 @@ final class ContainerState: Sendable {
                 Diagnostics.note("accounting drifted during a purge: \(error)")
             }
             if complete {
-                books.counters.bytes += victim.bytes
+                books.counters.bytes += freed
                 books.counters.files += 1
             }
             books.forgetFlagsIfGone(victim.file)

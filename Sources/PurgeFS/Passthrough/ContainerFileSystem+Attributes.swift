@@ -109,12 +109,10 @@ extension ContainerFileSystem {
         var figures = try root.fileSystemStatus()
         device?.readNeighbours(state)  // another member's write shows at once
         let status = state.status()
-        let unit = UInt64(max(figures.f_frsize, 1))
-        let blocks = status.capacity / unit
-        let usedBlocks = min((status.deviceUsed + unit - 1) / unit, blocks)
-        figures.f_blocks = fsblkcnt_t(blocks)
-        figures.f_bfree = fsblkcnt_t(blocks - usedBlocks)
-        figures.f_bavail = fsblkcnt_t(min(status.available / unit, blocks - usedBlocks))
+        let blocks = status.blockFigures(unit: UInt64(figures.f_frsize))
+        figures.f_blocks = fsblkcnt_t(blocks.blocks)
+        figures.f_bfree = fsblkcnt_t(blocks.free)
+        figures.f_bavail = fsblkcnt_t(blocks.available)
         return figures
     }
 

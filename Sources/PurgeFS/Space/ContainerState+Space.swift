@@ -43,7 +43,7 @@ extension ContainerState {
         return withBooks { books in
             let status = Self.currentStatus(books, backing: backingSpace)
             if need <= status.available {
-                books.reserved += need
+                books.reserved = books.reserved.addingClamped(need)
                 return .granted(need)
             }
             return status.canFit(need) ? .purgeFirst(status.bytesToFree(for: need)) : .noSpace
@@ -86,7 +86,7 @@ extension ContainerState {
     private func readBackingSpace() -> BackingSpace {
         guard let figures = try? backing.fileSystemStatus() else { return BackingSpace(size: 0, available: 0) }
         let unit = UInt64(figures.f_frsize)
-        return BackingSpace(size: UInt64(figures.f_blocks) * unit, available: UInt64(figures.f_bavail) * unit,
-                            free: UInt64(figures.f_bfree) * unit)
+        return BackingSpace(size: UInt64(figures.f_blocks).multipliedClamped(by: unit), available: UInt64(figures.f_bavail).multipliedClamped(by: unit),
+                            free: UInt64(figures.f_bfree).multipliedClamped(by: unit))
     }
 }

@@ -6,7 +6,9 @@ import PurgeSys
 /// directory's `purge.log`, synced after each batch.
 ///
 /// `{"time":1764489600.123,"path":"caches/a.bin","bytes":4096,"size":4000,
-///   "last_used":1764480000.5,"reason":"monitor","action":"delete"}`
+///   "last_used":1764480000.5,"reason":"monitor","action":"delete"}`, and
+/// `"links_left":N` after it when hard links the container does not hold
+/// keep the data (`bytes` is 0 then: no space was freed).
 final class PurgeLog: Sendable {
     static let fileName = "purge.log"
 
@@ -28,6 +30,8 @@ final class PurgeLog: Sendable {
         var lastUsed: Double
         var reason: Reason
         var action: PurgeAction
+        /// Links to the data left outside the names purged; 0 when the data went.
+        var linksLeft: UInt64 = 0
     }
 
     private let file: FileDescriptor
@@ -66,7 +70,7 @@ final class PurgeLog: Sendable {
         let action = record.action == .delete ? "delete" : "truncate"
         return "{\"time\":\(seconds(record.time)),\"path\":\(JSONText.quoted(record.path)),\"bytes\":\(record.bytes),"
             + "\"size\":\(record.size),\"last_used\":\(seconds(record.lastUsed)),\"reason\":\"\(record.reason.rawValue)\","
-            + "\"action\":\"\(action)\"}\n"
+            + "\"action\":\"\(action)\"" + (record.linksLeft > 0 ? ",\"links_left\":\(record.linksLeft)" : "") + "}\n"
     }
 
     /// Seconds with millisecond precision, as JSON numbers (the fault log's too).

@@ -69,7 +69,7 @@ final class Purger: Sendable {
                     let batch = Array(plan.victims[start..<min(start + Self.batchSize, plan.victims.count)])
                     start += batch.count
                     let outcome = execute(batch, reason: reason)
-                    freed += outcome.freed
+                    freed = freed.addingClamped(outcome.freed)
                     skipped.formUnion(outcome.skipped)
                     progress = progress || outcome.purged > 0 || !outcome.skipped.isEmpty
                 }
@@ -91,6 +91,10 @@ final class Purger: Sendable {
         var name: [CChar]
         /// Relative to the container, as it was when the name was removed.
         var path: String
+        /// The names its data kept after this one went, outside those the
+        /// ledger knows (a hard link elsewhere); 0 for a linked clone, whose
+        /// shared data its group accounts for.
+        var linksLeft: UInt64
     }
 
     private func execute(_ victims: [PurgeVictim], reason: PurgeLog.Reason) -> Outcome {
@@ -144,17 +148,18 @@ final class Purger: Sendable {
         while !wanted.isEmpty, let entry = try? stream.next() {
             guard wanted[entry.inode] != nil else { continue }
             let name = CNames.copy(entry.name)
-            var outcome: (index: Int, removed: Bool)?
+            var outcome: (index: Int, removed: Bool, linksLeft: UInt64)?
             _ = try? locks.withTreeLock { () throws(Errno) in
                 try locks.withLocks(directoryID) { () throws(Errno) in
                     outcome = purgeEntry(name, inode: entry.inode, in: directory, directoryID: directoryID,
                                          wanted: wanted, victims: victims, approved: &approved, refused: &refused)
                 }
             }
-            guard let (index, removed) = outcome else { continue }
+            guard let (index, removed, linksLeft) = outcome else { continue }
             if removed {
                 let file = String(cString: name)
-                done.append(Done(victim: index, directory: directoryID, name: name, path: path.isEmpty ? file : path + "/" + file))
+                done.append(Done(victim: index, directory: directoryID, name: name, path: path.isEmpty ? file : path + "/" + file,
+                                 linksLeft: linksLeft))
             }
             wanted[entry.inode]!.removeAll { $0 == index }
             if wanted[entry.inode]!.isEmpty { wanted[entry.inode] = nil }
@@ -163,12 +168,13 @@ final class Purger: Sendable {
 
     /// Under the tree lock and the directory's stripe: checks that `name`
     /// still holds one of the victims listed under its inode number, and
-    /// purges it. Nil when it holds none of them; else the victim and
-    /// whether it was removed (refused ones are added to `refused`).
+    /// purges it. Nil when it holds none of them; else the victim, whether
+    /// it was removed (refused ones are added to `refused`), and the links
+    /// its data had left after it (see `Done.linksLeft`).
     private func purgeEntry(
         _ name: [CChar], inode: UInt64, in directory: FileDescriptor, directoryID: EntryID, wanted: [UInt64: [Int]],
         victims: [PurgeVictim], approved: inout Set<Int>, refused: inout Set<Int>
-    ) -> (Int, Bool)? {
+    ) -> (Int, Bool, UInt64)? {
         guard let candidates = wanted[inode],
               let status = try? directory.status(of: name), status.st_mode & S_IFMT == S_IFREG
         else { return nil }
@@ -181,18 +187,21 @@ final class Purger: Sendable {
         if victim.action == .truncate
             && (Int(status.st_nlink) > victim.directories.count || clones.sharesBacking(EntryID(status))) {
             refused.insert(index)
-            return (index, false)
+            return (index, false, 0)
         }
         if !approved.contains(index) {
             guard !refused.contains(index), state.read({ ledger, _ in ledger.canPurge(victim) }) else {
                 refused.insert(index)
-                return (index, false)
+                return (index, false, 0)
             }
             approved.insert(index)
         }
-        if (try? remove(name, in: directory, as: victim)) != nil { return (index, true) }
+        if (try? remove(name, in: directory, as: victim)) != nil {
+            let shared = clones.sharesBacking(EntryID(status))
+            return (index, true, victim.action == .delete && !shared ? UInt64(max(1, status.st_nlink)) - 1 : 0)
+        }
         refused.insert(index)
-        return (index, false)
+        return (index, false, 0)
     }
 
     private func remove(_ name: CName, in directory: FileDescriptor, as victim: PurgeVictim) throws(Errno) {
@@ -221,17 +230,20 @@ final class Purger: Sendable {
         for (index, names) in namesDone.sorted(by: { $0.key < $1.key }) {
             let victim = victims[index]
             let complete = victim.action == .truncate || names.count == victim.directories.count
-            state.recordPurge(victim, removedFrom: names.map(\.directory), complete: complete)
+            // Every name the ledger knew is gone, but a hard link outside them keeps the data: no space was freed.
+            let linksLeft = complete ? names.map(\.linksLeft).min() ?? 0 : 0
+            let freed = linksLeft > 0 ? 0 : victim.bytes
+            state.recordPurge(victim, removedFrom: names.map(\.directory), complete: complete, freed: freed)
             // A purged clone: the rest of its group is charged anew.
             clones.purged(victim.file)
             let path = names[0].path
             if complete {
-                outcome.freed += victim.bytes
+                outcome.freed = outcome.freed.addingClamped(freed)
                 outcome.purged += 1
                 freedFiles += 1
                 records.append(PurgeLog.Record(
-                    time: now, path: path, bytes: victim.bytes, size: victim.size,
-                    lastUsed: Double(victim.lastUsed) / 1e9, reason: reason, action: victim.action))
+                    time: now, path: path, bytes: freed, size: victim.size,
+                    lastUsed: Double(victim.lastUsed) / 1e9, reason: reason, action: victim.action, linksLeft: linksLeft))
             }
             tellKernel(victim, names: names)
         }

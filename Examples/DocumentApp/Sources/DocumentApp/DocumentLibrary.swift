@@ -1,7 +1,6 @@
+import Foundation
 #if canImport(PurgeKit)
 import PurgeKit
-#else
-import Foundation
 #endif
 
 /// A small document app's storage layer, written as on iOS: documents in
@@ -60,13 +59,11 @@ public struct DocumentLibrary: Sendable {
 
     /// The search index: rebuilt from the documents, so kept out of backups.
     public func writeIndex(_ data: Data) throws -> URL {
-        let folder = try FileManager.default.url(for: .applicationSupportDirectory, in: .userDomainMask,
-                                                 appropriateFor: nil, create: true)
+        let folder = URL.applicationSupportDirectory
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var url = folder.appendingPathComponent("index.db")
         try data.write(to: url)
-        var values = URLResourceValues()
-        values.isExcludedFromBackup = true
-        try url.setResourceValues(values)
+        try excludeFromBackup(&url)
         return url
     }
 }

@@ -2,7 +2,8 @@
 // (developer.apple.com/documentation/xcode/reducing-your-app-s-disk-usage),
 // as the guide writes them, each in a function so that a test can run it.
 // The changes, all marked "PurgeKit:" below:
-// - `import PurgeKit` where the guide has `import MetricKit`;
+// - `import PurgeKit` where the guide has `import MetricKit`, beside
+//   `import Foundation` as in every iOS source file;
 // - `try` before `evictUbiquitousItem(at:)` and
 //   `startDownloadingUbiquitousItem(at:)`: both throw, in Apple's Foundation
 //   too, so the guide's lines do not compile anywhere without it;
@@ -10,10 +11,10 @@
 //   syntax error on every platform);
 // - a call where the guide has a comment for the app's own code;
 // - the copy of the fifth, which the guide describes without code.
-#if canImport(PurgeKit)
-import PurgeKit  // PurgeKit: instead of `import MetricKit` (and beside Foundation, which it re-exports)
-#else
 import Foundation
+#if canImport(PurgeKit)
+import PurgeKit  // PurgeKit: instead of `import MetricKit`
+#else
 import MetricKit
 #endif
 #if canImport(FoundationNetworking)

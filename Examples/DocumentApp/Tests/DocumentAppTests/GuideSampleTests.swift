@@ -1,5 +1,5 @@
 import DocumentApp
-
+import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -8,7 +8,9 @@ import PurgeTesting
 import Testing
 
 /// The guide's five samples (Sources/DocumentApp/GuideSamples.swift) run on
-/// a real mount, checking what they read and do.
+/// a real mount, checking what they read and do. This file, like the
+/// samples', imports Foundation beside PurgeKit: what it calls directly is
+/// PurgeKit's too.
 extension AppOnAMount {
 @Suite struct GuideSampleTests {
     @Test func theMetricsLoopSeesWhatUsageSees() async throws {
@@ -154,6 +156,88 @@ extension AppOnAMount {
             expectCocoaError(.fileReadNoSuchFile) {
                 try copyDocument(at: URL.documentsDirectory.appendingPathComponent("missing"), to: URL.documentsDirectory.appendingPathComponent("x"))
             }
+        }
+    }
+    @Test func copyItemOfAFolderClonesEachFileAndCopiesTheRestAsFoundationDoes() async throws {
+        let home = try Scratch("folder")
+        defer { home.remove() }
+        let device = try SimulatedDevice(container: home.url, capacity: .mebibytes(64))
+        defer { try? device.unmount() }
+        try await runningApp(in: device) {
+            let album = URL.documentsDirectory.appendingPathComponent("Album")
+            let nested = album.appendingPathComponent("2026/June", isDirectory: true)
+            try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
+            // Whole 4 KiB blocks: clone_savings counts what the files hold on disk.
+            let files: [(String, Int, Int)] = [("cover.jpg", 36 << 12, 0o644), ("notes.txt", 5 << 12, 0o600), ("2026/June/a.heic", 74 << 12, 0o640),
+                                               ("2026/June/run.sh", 2 << 12, 0o755)]
+            for (index, (name, size, mode)) in files.enumerated() {
+                let url = album.appendingPathComponent(name)
+                try Data((0..<size).map { UInt8(($0 + index * 7) % 251) }).write(to: url)
+                try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: url.path)
+            }
+            try FileManager.default.setAttributes([.posixPermissions: 0o750], ofItemAtPath: nested.path)
+            try FileManager.default.createSymbolicLink(atPath: album.appendingPathComponent("latest").path, withDestinationPath: "2026/June/a.heic")
+            try FileManager.default.createSymbolicLink(atPath: album.appendingPathComponent("gone").path, withDestinationPath: "/nowhere")
+            let before = try device.usage(of: "")
+
+            let copy = URL.documentsDirectory.appendingPathComponent("Album copy")
+            try copyDocument(at: album, to: copy)
+
+            let total = UInt64(files.map(\.1).reduce(0, +))
+            let after = try device.usage(of: "")
+            #expect(after.cloneSavings.bytes - before.cloneSavings.bytes == total, "every file a clone")
+            #expect(after.allocated == before.allocated, "the copy costs no space")
+            for (name, _, mode) in files {
+                let original = album.appendingPathComponent(name), cloned = copy.appendingPathComponent(name)
+                #expect(try Data(contentsOf: cloned) == Data(contentsOf: original), "\(name)")
+                #expect(try permissions(cloned) == mode, "\(name)")
+                #expect(purgefsAttribute("content_id", of: cloned.path) == purgefsAttribute("content_id", of: original.path))
+            }
+            #expect(try permissions(copy.appendingPathComponent("2026/June")) == 0o750)
+            #expect(try permissions(copy) == permissions(album))
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: copy.appendingPathComponent("latest").path) == "2026/June/a.heic")
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: copy.appendingPathComponent("gone").path) == "/nowhere")
+            #expect(try FileManager.default.subpathsOfDirectory(atPath: copy.path).sorted()
+                    == FileManager.default.subpathsOfDirectory(atPath: album.path).sorted())
+
+            // Foundation's errors: the destination exists (nothing copied into it); the source is missing.
+            expectCocoaError(.fileWriteFileExists) { try copyDocument(at: album, to: copy) }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: copy.path).count == 5)
+            expectCocoaError(.fileReadNoSuchFile) {
+                try copyDocument(at: URL.documentsDirectory.appendingPathComponent("No Album"), to: URL.documentsDirectory.appendingPathComponent("y"))
+            }
+        }
+    }
+
+    /// Each call PurgeKit answers, made from this file (which imports
+    /// Foundation too), gets PurgeKit's answer: what Foundation alone gives
+    /// differs in each.
+    @Test func withFoundationImportedTooTheCallsArePurgeKits() async throws {
+        let home = try Scratch("imports")
+        defer { home.remove() }
+        let device = try SimulatedDevice(container: home.url, capacity: .mebibytes(64), options: ["low=4M"])
+        defer { try? device.unmount() }
+        try await runningApp(in: device) {
+            #expect(FileManager.default.temporaryDirectory.path == device.path("tmp"))
+            #expect(FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).map(\.path) == [device.path("Library/Caches")])
+            #expect(URL.cachesDirectory.path == device.path("Library/Caches"))
+
+            let original = URL.documentsDirectory.appendingPathComponent("a.bin")
+            try Data(repeating: 5, count: 50 << 12).write(to: original)
+            let values = try original.resourceValues(forKeys: [.isExcludedFromBackupKey, .volumeAvailableCapacityForImportantUsageKey,
+                                                               .volumeTotalCapacityKey])
+            #expect(values.isExcludedFromBackup == false, "Foundation alone answers nil")
+            #expect(values.volumeTotalCapacity.map(UInt64.init) == (try device.space()).capacity.bytes, "Foundation alone: the host's")
+            #expect(values.volumeAvailableCapacityForImportantUsage != nil)
+
+            // A clone through FileManager.default, and through it passed on as a plain FileManager.
+            let manager: FileManager = FileManager.default
+            for (index, name) in ["b.bin", "c.bin"].enumerated() {
+                let copy = URL.documentsDirectory.appendingPathComponent(name)
+                if index == 0 { try FileManager.default.copyItem(at: original, to: copy) } else { try manager.copyItem(at: original, to: copy) }
+                #expect(purgefsAttribute("content_id", of: copy.path) == purgefsAttribute("content_id", of: original.path), "\(name)")
+            }
+            #expect(try device.usage(of: "").cloneSavings.bytes == 2 * (50 << 12))
         }
     }
 }

@@ -136,3 +136,8 @@ func expectCocoaError(_ code: CocoaError.Code, sourceLocation: SourceLocation = 
         Issue.record("\(error); expected CocoaError \(code.rawValue)", sourceLocation: sourceLocation)
     }
 }
+
+/// The permission bits of what `url` names.
+func permissions(_ url: URL) throws -> Int {
+    try #require(try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int)
+}
