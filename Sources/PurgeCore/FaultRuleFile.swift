@@ -29,13 +29,15 @@ public enum FaultRuleFile {
     /// Splits one line into words, as a shell would (see the type's doc).
     public static func words(of line: Substring) throws(FaultRuleError) -> [String] {
         var words: [String] = []
-        var word = ""
+        // By scalar: a quote or a blank followed by a combining mark is one
+        // Character, and would not be read as a quote or a blank.
+        var word = String.UnicodeScalarView()
         var inWord = false
-        var iterator = line.makeIterator()
-        while let character = iterator.next() {
-            switch character {
+        var iterator = line.unicodeScalars.makeIterator()
+        while let scalar = iterator.next() {
+            switch scalar {
             case " ", "\t", "\r":
-                if inWord { words.append(word); word = ""; inWord = false }
+                if inWord { words.append(String(word)); word = String.UnicodeScalarView(); inWord = false }
             case "#" where !inWord:
                 return words
             case "'":
@@ -66,10 +68,10 @@ public enum FaultRuleFile {
                 word.append(escaped)
             default:
                 inWord = true
-                word.append(character)
+                word.append(scalar)
             }
         }
-        if inWord { words.append(word) }
+        if inWord { words.append(String(word)) }
         return words
     }
 
@@ -81,8 +83,8 @@ public enum FaultRuleFile {
         }
         if plain { return word }
         var text = "'"
-        for character in word {
-            text += character == "'" ? "'\\''" : String(character)
+        for scalar in word.unicodeScalars {
+            text += scalar == "'" ? "'\\''" : String(scalar)
         }
         return text + "'"
     }

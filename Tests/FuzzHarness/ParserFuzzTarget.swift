@@ -142,7 +142,7 @@ public enum ParserFuzzTarget: String, CaseIterable, Sendable {
         for rule in rules {
             if let failure = faultRule(rule.arguments) { return failure }
         }
-        for line in text.split(separator: "\n") {
+        for line in FaultRuleFile.lines(text) {
             guard let words = try? FaultRuleFile.words(of: line) else { continue }
             let quoted = words.map(FaultRuleFile.quoted).joined(separator: " ")
             guard let again = try? FaultRuleFile.words(of: quoted[...]), again == words else {

@@ -1,4 +1,4 @@
-import PurgeCore
+@testable import PurgeCore
 import XCTest
 
 final class FaultRuleTests: XCTestCase {
@@ -22,6 +22,19 @@ final class FaultRuleTests: XCTestCase {
                 XCTAssertTrue("\($0)".hasSuffix(": a value cannot hold a line break"), "\($0)")
             }
         }
+    }
+
+    /// Found by libFuzzer (scripts/fuzz values, fault-rule): a delay was read through Double,
+    /// so 2.110s was 2,109,999,999 ns and printed as 2109999.999us, which read back one less
+    /// again; a quote followed by a combining mark was one Character, so a --path that starts
+    /// with one, written as a rules-file line, did not read back.
+    func testDelaysAreExactAndQuotedWordsReadBackWhateverFollowsTheQuote() throws {
+        XCTAssertEqual(try FaultAction.delay(parsing: "2.110s"), 2_110_000_000)
+        XCTAssertEqual(FaultAction.durationText(2_109_999_999), "2109999.999us")
+        XCTAssertEqual(try FaultAction.delay(parsing: "2109999.999us"), 2_109_999_999)
+        XCTAssertEqual(FaultAction.durationText(1_500), "1.5us")
+        let rule = try FaultRule(arguments: ["--op", "lookup", "--path", "\u{650}x'\u{301}.db", "--errno", "EIO"])
+        XCTAssertEqual(try FaultRuleFile.parse(rule.line), [rule], rule.line)
     }
 
     func testEveryFlagParsesAndComesBackCanonical() throws {

@@ -25,6 +25,16 @@ final class ParserFuzzTests: XCTestCase {
     func testDeviceRequests() throws { try fuzz(.deviceRequests) }
     func testCloudManifest() throws { try fuzz(.cloudManifest) }
 
+    /// Inputs libFuzzer found (scripts/fuzz), each once a failure; they are in
+    /// Tests/FuzzCorpus too, so both runners start from them.
+    func testFoundInputs() throws {
+        for (target, name) in [(ParserFuzzTarget.mountOptions, "found-backslash-before-combining-mark"),
+                               (.values, "found-delay-through-double"), (.faultRule, "found-quote-before-combining-mark"),
+                               (.faultRulesFile, "found-crlf-in-the-check")] {
+            XCTAssertNil(target.check(try FuzzCorpus.seeds(target, named: name)), name)
+        }
+    }
+
     func testEveryCoreTargetHasATest() {
         XCTAssertEqual(ParserFuzzTarget.allCases.filter(\.isCore).count, 9)
     }

@@ -24,6 +24,12 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(try Scenario(parsing: text, file: "s").steps.count, 2)
     }
 
+    /// A quote followed by a combining mark opens a quote (words are read by scalar).
+    func testAQuoteBeforeACombiningMarkIsAQuote() throws {
+        let scenario = try Scenario(parsing: "at 1s pin '\u{301}a b'\n", file: "s")
+        XCTAssertEqual(scenario.steps.first?.action, .pin("\u{301}a b"))
+    }
+
     func testTheSpecExample() throws {
         let scenario = try parse("""
             # squeeze, then a fault once the database exists
