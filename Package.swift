@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PurgeCore"], path: "Tests/TestSupport"),
         // Every parser of user input as one fuzz target each, and the mutator of the seeded fuzz tests
         // (ParserFuzzTests); scripts/fuzz runs the same targets under libFuzzer.
-        .target(name: "FuzzHarness", dependencies: ["PurgeCore", "PurgeCommand"], path: "Tests/FuzzHarness"),
+        .target(name: "FuzzHarness", dependencies: ["PurgeCore", "PurgeFS", "PurgeCommand"], path: "Tests/FuzzHarness"),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore", "TestSupport", "FuzzHarness"]),
         .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys", "PurgeCore"]),
         .testTarget(name: "PurgeStoreTests", dependencies: ["PurgeStore", "PurgeCore"]),

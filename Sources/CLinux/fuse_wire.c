@@ -41,6 +41,7 @@ struct wire_backing_map {
 #define WIRE_DEV_IOC_BACKING_CLOSE _IOW(229, 2, uint32_t)
 
 const uint32_t clinux_FOPEN_PASSTHROUGH = WIRE_FOPEN_PASSTHROUGH;
+const uint32_t clinux_FOPEN_DIRECT_IO = 1u << 0;
 
 // FUSE over io_uring (7.42, Linux 6.14): a flags2 bit, offered only where
 // /sys/module/fuse/parameters/enable_uring is on.

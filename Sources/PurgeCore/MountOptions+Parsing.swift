@@ -16,7 +16,21 @@ extension MountOptions {
         return options
     }
 
-    /// Applies one option item (`name` or `name=value`).
+    /// The `-o` items that `parse` reads back into these options: each
+    /// purgefs option given or set away from its default, in the table's
+    /// order, then the pass-through options as given.
+    public var optionItems: [String] {
+        let defaults = MountOptions()
+        let own = MountOptionCatalog.purgefsOptions.compactMap { entry -> String? in
+            guard given.contains(entry.field) || entry.item(of: self) != entry.item(of: defaults) else { return nil }
+            return entry.item(of: self)
+        }
+        return own + fuseOptions
+    }
+
+    /// Applies one option item (`name` or `name=value`): a purgefs option
+    /// through its entry in `MountOptionCatalog`, then FUSE's own options
+    /// and the words that are accepted and dropped.
     mutating func apply(_ item: String) throws(OptionError) {
         let name: String, value: String?
         if let equals = item.firstIndex(of: "=") {
@@ -26,163 +40,36 @@ extension MountOptions {
             name = item
             value = nil
         }
-
-        if MountOptionCatalog.purgefsOptions.contains(where: { $0.name == name }) { given.insert(name) }
+        if let entry = MountOptionCatalog.entry(named: name) {
+            given.insert(entry.field)
+            try entry.apply(value, to: &self)
+            return
+        }
+        typealias Parse = MountOptionCatalog.Parse
         switch name {
-        case "capacity":
-            let text = try Self.required(name, value)
-            do throws(ValueError) {
-                capacity = try CapacityModel.capacity(parsing: text)
-            } catch {
-                throw .invalidValue(option: name, value: text, reason: error)
-            }
-        case "external":
-            let text = try Self.required(name, value)
-            do throws(ValueError) {
-                external = try CapacityModel.external(parsing: text)
-            } catch {
-                throw .invalidValue(option: name, value: text, reason: error)
-            }
-        case "low":
-            low = try Self.threshold(name, try Self.required(name, value))
-        case "high":
-            high = try Self.threshold(name, try Self.required(name, value))
-        case "purgeable":
-            purgeableZones = try Self.zones(name, try Self.required(name, value))
-        case "ubiquitous":
-            ubiquitousZones = try Self.zones(name, try Self.required(name, value))
-        case "cloud":
-            let text = try Self.required(name, value)
-            let remote: CloudLocation?
-            do throws(ValueError) {
-                remote = try CloudLocation.rclone(parsing: text)
-            } catch {
-                throw .invalidValue(option: name, value: text, reason: error)
-            }
-            if let remote { cloud = remote } else { cloud = .directory(try Self.absolute(name, text)) }
-        case "faults":
-            faults = try Self.absolute(name, try Self.required(name, value))
-        case "state":
-            stateDirectory = try Self.absolute(name, try Self.required(name, value))
-        case "bundle":
-            let text = try Self.required(name, value)
-            do throws(RelativePathProblem) {
-                bundle = try RelativePath.normalise(text)
-            } catch {
-                throw .invalidRelativePath(option: name, path: text, reason: error)
-            }
-        case "metrics_interval":
-            let text = try Self.required(name, value)
-            do throws(ValueError) {
-                metricsIntervalSeconds = try DurationSeconds(parsing: text).seconds
-            } catch {
-                throw .invalidValue(option: name, value: text, reason: error)
-            }
-        case "device":
-            let text = try Self.required(name, value)
-            do throws(DeviceNameProblem) {
-                device = try DeviceName.validate(text)
-            } catch {
-                throw .invalidDeviceName(text, reason: error)
-            }
-        case "device_policy":
-            let text = try Self.required(name, value)
-            guard let policy = DevicePolicy(rawValue: text) else { throw .invalidPolicy(text) }
-            devicePolicy = policy
-        case "cache_quota":
-            let text = try Self.required(name, value)
-            do throws(ValueError) {
-                cacheQuota = try ByteSize(parsing: text).bytes
-            } catch {
-                throw .invalidValue(option: name, value: text, reason: error)
-            }
-        case "optimize_storage":
-            try Self.flag(name, value)
-            optimizeStorage = true
-        case "crashable":
-            try Self.flag(name, value)
-            crashable = true
-        case "record":
-            record = try Self.absolute(name, try Self.required(name, value))
-        case "passthrough":
-            passthrough = try Self.onOrOff(name, value)
-        case "uring":
-            let text = try Self.required(name, value)
-            guard let mode = RingMode(rawValue: text) else {
-                throw .invalidValue(option: name, value: text, reason: .notOnPinnedOrOff)
-            }
-            uring = mode
         case "subtype":
-            let text = try Self.required(name, value)
+            let text = try Parse.required(name, value)
             guard text == "purgefs" else { throw .unsupportedSubtype(text) }
             fuseOptions.append(item)
         case "max_read":
-            let text = try Self.required(name, value)
+            let text = try Parse.required(name, value)
             guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }), UInt32(text) != nil else {
                 throw .invalidValue(option: name, value: text, reason: text.isEmpty ? .empty : .notASize)
             }
             fuseOptions.append(item)
         case _ where MountOptionCatalog.passThroughFlags.contains(name):
-            try Self.flag(name, value)
+            try Parse.flag(name, value)
             fuseOptions.append(item)
         case _ where MountOptionCatalog.passThroughValueOptions.contains(name):
-            let text = try Self.required(name, value)
+            let text = try Parse.required(name, value)
             if text.isEmpty { throw .invalidValue(option: name, value: text, reason: .empty) }
             fuseOptions.append(item)
         case _ where MountOptionCatalog.ignoredPrefixes.contains(where: { item.hasPrefix($0) }):
             break
         case _ where MountOptionCatalog.ignoredWords.contains(name):
-            try Self.flag(name, value)
+            try Parse.flag(name, value)
         default:
             throw .unknownOption(name)
         }
-    }
-
-    private static func required(_ name: String, _ value: String?) throws(OptionError) -> String {
-        guard let value else { throw .missingValue(option: name) }
-        return value
-    }
-
-    private static func onOrOff(_ name: String, _ value: String?) throws(OptionError) -> Bool {
-        let text = try required(name, value)
-        switch text {
-        case "on": return true
-        case "off": return false
-        default: throw .invalidValue(option: name, value: text, reason: .notOnOrOff)
-        }
-    }
-
-    private static func flag(_ name: String, _ value: String?) throws(OptionError) {
-        if let value { throw .unexpectedValue(option: name, value: value) }
-    }
-
-    private static func threshold(_ name: String, _ text: String) throws(OptionError) -> SpaceThreshold {
-        do throws(ValueError) {
-            return try SpaceThreshold(parsing: text)
-        } catch {
-            throw .invalidValue(option: name, value: text, reason: error)
-        }
-    }
-
-    /// `P1:P2` → normalised zone paths, duplicates dropped; an empty value means no zones.
-    private static func zones(_ name: String, _ text: String) throws(OptionError) -> [String] {
-        if text.isEmpty { return [] }
-        var zones: [String] = []
-        for entry in text.split(separator: ":", omittingEmptySubsequences: false) {
-            do throws(RelativePathProblem) {
-                let zone = try RelativePath.normalise(String(entry))
-                if !zones.contains(zone) { zones.append(zone) }
-            } catch {
-                throw .invalidRelativePath(option: name, path: String(entry), reason: error)
-            }
-        }
-        return zones
-    }
-
-    /// An absolute path, normalised lexically (it may not exist yet).
-    private static func absolute(_ name: String, _ text: String) throws(OptionError) -> String {
-        if text.isEmpty { throw .invalidValue(option: name, value: text, reason: .empty) }
-        guard let path = AbsolutePath.normalise(text) else { throw .notAbsolutePath(option: name, path: text) }
-        return path
     }
 }

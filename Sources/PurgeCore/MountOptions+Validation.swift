@@ -12,19 +12,25 @@ extension MountOptions {
         }
         if stateDirectory == nil {
             let state = Self.defaultStateDirectoryName
-            for (option, zones) in [("purgeable", purgeableZones), ("ubiquitous", ubiquitousZones)] {
+            for (option, zones) in zoneLists {
                 for zone in zones where RelativePath.isSameOrInside(zone, state) {
                     throw .coversStateDirectory(option: option, path: zone)
                 }
             }
         }
         if device == nil {
-            if devicePolicy != nil { throw .needsDevice(option: "device_policy") }
-            if cacheQuota != nil { throw .needsDevice(option: "cache_quota") }
+            if devicePolicy != nil { throw .needsDevice(option: MountOptionCatalog.name(of: \.devicePolicy)) }
+            if cacheQuota != nil { throw .needsDevice(option: MountOptionCatalog.name(of: \.cacheQuota)) }
         }
         if fuseOptions.contains("allow_other") && fuseOptions.contains("allow_root") {
             throw .conflictingOptions("allow_other", "allow_root")
         }
+    }
+
+    /// The purgeable and the ubiquitous zones, each with its option's name.
+    private var zoneLists: [(option: String, zones: [String])] {
+        [(MountOptionCatalog.name(of: \.purgeableZones), purgeableZones),
+         (MountOptionCatalog.name(of: \.ubiquitousZones), ubiquitousZones)]
     }
 
     /// Whether `low` exceeds `high`, or `nil` when that cannot be told yet
@@ -45,7 +51,7 @@ extension MountOptions {
         }
         if let state = stateDirectory, let inside = AbsolutePath.relative(state, to: container) {
             if inside.isEmpty { throw .stateDirectoryIsContainer(state) }
-            for (option, zones) in [("purgeable", purgeableZones), ("ubiquitous", ubiquitousZones)] {
+            for (option, zones) in zoneLists {
                 for zone in zones where RelativePath.isSameOrInside(inside, zone) || RelativePath.isSameOrInside(zone, inside) {
                     throw .coversStateDirectory(option: option, path: zone)
                 }

@@ -1,7 +1,8 @@
 /// Everything `-o` can say, typed and validated before anything is mounted.
 ///
-/// Parsing lives in `MountOptions+Parsing.swift`; this file is the model that
-/// the adapter and the command share.
+/// Each option's name, help and parser live in its entry of
+/// `MountOptionCatalog`; this file is the model that the adapter and the
+/// command share.
 public struct MountOptions: Equatable, Sendable {
     /// Simulated device size in bytes; `nil` means the backing filesystem is the device.
     public var capacity: UInt64?
@@ -39,17 +40,24 @@ public struct MountOptions: Equatable, Sendable {
     public var devicePolicy: DevicePolicy?
     /// This container's cache quota on a shared device; `nil`: derived from its recent use.
     public var cacheQuota: UInt64?
-    /// The purgefs options given explicitly (by name), so that a later member
-    /// of a shared device is checked only against what it said.
-    public var given: Set<String> = []
-    /// Kernel passthrough for files opened read-only, where the kernel offers it.
-    public var passthrough = false
+    /// The fields whose purgefs options were given explicitly, so that a
+    /// later member of a shared device is checked only against what it
+    /// said (`isGiven(\.capacity)`).
+    public var given: Set<MountOptionField> = []
+    /// Kernel passthrough for files opened read-only, where the kernel offers
+    /// it and registers their backing files (`passthrough=off` turns it off).
+    public var passthrough = true
     /// FUSE over io_uring, where the kernel offers it (`enable_uring`).
     public var uring = RingMode.pinned
     /// Standard FUSE and mount options (`allow_other`, `ro`, ...), passed to libfuse as given.
     public var fuseOptions: [String] = []
 
     public init() {}
+
+    /// Whether the option that sets `field` was given.
+    public func isGiven(_ field: PartialKeyPath<MountOptions>) -> Bool {
+        given.contains(MountOptionField(field))
+    }
 
     /// The name of the default state directory inside the container.
     public static let defaultStateDirectoryName = ".purgefs"

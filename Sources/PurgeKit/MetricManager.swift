@@ -125,6 +125,8 @@ struct MetricsSource: Sendable {
             return .success(MetricsSource(mountPoint: mount.mountPoint, stateDirectory: directory))
         case .unreadable(let path):
             return .failure(.init("the runtime record \(path) of \(mount.mountPoint) is unreadable"))
+        case .refused(let line):
+            return .failure(.init(line))
         case .missing:
             return .failure(.init("no runtime record of the mount at \(mount.mountPoint)"))
         }

@@ -21,7 +21,7 @@ public final class SharedCounters: Sendable {
     public static func open(_ name: String, in directory: FileDescriptor, count: Int, create: Bool) throws(Errno) -> SharedCounters {
         let length = count * MemoryLayout<UInt64>.size
         let flags = (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW
-        let descriptor = Glibc.openat(directory.rawValue, name, flags, 0o644)
+        let descriptor = Glibc.openat(directory.rawValue, name, flags, 0o600)
         guard descriptor >= 0 else { throw Errno(errno) }
         defer { _ = Glibc.close(descriptor) }
         var status = stat()

@@ -1,5 +1,6 @@
 @testable import PurgeCommand
 @testable import PurgeCore
+@testable import PurgeFS
 
 /// One parser of user input, fed whole inputs by the seeded tests
 /// (`ParserFuzzTests`, `CommandParserFuzzTests`) and by libFuzzer
@@ -191,29 +192,35 @@ public enum ParserFuzzTarget: String, CaseIterable, Sendable {
     }
 
     static func deviceRecords(_ input: [UInt8]) -> String? {
-        if let settings = DeviceSettings(decoding: input) {
+        do throws(DeviceRecordError) {
+            let settings = try DeviceSettings(reading: input)
             guard DeviceSettings(decoding: settings.encoded) == settings else {
                 return "device settings: \(settings) encoded does not decode the same"
             }
             _ = settings.model
+        } catch {
+            if let failure = oneLine(error, input: "", "device settings") { return failure }
         }
-        if let member = DeviceMember(decoding: input) {
+        do throws(DeviceRecordError) {
+            let member = try DeviceMember(reading: input)
             guard DeviceMember(decoding: member.encoded) == member else {
                 return "device member: \(member) encoded does not decode the same"
             }
             _ = member.plannerMember(quota: member.cacheQuota ?? 0)
+        } catch {
+            if let failure = oneLine(error, input: "", "device member") { return failure }
         }
         return nil
     }
 
     /// As the member a request is addressed to reads it, and as its poster reads the answer.
     static func deviceRequests(_ input: [UInt8]) -> String? {
-        let values = DeviceRecordLines.values(input)
-        for (name, value) in values where name.contains("\n") || value.contains("\n") {
-            return "device record lines: '\(name)' '\(value)' holds a line break"
+        do throws(DeviceRecordError) {
+            _ = try SharedDevice.request(reading: input)
+        } catch {
+            if let failure = oneLine(error, input: "", "device request") { return failure }
         }
-        _ = UInt64(values["bytes"] ?? "0") ?? 0
-        _ = UInt64(values["freed"] ?? "0") ?? 0
+        _ = try? DeviceRecordLines(input).bytes("freed")
         return nil
     }
 

@@ -87,7 +87,7 @@ final class MountCommandParsingTests: XCTestCase {
         }
         var cloudInside = try parse(["/proc", "-o", "cloud=/proc/remote"])
         XCTAssertThrowsError(try cloudInside.validate()) { error in
-            XCTAssertEqual(error as? CommandExit, .usage("cloud=/proc/remote: the remote store must be outside the container"))
+            XCTAssertEqual(error as? CommandExit, .usage("cloud=/proc/remote: the remote store must be outside the container /proc, and must not hold it"))
         }
         var good = try parse(["/proc/self/../self/.."])
         XCTAssertNoThrow(try good.validate())

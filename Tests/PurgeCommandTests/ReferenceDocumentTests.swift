@@ -202,6 +202,21 @@ final class ReferenceDocumentTests: XCTestCase {
         XCTAssertEqual(rows.sorted(), known.sorted(), "purgefs mount --help lists the catalog")
     }
 
+    /// The man page's MOUNT OPTIONS list each entry of the option table,
+    /// written as the help writes it (`name=PLACEHOLDER`), and no other.
+    func testManPageListsTheOptionTable() throws {
+        let page = try text("docs/purgefs.1").split(separator: "\n", omittingEmptySubsequences: false)
+        let options = page.drop { $0 != ".SH MOUNT OPTIONS" }.dropFirst().prefix { !$0.hasPrefix(".SH ") }
+        // Each term is the line after a .TP: `.BI name= PLACEHOLDER`, `.BR name= ...` or `.B name`.
+        let terms = zip(options, options.dropFirst()).filter { $0.0 == ".TP" }.map { _, line in
+            line.split(separator: " ", maxSplits: 1).dropFirst().joined()
+                .replacingOccurrences(of: #"\\f[IRB]"#, with: "", options: .regularExpression)
+                .replacingOccurrences(of: "= ", with: "=")
+        }
+        XCTAssertEqual(terms.sorted(), MountOptionCatalog.purgefsOptions.map(\.term).sorted(),
+                       "the man page's MOUNT OPTIONS are the table's, each as name=PLACEHOLDER")
+    }
+
     /// The attribute table of REFERENCE lists exactly `PurgeAttribute`.
     func testAttributesMatchTheReference() throws {
         let reference = try text("docs/REFERENCE.md")

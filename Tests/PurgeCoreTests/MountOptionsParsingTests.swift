@@ -22,7 +22,7 @@ final class MountOptionsParsingTests: XCTestCase {
         XCTAssertNil(options.bundle)
         XCTAssertEqual(options.metricsIntervalSeconds, 3600)
         XCTAssertFalse(options.optimizeStorage)
-        XCTAssertFalse(options.passthrough)
+        XCTAssertTrue(options.passthrough, "kernel passthrough wherever the kernel registers backing files")
         XCTAssertEqual(options.uring, .pinned, "FUSE over io_uring wherever the kernel offers it, each CPU's threads on it")
         XCTAssertEqual(options.fuseOptions, [])
     }
@@ -31,7 +31,7 @@ final class MountOptionsParsingTests: XCTestCase {
         let options = try MountOptions.parse([
             "capacity=1G,external=100M,low=64M,high=25%,purgeable=./cache//x/:tmp",
             "cloud=/srv/cloud/,ubiquitous=Docs:Shared/iCloud,state=/var/lib/purgefs/app",
-            "bundle=App.app,metrics_interval=15m,optimize_storage,passthrough=on",
+            "bundle=App.app,metrics_interval=15m,optimize_storage,passthrough=off",
         ])
         XCTAssertEqual(options.capacity, 1 << 30)
         XCTAssertEqual(options.external, 100 << 20)
@@ -44,8 +44,8 @@ final class MountOptionsParsingTests: XCTestCase {
         XCTAssertEqual(options.bundle, "App.app")
         XCTAssertEqual(options.metricsIntervalSeconds, 900)
         XCTAssertTrue(options.optimizeStorage)
-        XCTAssertTrue(options.passthrough)
-        XCTAssertFalse(try MountOptions.parse(["passthrough=on,passthrough=off"]).passthrough)
+        XCTAssertFalse(options.passthrough)
+        XCTAssertTrue(try MountOptions.parse(["passthrough=off,passthrough=on"]).passthrough)
         XCTAssertEqual(try MountOptions.parse(["uring=off"]).uring, .off)
         XCTAssertEqual(try MountOptions.parse(["uring=pinned"]).uring, .pinned)
         XCTAssertEqual(try MountOptions.parse(["uring=off,uring=on"]).uring, .on)

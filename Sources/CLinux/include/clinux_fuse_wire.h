@@ -44,13 +44,15 @@ int clinux_fuse_wire_killpriv_v2(void);
 /// Whether the INIT reply sent turned kernel passthrough on (0 before INIT).
 int clinux_fuse_wire_passthrough(void);
 
-/// The open reply (fuse_open_out, 7.40): `backing_id` with FOPEN_PASSTHROUGH.
+/// The open reply (fuse_open_out, 7.40): `backing_id` with FOPEN_PASSTHROUGH
+/// (and FOPEN_DIRECT_IO: reads and writes go to the daemon, mmap to the backing file).
 struct clinux_fuse_open_out {
     uint64_t fh;
     uint32_t open_flags;
     int32_t backing_id;
 };
 extern const uint32_t clinux_FOPEN_PASSTHROUGH;
+extern const uint32_t clinux_FOPEN_DIRECT_IO;
 
 /// FUSE_DEV_IOC_BACKING_OPEN on a descriptor of the connection: registers
 /// `fd` as a backing file. Returns its id (> 0), or -errno.

@@ -109,20 +109,7 @@ struct ExploreCommand: Subcommand {
         }
         command = Array(arguments[(separator + 1)...])
         var flags = Array(arguments[..<separator])
-        var index = 0
-        while index < flags.count {
-            let flag = flags[index]
-            if flag == "-o" {
-                guard index + 1 < flags.count else { throw .usage("explore: -o needs OPT[,OPT...]") }
-                options.append(flags[index + 1])
-                flags.removeSubrange(index...(index + 1))
-            } else if flag.hasPrefix("-o"), flag.count > 2 {
-                options.append(String(flag.dropFirst(2)))
-                flags.remove(at: index)
-            } else {
-                index += 1
-            }
-        }
+        options = try OptionArguments.collect(from: &flags, command: Self.name)
         let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
                                          valueFlags: ["--check": "CMD", "--max-states": "N", "--keep": "DIR", "--report": "FILE", "--html": "FILE"],
                                          switchFlags: ["--torn", "--json"])

@@ -46,16 +46,15 @@ struct MountCommand: Subcommand {
                 paths.append(argument)
                 continue
             }
+            if let option = try OptionArguments.value(of: argument, in: arguments, at: &index,
+                                                      missing: "-o needs an option list, as in -o capacity=1G") {
+                optionArguments.append(option)
+                continue
+            }
             switch argument {
             case "--": pathsOnly = true
             case "-h", "--help": throw .help(Self.help)
             case "-f", "--foreground": foreground = true
-            case "-o":
-                guard index < arguments.count else { throw .usage("-o needs an option list, as in -o capacity=1G") }
-                optionArguments.append(arguments[index])
-                index += 1
-            case _ where argument.hasPrefix("-o"):
-                optionArguments.append(String(argument.dropFirst(2)))
             default:
                 throw .usage("mount: unknown flag '\(argument)' (see purgefs mount --help)")
             }

@@ -1,7 +1,7 @@
 import PurgeCore
 
-/// `purgefs mount --help`, built from `MountOptionCatalog` so it lists
-/// exactly what the parser accepts, and says which options are accepted
+/// `purgefs mount --help`, its option list built from `MountOptionCatalog`'s
+/// table so it lists exactly what the parser accepts, and says which options are accepted
 /// now but act only once their feature is built.
 enum MountHelp {
     static var text: String {
@@ -57,7 +57,6 @@ enum MountHelp {
     }
 
     private static func row(_ entry: MountOptionCatalog.Entry) -> String {
-        let term = entry.valueName.map { "\(entry.name)=\($0)" } ?? entry.name
-        return TextLayout.row(term, paragraphs: [entry.summary, "Default: \(entry.defaultText)."], column: 28)
+        TextLayout.row(entry.term, paragraphs: [entry.summary, "Default: \(entry.defaultText)."], column: 28)
     }
 }

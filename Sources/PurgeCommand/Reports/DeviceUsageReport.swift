@@ -37,7 +37,12 @@ struct DeviceUsageReport: Equatable {
             throw .usage("usage: --device \(name): \(error)")
         }
         let missing = CommandExit.failure("no device \(name): no container is mounted with -o device=\(name)")
-        guard let directory = try? DeviceDirectory.open(name, create: false) else { throw missing }
+        let directory: DeviceDirectory
+        do { directory = try DeviceDirectory.open(name, create: false) } catch {
+            if error.isMissing { throw missing }
+            throw .failure("device \(name): \(error)")
+        }
+        defer { directory.close() }
         let snapshot = directory.snapshot()
         guard let settings = snapshot.settings, !snapshot.members.isEmpty else { throw missing }
         // A real device: the first container's filesystem.
@@ -56,7 +61,7 @@ struct DeviceUsageReport: Equatable {
 
     static func report(_ snapshot: DeviceSnapshot, settings: DeviceSettings, backing: BackingFigures) -> DeviceUsageReport {
         let quotas = snapshot.quotas(backingSize: backing.size)
-        let containersUsed = snapshot.members.reduce(UInt64(0)) { $0 + $1.used }
+        let containersUsed = snapshot.used
         let capacity = settings.capacity ?? backing.size
         let available = settings.capacity != nil
             ? capacity.subtractingClamped(settings.external).subtractingClamped(containersUsed)
@@ -69,7 +74,7 @@ struct DeviceUsageReport: Equatable {
         return DeviceUsageReport(
             name: snapshot.name, policy: settings.policy, simulated: settings.capacity != nil, capacity: capacity,
             external: settings.external, used: capacity.subtractingClamped(available), available: available,
-            purgeable: snapshot.members.reduce(UInt64(0)) { $0 + $1.purgeable }, containers: containers)
+            purgeable: snapshot.members.reduce(UInt64(0)) { $0.addingClamped($1.purgeable) }, containers: containers)
     }
 
     var text: String {

@@ -130,21 +130,7 @@ struct RunCommand: Subcommand {
         command = Array(arguments[(separator + 1)...])
         var flags = Array(arguments[..<separator])
         // -o may come more than once, and as -oOPTS: collect it before the shared parser sees the rest.
-        var options: [String] = []
-        var index = 0
-        while index < flags.count {
-            let flag = flags[index]
-            if flag == "-o" {
-                guard index + 1 < flags.count else { throw .usage("run: -o needs OPT[,OPT...]") }
-                options.append(flags[index + 1])
-                flags.removeSubrange(index...(index + 1))
-            } else if flag.hasPrefix("-o"), flag.count > 2 {
-                options.append(String(flag.dropFirst(2)))
-                flags.remove(at: index)
-            } else {
-                index += 1
-            }
-        }
+        let options = try OptionArguments.collect(from: &flags, command: Self.name)
         let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
                                          valueFlags: ["--scenario": "FILE", "--report": "FILE", "--html": "FILE"],
                                          switchFlags: ["--scratch", "--json", "--restart-after-crash"])
@@ -216,7 +202,7 @@ struct RunCommand: Subcommand {
         let since = WallClock.seconds()
         do throws(CommandExit) {
             // A scenario that crashes needs the mount to record what was not synced.
-            try session.mount(options: options + (scenario?.crashes == true ? ["crashable"] : []))
+            try session.mount(options: options + (scenario?.crashes == true ? [MountOptionCatalog.name(of: \MountOptions.crashable)] : []))
             if let signal = TerminationRequests.pending {
                 throw .failure("run: interrupted by \(TerminationRequests.name(of: signal)) before the command started")
             }

@@ -27,6 +27,8 @@ enum RuntimeRecordLocator {
             return record
         case .unreadable(let recordPath):
             throw .failure("the runtime record \(recordPath) of the mount at \(path) is unreadable")
+        case .refused(let line):
+            throw .failure(line)
         case .missing(let directories):
             throw CommandExit.failure("no runtime record of the mount at \(path) in \(directories.joined(separator: " or ")) "
                 + "(was it mounted by an older purgefs? remount it)")

@@ -73,21 +73,44 @@ public struct DeviceMember: Equatable, Sendable {
     }
 
     public init?(decoding data: [UInt8]) {
-        let values = DeviceRecordLines.values(data)
-        func number(_ name: String) -> UInt64? { values[name].flatMap { UInt64($0) } }
-        guard let key = values["key"], let pid = values["pid"].flatMap({ Int32($0) }),
-              let backing = number("backing"), let used = number("used"), let size = number("size"),
-              let purgeable = number("purgeable"), let lastUse = number("last_use"), let active = number("active"),
-              let container = values["container"], let mountpoint = values["mountpoint"]
-        else { return nil }
-        var items: [Item] = []
-        for pair in (values["items"] ?? "").split(separator: ",") {
-            let parts = pair.split(separator: ":")
-            guard parts.count == 2, let stamp = UInt64(parts[0]), let bytes = UInt64(parts[1]) else { return nil }
-            items.append(Item(stamp: stamp, bytes: bytes))
+        guard let member = try? DeviceMember(reading: data) else { return nil }
+        self = member
+    }
+
+    /// The longest path read back (`PATH_MAX`).
+    public static let pathLimit = 4096
+
+    /// Reads a record as hostile input (`DeviceRecordLines`): a key of two
+    /// numbers, a pid, sizes at most `DeviceRecordLines.maximumBytes`, at most
+    /// `itemLimit` items, absolute paths of at most `pathLimit` bytes.
+    public init(reading data: [UInt8]) throws(DeviceRecordError) {
+        let lines = try DeviceRecordLines(data)
+        let key = try lines.text("key")
+        let parts = key.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, (try? parts.map({ (part) throws(DeviceRecordError) in
+            try DeviceRecordLines.number(part, maximum: .max, what: "key")
+        })) != nil else { throw DeviceRecordError("key \(key.prefix(40)) is not DEVICE:INODE") }
+        let pid = try lines.number("pid", maximum: UInt64(Int32.max))
+        guard pid > 0 else { throw DeviceRecordError("pid 0") }
+        func path(_ name: String) throws(DeviceRecordError) -> String {
+            let value = try lines.text(name)
+            guard value.hasPrefix("/"), value.utf8.count <= Self.pathLimit else {
+                throw DeviceRecordError("\(name) \(value.prefix(40)) is not an absolute path of at most \(Self.pathLimit) bytes")
+            }
+            return value
         }
-        self.init(key: key, processID: pid, container: container, mountpoint: mountpoint, backing: backing,
-                  used: used, size: size, purgeable: purgeable, cacheQuota: number("quota"), lastUse: lastUse,
-                  activeSeconds: active, items: items)
+        var items: [Item] = []
+        let itemsText = lines["items"] ?? ""
+        for pair in itemsText.isEmpty ? [] : itemsText.split(separator: ",", omittingEmptySubsequences: false) {
+            guard items.count < Self.itemLimit else { throw DeviceRecordError("more than \(Self.itemLimit) items") }
+            let parts = pair.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2 else { throw DeviceRecordError("item \(pair.prefix(40)) is not STAMP:BYTES") }
+            items.append(Item(stamp: try DeviceRecordLines.number(parts[0], maximum: .max, what: "an item's stamp"),
+                              bytes: try DeviceRecordLines.number(parts[1], maximum: DeviceRecordLines.maximumBytes, what: "an item's bytes")))
+        }
+        self.init(key: key, processID: Int32(pid), container: try path("container"), mountpoint: try path("mountpoint"),
+                  backing: try lines.number("backing"), used: try lines.bytes("used"), size: try lines.bytes("size"),
+                  purgeable: try lines.bytes("purgeable"), cacheQuota: try lines.optionalBytes("quota"),
+                  lastUse: try lines.number("last_use"), activeSeconds: try lines.number("active"), items: items)
     }
 }

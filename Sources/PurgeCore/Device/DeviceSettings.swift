@@ -41,22 +41,22 @@ public struct DeviceSettings: Equatable, Sendable {
     /// elsewhere would see another device's free space. A simulated device
     /// is a number, so its members may live anywhere.
     public func disagreement(with options: MountOptions, backing other: UInt64, name: String) -> String? {
-        func differs(_ option: String, _ mine: String, _ theirs: String) -> String {
-            "device \(name) has \(option)=\(mine), this mount says \(option)=\(theirs): "
+        func differs(_ field: PartialKeyPath<MountOptions>, _ mine: String, _ theirs: String) -> String {
+            let option = MountOptionCatalog.name(of: field)
+            return "device \(name) has \(option)=\(mine), this mount says \(option)=\(theirs): "
                 + "leave the option out to take the device's, or change the device with purgefs space"
         }
-        let given = options.given
-        if given.contains("capacity"), options.capacity != capacity {
-            return differs("capacity", capacity.map(ByteSize.format) ?? "(the real device)",
+        if options.isGiven(\.capacity), options.capacity != capacity {
+            return differs(\.capacity, capacity.map(ByteSize.format) ?? "(the real device)",
                            options.capacity.map(ByteSize.format) ?? "")
         }
-        if given.contains("external"), options.external != external {
-            return differs("external", ByteSize.format(external), ByteSize.format(options.external))
+        if options.isGiven(\.external), options.external != external {
+            return differs(\.external, ByteSize.format(external), ByteSize.format(options.external))
         }
-        if given.contains("low"), options.low != low { return differs("low", low.displayText, options.low.displayText) }
-        if given.contains("high"), options.high != high { return differs("high", high.displayText, options.high.displayText) }
+        if options.isGiven(\.low), options.low != low { return differs(\.low, low.displayText, options.low.displayText) }
+        if options.isGiven(\.high), options.high != high { return differs(\.high, high.displayText, options.high.displayText) }
         if let policy = options.devicePolicy, policy != self.policy {
-            return differs("device_policy", self.policy.rawValue, policy.rawValue)
+            return differs(\.devicePolicy, self.policy.rawValue, policy.rawValue)
         }
         if capacity == nil && other != backing {
             return "device \(name) is the real filesystem of its first container, and this container is on "
@@ -91,18 +91,29 @@ public struct DeviceSettings: Equatable, Sendable {
     }
 
     public init?(decoding data: [UInt8]) {
-        let values = DeviceRecordLines.values(data)
-        guard let generation = values["generation"].flatMap({ UInt64($0) }),
-              let external = values["external"].flatMap({ UInt64($0) }),
-              let low = values["low"].flatMap(SpaceThreshold.init(encoded:)),
-              let high = values["high"].flatMap(SpaceThreshold.init(encoded:)),
-              let policy = values["policy"].flatMap(DevicePolicy.init(rawValue:)),
-              let backing = values["backing"].flatMap({ UInt64($0) })
-        else { return nil }
-        let capacity = values["capacity"].flatMap { UInt64($0) }
-        if values["capacity"] != nil && capacity == nil { return nil }
-        self.init(capacity: capacity, external: external, low: low, high: high, policy: policy, backing: backing,
-                  generation: generation)
+        guard let settings = try? DeviceSettings(reading: data) else { return nil }
+        self = settings
+    }
+
+    /// The largest generation read back: a change adds one, which cannot overflow then.
+    public static let generationLimit: UInt64 = 1 << 62
+
+    /// Reads the file as hostile input (`DeviceRecordLines`): sizes at most
+    /// `DeviceRecordLines.maximumBytes`, a known policy, marks as the
+    /// options accept them.
+    public init(reading data: [UInt8]) throws(DeviceRecordError) {
+        let lines = try DeviceRecordLines(data)
+        func threshold(_ name: String) throws(DeviceRecordError) -> SpaceThreshold {
+            let text = try lines.text(name)
+            guard let value = SpaceThreshold(encoded: text) else { throw DeviceRecordError("\(name) \(text.prefix(40)) is not a mark") }
+            return value
+        }
+        let policyName = try lines.text("policy")
+        guard let policy = DevicePolicy(rawValue: policyName) else { throw DeviceRecordError("policy \(policyName.prefix(40)) is unknown") }
+        self.init(capacity: try lines.optionalBytes("capacity"), external: try lines.bytes("external"),
+                  low: try threshold("low"), high: try threshold("high"), policy: policy,
+                  backing: try lines.number("backing"),
+                  generation: try lines.number("generation", maximum: Self.generationLimit))
     }
 }
 
@@ -116,22 +127,11 @@ extension SpaceThreshold {
     }
 
     init?(encoded text: String) {
-        if text.hasPrefix("b:"), let value = UInt64(text.dropFirst(2)) { self = .bytes(value); return }
-        if text.hasPrefix("p:"), let share = Double(text.dropFirst(2)), share > 0, share <= 100 { self = .percent(share); return }
-        return nil
-    }
-}
-
-/// The device directory's small files: `name value` lines, `value` to the end of the line.
-/// Split at the bytes, not by Character: a value that ends in a carriage return (a
-/// container's path may) would make "\r\n" one Character and swallow the next line.
-public enum DeviceRecordLines {
-    public static func values(_ data: [UInt8]) -> [String: String] {
-        var values: [String: String] = [:]
-        for line in data.split(separator: 0x0A) {
-            guard let space = line.firstIndex(of: 0x20) else { continue }
-            values[String(decoding: line[..<space], as: UTF8.self)] = String(decoding: line[(space + 1)...], as: UTF8.self)
+        if text.hasPrefix("b:"), let value = try? DeviceRecordLines.number(text.dropFirst(2), maximum: DeviceRecordLines.maximumBytes, what: "") {
+            self = .bytes(value)
+            return
         }
-        return values
+        if text.hasPrefix("p:"), let share = Double(text.dropFirst(2)), share.isFinite, share > 0, share <= 100 { self = .percent(share); return }
+        return nil
     }
 }

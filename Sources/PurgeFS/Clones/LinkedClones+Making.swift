@@ -18,6 +18,10 @@ extension LinkedClones {
         guard makesClones, source.inode.isRegularFile, destination.inode.isRegularFile,
               let name = destination.createdAs ?? Self.onlyName(of: destination.inode, filesystem: fs)
         else { return false }
+        // A file the kernel reads from its backing file is never a clone's
+        // destination (its backing file becomes the anchor): copied instead.
+        guard fs.kernelPassthrough.withhold(destination.inode.id) else { return false }
+        defer { fs.kernelPassthrough.endWithholding(destination.inode.id) }
         do {
             return try withDataLocks(of: [source.inode, destination.inode]) { () throws(Errno) -> Bool in
                 try fs.locks.withLocks(name.parent) { () throws(Errno) -> Bool in
@@ -61,6 +65,8 @@ extension LinkedClones {
         let anchorName = LinkedCloneRegistry.anchorName(of: anchorID)
         let temporary = CloneLeftovers.prefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         do throws(Errno) {
+            // A writer the kernel serves with the source's backing file could map it: copied instead.
+            if fs.kernelPassthrough.hasWriter(source.inode.id) { throw Errno.busy }
             for writer in writers {
                 writer.repoint(to: try data.reopen(flags: O_RDONLY), protecting: true)
             }

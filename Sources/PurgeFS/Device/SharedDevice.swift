@@ -48,6 +48,9 @@ final class SharedDevice: FileSystemObserver, Sendable {
     private let lastActiveSecond = Atomic<UInt64>(0)
     private let activeSeconds = Atomic<UInt64>(0)
     private let sequence = Atomic<UInt64>(0)
+    /// The device's files that did not parse, as last said in the log: each
+    /// is said once, not at every round.
+    private let reported = Mutex<[String: DeviceRecordError]>([:])
 
     /// How long a write waits for the other members to answer its requests.
     static let requestPatienceMilliseconds = 5_000
@@ -100,7 +103,7 @@ final class SharedDevice: FileSystemObserver, Sendable {
     private static func joinOnce(_ request: MountRequest, name: String, key: String, backing: UInt64) throws(MountError) -> SharedDevice? {
         let directory: DeviceDirectory
         do { directory = try DeviceDirectory.open(name, create: true) } catch {
-            throw MountError("cannot make device \(name) in \(DeviceDirectory.root()): \(error)")
+            throw MountError("cannot use device \(name): \(error)")
         }
         let outcome: Result<FileDescriptor, MountError>
         do {
@@ -116,7 +119,12 @@ final class SharedDevice: FileSystemObserver, Sendable {
                         throw MountError(line)
                     }
                 } else {
-                    do { try directory.replace(DeviceSettings.fileName, with: DeviceSettings(options: request.options, backing: backing).encoded) } catch {
+                    let settings = DeviceSettings(options: request.options, backing: backing)
+                    // What every member reads back must parse: sizes within what the file may hold.
+                    do throws(DeviceRecordError) { _ = try DeviceSettings(reading: settings.encoded) } catch {
+                        throw MountError("cannot make device \(name): \(error)")
+                    }
+                    do { try directory.replace(DeviceSettings.fileName, with: settings.encoded) } catch {
                         throw MountError("cannot make device \(name): \(error)")
                     }
                 }
@@ -209,9 +217,10 @@ final class SharedDevice: FileSystemObserver, Sendable {
         var used: UInt64 = 0
         var purgeable: UInt64 = 0
         for member in others {
+            // Another process's memory: bounded as its record's figures are.
             if let usage = usages[member.key], usage.load(at: UsageSlot.set) == 1 {
-                used = used.addingClamped(usage.load(at: UsageSlot.used))
-                purgeable = purgeable.addingClamped(usage.load(at: UsageSlot.purgeable))
+                used = used.addingClamped(min(usage.load(at: UsageSlot.used), DeviceRecordLines.maximumBytes))
+                purgeable = purgeable.addingClamped(min(usage.load(at: UsageSlot.purgeable), DeviceRecordLines.maximumBytes))
             } else {
                 used = used.addingClamped(member.used)
                 purgeable = purgeable.addingClamped(member.purgeable)
@@ -269,6 +278,7 @@ final class SharedDevice: FileSystemObserver, Sendable {
 
     private func refreshHolding(_ state: ContainerState) {
         let snapshot = directory.snapshot()
+        report(snapshot.problems)
         if !snapshot.dead.isEmpty {
             _ = try? directory.withLock { for dead in snapshot.dead { directory.clear(dead) } }
         }
@@ -287,6 +297,18 @@ final class SharedDevice: FileSystemObserver, Sendable {
         }
         guard let settings else { return }
         adopt(settings, others: others, usages: usages, into: state)
+    }
+
+    /// Says in the daemon log each file that does not parse, once while it stays so.
+    private func report(_ problems: [String: DeviceRecordError]) {
+        let fresh = reported.withLock { reported in
+            let fresh = problems.filter { reported[$0.key] != $0.value }
+            reported = problems
+            return fresh
+        }
+        for (file, problem) in fresh.sorted(by: { $0.key < $1.key }) {
+            Diagnostics.note("device \(directory.name): \(file) is ignored: \(problem)")
+        }
     }
 
     /// This member's record now.
@@ -376,7 +398,7 @@ final class SharedDevice: FileSystemObserver, Sendable {
         while !open.isEmpty {
             for request in open {
                 if let answer = directory.read("requests/\(request).done") {
-                    freed += UInt64(DeviceRecordLines.values(answer)["freed"] ?? "0") ?? 0
+                    freed = freed.addingClamped(Self.answered(answer, request: request, device: directory.name))
                     directory.remove("requests/\(request).done")
                     open.remove(request)
                 } else if !directory.isAlive(String(request.prefix { $0 != "@" })) || waited >= Self.requestPatienceMilliseconds {
@@ -409,17 +431,42 @@ final class SharedDevice: FileSystemObserver, Sendable {
         view.withLock { view in for request in settled { view.pending[request] = nil } }
     }
 
+    /// The most requests answered in one round; the rest wait for the next.
+    static let requestLimit = 64
+
+    /// A request's file: `bytes N` (at most `DeviceRecordLines.maximumBytes`) and `reason R`.
+    static func request(reading data: [UInt8]) throws(DeviceRecordError) -> (bytes: UInt64, reason: PurgeLog.Reason) {
+        let lines = try DeviceRecordLines(data)
+        let reasonName = try lines.text("reason")
+        guard let reason = PurgeLog.Reason(rawValue: reasonName) else { throw DeviceRecordError("reason \(reasonName.prefix(40)) is unknown") }
+        return (try lines.bytes("bytes"), reason)
+    }
+
+    /// What an answer says was freed; 0 (and a line in the log) when it does not parse.
+    static func answered(_ data: [UInt8], request: String, device: String) -> UInt64 {
+        do throws(DeviceRecordError) { return try DeviceRecordLines(data).bytes("freed") } catch {
+            Diagnostics.note("device \(device): the answer to request \(request.prefix(80)) is refused: \(error)")
+            return 0
+        }
+    }
+
     /// Purges what the others asked of this member, publishes the record
     /// that shows it, then answers each request with what it freed.
     private func answerRequests(_ filesystem: ContainerFileSystem) {
-        let mine = directory.list("requests").filter { $0.hasPrefix(key + "@") && !$0.contains(".new.") && !$0.hasSuffix(".done") }
+        let mine = directory.list("requests", limit: Self.requestLimit * 4)
+            .filter { $0.hasPrefix(key + "@") && !$0.contains(".new.") && !$0.hasSuffix(".done") }
+            .prefix(Self.requestLimit)
         guard !mine.isEmpty else { return }
         var answers: [(String, UInt64)] = []
         for request in mine {
-            guard let text = directory.read("requests/" + request) else { continue }
-            let bytes = UInt64(DeviceRecordLines.values(text)["bytes"] ?? "0") ?? 0
-            let reason = PurgeLog.Reason(rawValue: DeviceRecordLines.values(text)["reason"] ?? "") ?? .monitor
-            answers.append((request, bytes > 0 ? filesystem.purger.purge(.bytes(bytes), reason: reason) : 0))
+            switch directory.decode("requests/" + request, Self.request(reading:)) {
+            case nil: continue
+            case .failure(let error):
+                Diagnostics.note("device \(directory.name): request \(request.prefix(80)) is refused: \(error)")
+                answers.append((request, 0))
+            case .success(let (bytes, reason)):
+                answers.append((request, bytes > 0 ? filesystem.purger.purge(.bytes(bytes), reason: reason) : 0))
+            }
         }
         publish(filesystem.state)
         for (request, freed) in answers {
@@ -468,6 +515,6 @@ final class SharedDevice: FileSystemObserver, Sendable {
         let (settings, others) = view.withLock { ($0.settings, $0.others) }
         let snapshot = DeviceSnapshot(name: directory.name, settings: settings, members: others + [me], dead: [])
         let quota = snapshot.quotas(backingSize: state.status().capacity)[key] ?? 0
-        return (UInt64(others.count + 1), snapshot.members.reduce(UInt64(0)) { $0 + $1.used }, quota)
+        return (UInt64(others.count + 1), snapshot.used, quota)
     }
 }

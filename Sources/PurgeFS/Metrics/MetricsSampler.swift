@@ -145,6 +145,7 @@ final class MetricsSampler: Sendable {
     /// The store, set aside and started afresh when unreadable; nil when no
     /// store can be had (said in the log: the mount goes on).
     private func openStore() -> MetricsStore? {
+        makeStorePrivate()
         do {
             return try MetricsStore(path: storePath, mode: .readWrite)
         } catch where error.shouldSetAside {
@@ -156,6 +157,7 @@ final class MetricsSampler: Sendable {
                 return nil
             }
             warn("the metrics history was unreadable (\(Self.reason(error))): set aside as \(aside); starting a new one")
+            makeStorePrivate()
             do {
                 return try MetricsStore(path: storePath, mode: .readWrite)
             } catch {
@@ -177,6 +179,19 @@ final class MetricsSampler: Sendable {
     }
 
     /// Renames the store (and its write-ahead log) aside; drops its shared-memory index.
+    /// The history and its WAL and shared-memory files are `0600`: SQLite
+    /// makes the WAL and `-shm` with the database's mode, and would make the
+    /// database itself `0644` (less the umask). So it is made here first,
+    /// and ones an older purgefs made are tightened.
+    private func makeStorePrivate() {
+        for suffix in ["", "-wal", "-shm"] {
+            do throws(Errno) { try directory.makePrivate(MetricsStore.fileName + suffix, create: suffix.isEmpty) } catch where error == .noEntry {
+            } catch {
+                warn("cannot make the metrics history's \(MetricsStore.fileName + suffix) 0600: \(error)")
+            }
+        }
+    }
+
     private func setAside(as aside: String) throws(Errno) {
         let name = MetricsStore.fileName
         try directory.descriptor.rename(name, to: aside, in: directory.descriptor)

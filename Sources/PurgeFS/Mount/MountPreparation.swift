@@ -31,17 +31,13 @@ struct MountPreparation {
         let stateName = Self.lastComponent(of: statePath)
         let parent = try Self.openDirectory(stateParent, role: "state directory's parent")
         defer { parent.closeQuietly() }
+        // Made 0700, or kept from an earlier mount: the user's own, tightened
+        // to 0700 if looser (its metrics, logs and pointers are nobody else's);
+        // another user's, or a symbolic link, refuses the mount.
         do {
-            try parent.makeDirectory(stateName, mode: 0o700)
-        } catch where error == .exists {
-            // Kept from an earlier mount.
+            state = try PrivateDirectory.open(stateName, in: parent, parentPath: stateParent, create: true, tightensWritable: true)
         } catch {
-            throw MountError("cannot create state directory \(statePath): \(error)")
-        }
-        do {
-            state = try FileDescriptor.open(stateName, in: parent, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
-        } catch {
-            throw MountError("cannot open state directory \(statePath): \(error)")
+            throw MountError("state directory \(error)")
         }
         // Before anything in it is read or written: one daemon per state directory.
         lock = try StateLock.take(in: state, statePath: statePath, request: request)

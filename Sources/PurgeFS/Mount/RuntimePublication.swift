@@ -15,21 +15,20 @@ struct RuntimePublication {
             Diagnostics.note("cannot find this mount in the mount table to publish it")
             return nil
         }
-        let directory = RuntimeRecord.directory(
-            user: CurrentProcess.effectiveUserID, runtimeDirectory: CurrentProcess.environmentValue("XDG_RUNTIME_DIR"))
         let record = RuntimeRecord(
             processID: CurrentProcess.id.rawValue, stateDescriptor: state.rawValue, container: container, zones: options.purgeableZones,
             bundle: options.bundle, low: options.low, high: options.high)
+        let directory = RuntimeRecord.ownDirectoryPath
         let publication = RuntimePublication(directory: directory, fileName: RuntimeRecord.fileName(mountID: mount.id))
         do {
-            do throws(Errno) {
-                try Paths.makeDirectory(directory, mode: 0o755)
-            } catch where error == .exists {}
-            let folder = try FileDescriptor.open(path: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            let (_, folder) = try RuntimeRecord.openOwnDirectory(create: true)
             defer { folder.closeQuietly() }
-            try StateDirectory(descriptor: folder).replace(publication.fileName, with: record.encoded)
+            do throws(Errno) { try StateDirectory(descriptor: folder).replace(publication.fileName, with: record.encoded) } catch {
+                Diagnostics.note("cannot publish the runtime record in \(directory): \(error)")
+                return nil
+            }
         } catch {
-            Diagnostics.note("cannot publish the runtime record in \(directory): \(error)")
+            Diagnostics.note("cannot publish the runtime record: runtime directory \(error)")
             return nil
         }
         return publication

@@ -53,6 +53,17 @@ struct StateDirectory: Sendable {
         if durably { try descriptor.sync() }
     }
 
+    /// Makes `name` (if `create`) or keeps it, readable and writable by its
+    /// owner only: a file of this user's with a looser mode is made `0600`.
+    func makePrivate(_ name: String, create: Bool) throws(Errno) {
+        let file = try FileDescriptor.open(name, in: descriptor, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK | (create ? O_CREAT : 0),
+                                           mode: 0o600)
+        defer { file.closeQuietly() }
+        let status = try file.status()
+        guard status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o7777 != 0o600, status.st_uid == geteuid() else { return }
+        try file.changeMode(0o600)
+    }
+
     /// Opens `name` for appending records, creating it if needed.
     func openForAppending(_ name: String) throws(Errno) -> FileDescriptor {
         try FileDescriptor.open(name, in: descriptor, flags: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, mode: 0o600)

@@ -22,7 +22,7 @@ enum FileOperations {
                     caller: CallerIdentity(request!))
                 try fs.clearSetIDAfterTruncating(file, flags: info!.pointee.flags, caller: CallerIdentity(request!))
                 fs.describe(file, opened: info!.pointee.flags, in: info!)
-                _ = fs.kernelPassthrough.admit(file, flags: info!.pointee.flags, eligible: false)
+                _ = fs.kernelPassthrough.admit(file, flags: info!.pointee.flags, eligible: false, backing: file.inode.backing)
                 fs.handOver(file, in: info!) { fuse_reply_create(request, &entry, info) }
             }
         }
@@ -71,7 +71,7 @@ enum FileOperations {
         }
         ops.release = { request, _, info in
             Operations.watching(request, "release") { fs in
-                fs.kernelPassthrough.release(OpenFile.from(info!))
+                fs.releasePassthrough(OpenFile.from(info!))
                 fs.release(OpenFile.from(info!))
                 OpenFile.detach(from: info!)
                 fuse_reply_err(request, 0)

@@ -1,41 +1,76 @@
 import CFuse
 import CLinux
 import Glibc
+import PurgeCore
 import PurgeSys
 import Synchronization
 
-/// Kernel passthrough (Linux 6.9+, `passthrough=on`): the kernel reads a
-/// file opened read-only straight from its backing file, without a round
-/// trip to the daemon per read. Negotiated at INIT by `KernelWire`; a
-/// backing file is registered on the connection (`FUSE_DEV_IOC_BACKING_OPEN`)
-/// and its id given in the open reply with `FOPEN_PASSTHROUGH`.
+/// Kernel passthrough (Linux 6.9+, `passthrough=on`, the default): the
+/// kernel reads a file opened read-only straight from its backing file,
+/// without a round trip to the daemon per read. Negotiated at INIT by
+/// `KernelWire`; a backing file is registered on the connection
+/// (`FUSE_DEV_IOC_BACKING_OPEN`) and its id given in the open reply with
+/// `FOPEN_PASSTHROUGH`.
 ///
-/// The kernel's rules decide the shape (fs/fuse/iomode.c): every open of
-/// an inode that has a passed-through open must be passed through, to the
-/// same backing file; an inode with a cached (ordinary) open takes no
-/// passed-through one. So the book counts, per node, the open files of
-/// each kind, and one backing id per node while it has passed-through
-/// opens: a reader is passed through when the node has no ordinary open and
-/// `ContainerFileSystem.mayPassThrough` allows it; any other open is
-/// ordinary. A writer's open while a passed-through reader is still open is
-/// answered as an ordinary open, which the kernel then fails (`EIO`): writes
-/// never bypass the daemon (room, the ledger, clones). The counts drop at
-/// release, which the kernel sends after its own close; until the daemon
-/// has seen it, it may answer an ordinary open (the kernel's count is
-/// already lower, and it accepts), never a wrong passed-through one.
+/// The kernel's rules decide the shape (fs/fuse/iomode.c): while an inode
+/// has a passed-through open, every open of it must carry `FOPEN_PASSTHROUGH`
+/// with the same backing file (else the open fails, `EIO`); an inode with a
+/// cached open takes no passed-through one; an open in direct I/O without
+/// passthrough takes neither side. So the book counts, per node, the open
+/// files of each kind, and keeps one backing id per node while it has
+/// passed-through opens:
+///
+/// - a reader (`O_RDONLY`, no `O_TRUNC` or `O_DIRECT`) that
+///   `ContainerFileSystem.mayPassThrough` allows is passed through when the
+///   node has no cached open (`.passThrough`);
+/// - any other open of a node with passed-through opens (a writer, `O_DIRECT`,
+///   a reader a fault rule added since could match) gets the node's backing
+///   with `FOPEN_DIRECT_IO` too (`.throughDaemon`): its reads and writes go
+///   to the daemon as today (room, the ledger, clones, faults see them), and
+///   the passed-through readers read the backing file those writes change.
+///   Its `mmap` maps the backing file (the kernel's rule): the daemon sees
+///   none of a shared mapping's stores, so the file's figures are taken
+///   again when it is released;
+/// - otherwise an open is ordinary, as libfuse replies: cached, or direct
+///   I/O (`O_DIRECT`, write-only) as `describe` says. A write-only open
+///   cannot map the file and takes no io mode, so it does not keep readers
+///   from passing through; every other ordinary open does.
+///
+/// Linked clones: a passed-through node is never made a clone's
+/// destination (its backing file would become the anchor, and the data it
+/// reads moves), and none passes through while a clone is made into it
+/// (`withhold`). It may be a source, whose backing file stays its own (a
+/// break copies the shared data elsewhere), as long as no writer the kernel
+/// serves with that backing file is open: a writer's mapping would store
+/// into data the clone shares. A clone made with such a writer open is
+/// copied instead (`hasWriter`, after the source is shared), and a writer
+/// opened beside passed-through readers of shared data breaks the clone
+/// before its open is answered (`replyOpen`). The counts drop at release, which the kernel
+/// sends after its own close; until the daemon has seen it, it may answer
+/// an ordinary open (the kernel's count is already lower, and it accepts),
+/// never a wrong passed-through one.
 ///
 /// When the kernel refuses to register a backing file (no `CAP_SYS_ADMIN`,
 /// a backing filesystem it cannot stack on), the open is ordinary and
 /// passthrough is off for the rest of the session, with one line in the log.
 ///
-/// Lock order: `state` is a leaf, held across one ioctl on the connection
-/// (registering or dropping a backing id, which waits for no request).
+/// Lock order: `state` is a leaf but for an inode's slot (`Inode.backing`,
+/// itself a leaf), held across one ioctl on the connection (registering or
+/// dropping a backing id, which waits for no request).
 final class KernelPassthrough: Sendable {
     private struct Entry {
         var backing: Int32 = 0
+        /// Files the kernel serves with the backing file (`.passThrough`, `.throughDaemon`).
         var passedThrough: Set<ObjectIdentifier> = []
-        var ordinary = 0
-        var isEmpty: Bool { passedThrough.isEmpty && ordinary == 0 }
+        /// Those of them open for writing (able to map the backing file writable).
+        var writers: Set<ObjectIdentifier> = []
+        /// Ordinary opens that keep readers from passing through (cached, or able to map).
+        var cached = 0
+        /// Ordinary write-only opens (direct I/O, no mapping, no io mode).
+        var writeOnly = 0
+        /// Clones being made of or into the node.
+        var withheld = 0
+        var isEmpty: Bool { passedThrough.isEmpty && cached == 0 && writeOnly == 0 && withheld == 0 }
     }
 
     private struct State {
@@ -45,7 +80,10 @@ final class KernelPassthrough: Sendable {
     }
 
     enum Decision: Equatable {
+        /// Reads from the backing file.
         case passThrough(backing: Int32)
+        /// The node's backing file in direct I/O: reads and writes to the daemon.
+        case throughDaemon(backing: Int32)
         case ordinary
     }
 
@@ -67,31 +105,33 @@ final class KernelPassthrough: Sendable {
     }
 
     /// Decides how the kernel serves `file`, opened with `flags`, and counts
-    /// it until `release`. `eligible`: `mayPassThrough` of its inode.
-    func admit(_ file: OpenFile, flags: Int32, eligible: Bool) -> Decision {
+    /// it until `release`. `eligible`: `mayPassThrough` of its inode, judged
+    /// while its backing file was `backing` (a clone made since repoints it).
+    func admit(_ file: OpenFile, flags: Int32, eligible: Bool, backing: EntryID) -> Decision {
         guard wanted, KernelWire.passesThrough, file.inode.isRegularFile else { return .ordinary }
         let reader = flags & O_ACCMODE == O_RDONLY && flags & (O_TRUNC | OpenFlags.direct) == 0
+        let writeOnly = flags & O_ACCMODE == O_WRONLY
         let (decision, refusal) = state.withLock { state -> (Decision, Int32?) in
             var entry = state.entries[file.inode.id] ?? Entry()
             defer { state.entries[file.inode.id] = entry }
-            if reader && eligible && entry.ordinary == 0 {
-                if !entry.passedThrough.isEmpty {
-                    entry.passedThrough.insert(ObjectIdentifier(file))
-                    return (.passThrough(backing: entry.backing), nil)
-                }
-                if !state.refused && state.device >= 0 {
-                    let id = clinux_fuse_backing_open(state.device, file.descriptor.rawValue)
-                    if id > 0 {
-                        entry.backing = id
-                        entry.passedThrough.insert(ObjectIdentifier(file))
-                        return (.passThrough(backing: id), nil)
-                    }
-                    state.refused = true
-                    entry.ordinary += 1
-                    return (.ordinary, -id)
-                }
+            if !entry.passedThrough.isEmpty {
+                entry.passedThrough.insert(ObjectIdentifier(file))
+                if flags & O_ACCMODE != O_RDONLY { entry.writers.insert(ObjectIdentifier(file)) }
+                return (reader && eligible ? .passThrough(backing: entry.backing) : .throughDaemon(backing: entry.backing), nil)
             }
-            entry.ordinary += 1
+            if reader && eligible && entry.cached == 0 && entry.withheld == 0 && file.inode.backing == backing
+                && !state.refused && state.device >= 0 {
+                let id = clinux_fuse_backing_open(state.device, file.descriptor.rawValue)
+                if id > 0 {
+                    entry.backing = id
+                    entry.passedThrough.insert(ObjectIdentifier(file))
+                    return (.passThrough(backing: id), nil)
+                }
+                state.refused = true
+                entry.cached += 1
+                return (.ordinary, -id)
+            }
+            if writeOnly { entry.writeOnly += 1 } else { entry.cached += 1 }
             return (.ordinary, nil)
         }
         if let refusal {
@@ -101,20 +141,57 @@ final class KernelPassthrough: Sendable {
     }
 
     /// Uncounts `file` (at release, or when its open reply failed); drops
-    /// the node's backing id with its last passed-through file.
-    func release(_ file: OpenFile) {
-        guard wanted, file.inode.isRegularFile else { return }
-        state.withLock { state in
-            guard var entry = state.entries[file.inode.id] else { return }
+    /// the node's backing id with its last passed-through file. Returns
+    /// whether the kernel served it with the backing file.
+    @discardableResult
+    func release(_ file: OpenFile) -> Bool {
+        guard wanted, file.inode.isRegularFile else { return false }
+        return state.withLock { state -> Bool in
+            guard var entry = state.entries[file.inode.id] else { return false }
+            defer { state.entries[file.inode.id] = entry.isEmpty ? nil : entry }
             if entry.passedThrough.remove(ObjectIdentifier(file)) != nil {
+                entry.writers.remove(ObjectIdentifier(file))
                 if entry.passedThrough.isEmpty {
                     if state.device >= 0 { _ = clinux_fuse_backing_close(state.device, entry.backing) }
                     entry.backing = 0
                 }
-            } else if entry.ordinary > 0 {
-                entry.ordinary -= 1
+                return true
             }
-            state.entries[file.inode.id] = entry.isEmpty ? nil : entry
+            if file.flags & O_ACCMODE == O_WRONLY && entry.writeOnly > 0 {
+                entry.writeOnly -= 1
+            } else if entry.cached > 0 {
+                entry.cached -= 1
+            }
+            return false
+        }
+    }
+
+    /// Whether node `id` has a file open for writing that the kernel serves
+    /// with the backing file (its mapping would store into it).
+    func hasWriter(_ id: NodeID) -> Bool {
+        wanted && state.withLock { $0.entries[id]?.writers.isEmpty == false }
+    }
+
+    /// Keeps node `id` from passing through while a linked clone is made
+    /// into it; false (nothing withheld) when it has passed-through opens
+    /// now. Pair `true` with `endWithholding`.
+    func withhold(_ id: NodeID) -> Bool {
+        guard wanted else { return true }
+        return state.withLock { state in
+            var entry = state.entries[id] ?? Entry()
+            guard entry.passedThrough.isEmpty else { return false }
+            entry.withheld += 1
+            state.entries[id] = entry
+            return true
+        }
+    }
+
+    func endWithholding(_ id: NodeID) {
+        guard wanted else { return }
+        state.withLock { state in
+            guard var entry = state.entries[id] else { return }
+            entry.withheld -= 1
+            state.entries[id] = entry.isEmpty ? nil : entry
         }
     }
 }
@@ -142,20 +219,45 @@ extension ContainerFileSystem {
 }
 
 extension ContainerFileSystem {
-    /// Replies to `open`: passed through when `kernelPassthrough` says so
-    /// (the reply then carries the backing id, and recency is stamped now:
-    /// no read will reach the daemon), else as libfuse replies. Returns
-    /// libfuse's status (non-zero: the caller was interrupted).
+    /// Replies to `open`: with the node's backing file when
+    /// `kernelPassthrough` says so (passed through: recency is stamped now,
+    /// no read will reach the daemon; through the daemon: in direct I/O),
+    /// else as libfuse replies. Returns libfuse's status (non-zero: the
+    /// caller was interrupted).
     func replyOpen(_ request: fuse_req_t?, _ file: OpenFile, flags: Int32, info: UnsafeMutablePointer<fuse_file_info>) -> Int32 {
+        let backing = file.inode.backing
         let eligible = kernelPassthrough.wanted && mayPassThrough(file.inode)
-        switch kernelPassthrough.admit(file, flags: flags, eligible: eligible) {
+        let openFlags: UInt32
+        let backingID: Int32
+        switch kernelPassthrough.admit(file, flags: flags, eligible: eligible, backing: backing) {
         case .ordinary:
             return fuse_reply_open(request, info)
-        case .passThrough(let backing):
+        case .passThrough(let id):
             events.used(file.inode.key)
-            // Only FOPEN_PASSTHROUGH: the kernel refuses it with keep_cache or direct_io.
-            var reply = clinux_fuse_open_out(fh: info.pointee.fh, open_flags: clinux_FOPEN_PASSTHROUGH, backing_id: backing)
-            return fuse_reply_buf(request, &reply, MemoryLayout<clinux_fuse_open_out>.size)
+            // No keep_cache: the kernel refuses it with FOPEN_PASSTHROUGH.
+            (openFlags, backingID) = (clinux_FOPEN_PASSTHROUGH, id)
+        case .throughDaemon(let id):
+            // A writer's mapping is of the backing file: never of shared data.
+            if flags & O_ACCMODE != O_RDONLY && (file.inode.sharing.isShared || clones.sharesBacking(file.inode.backing)) {
+                do throws(Errno) {
+                    try events.beforeModify(file.inode, .data(file), in: self)
+                } catch {
+                    fuse_reply_err(request, error.rawValue)
+                    return -1  // not opened: given up as a failed reply is
+                }
+            }
+            (openFlags, backingID) = (clinux_FOPEN_PASSTHROUGH | clinux_FOPEN_DIRECT_IO, id)
         }
+        var reply = clinux_fuse_open_out(fh: info.pointee.fh, open_flags: openFlags, backing_id: backingID)
+        return fuse_reply_buf(request, &reply, MemoryLayout<clinux_fuse_open_out>.size)
+    }
+
+    /// Gives `file` up in the passthrough's book at its release: a file read
+    /// from the backing file was used until now; one that may have mapped it
+    /// writable has its figures taken again (the daemon saw none of its stores).
+    func releasePassthrough(_ file: OpenFile) {
+        guard kernelPassthrough.release(file) else { return }
+        events.used(file.inode.key)
+        if file.flags & O_ACCMODE != O_RDONLY { noteFigures(of: file) }
     }
 }
