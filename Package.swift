@@ -56,14 +56,26 @@ let package = Package(
         .target(name: "PurgeKit", dependencies: ["PurgeKitFoundation", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // What several test targets share (the seeded generator).
         .target(name: "TestSupport", dependencies: ["PurgeCore"], path: "Tests/TestSupport"),
-        .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore", "TestSupport"]),
+        // Every parser of user input as one fuzz target each, and the mutator of the seeded fuzz tests
+        // (ParserFuzzTests); scripts/fuzz runs the same targets under libFuzzer.
+        .target(name: "FuzzHarness", dependencies: ["PurgeCore", "PurgeFS", "PurgeCommand"], path: "Tests/FuzzHarness"),
+        .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore", "TestSupport", "FuzzHarness"]),
         .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys", "PurgeCore"]),
         .testTarget(name: "PurgeStoreTests", dependencies: ["PurgeStore", "PurgeCore"]),
         // The adapter's own logic in-process, without mounting (the observers' fan-out).
         .testTarget(name: "PurgeFSTests", dependencies: ["PurgeFS", "CFuse", "PurgeCore", "PurgeSys"]),
-        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys"]),
+        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys", "FuzzHarness"]),
         .testTarget(name: "PurgeTestingTests", dependencies: ["PurgeTesting"]),
         .testTarget(name: "PurgeKitTests", dependencies: ["PurgeKit", "PurgeCore", "PurgeStore", "PurgeTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux", "TestSupport"]),
     ]
 )
+
+// scripts/fuzz sets PURGEFS_FUZZ and builds this product alone, in a scratch
+// path of its own, with -sanitize=fuzzer,address: libFuzzer's main calls its
+// LLVMFuzzerTestOneInput. The normal build never sees it (without libFuzzer
+// it has no main to link).
+if Context.environment["PURGEFS_FUZZ"] != nil {
+    package.products.append(.executable(name: "purgefs-fuzz", targets: ["PurgeFuzz"]))
+    package.targets.append(.executableTarget(name: "PurgeFuzz", dependencies: ["FuzzHarness"], path: "Tests/Fuzz"))
+}

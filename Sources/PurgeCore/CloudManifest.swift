@@ -86,59 +86,72 @@ public struct CloudManifest: Equatable, Sendable {
         return Array(text.utf8)
     }
 
+    /// Read byte by byte, never by Character: a path that ends in a carriage
+    /// return would make "\r\n" one Character (and swallow the next record),
+    /// and one that starts with a combining mark would fuse with the space or
+    /// tab before it (and the whole manifest would be refused).
     public init?(decoding data: [UInt8]) {
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-            if line.hasPrefix("F ") {
-                let parts = line.split(separator: " ", maxSplits: 7, omittingEmptySubsequences: false)
-                guard parts.count == 8, let inode = UInt64(parts[1]), let size = ByteSize.bounded(UInt64(parts[2])),
-                      let modified = UInt64(parts[3]), let evicted = Int(parts[4]),
-                      let remoteSize = ByteSize.bounded(UInt64(parts[5])), let remoteModified = UInt64(parts[6])
+        func number(_ field: ArraySlice<UInt8>) -> UInt64? { UInt64(String(decoding: field, as: UTF8.self)) }
+        for line in data.split(separator: 0x0A) {
+            guard line.count >= 2, line[line.startIndex + 1] == 0x20 else { return nil }
+            let rest = line.dropFirst(2)
+            switch line.first {
+            case UInt8(ascii: "F"):
+                let parts = rest.split(separator: 0x20, maxSplits: 6, omittingEmptySubsequences: false)
+                guard parts.count == 7, let inode = number(parts[0]), let size = ByteSize.bounded(number(parts[1])),
+                      let modified = number(parts[2]), let evicted = Int(String(decoding: parts[3], as: UTF8.self)),
+                      let remoteSize = ByteSize.bounded(number(parts[4])), let remoteModified = number(parts[5])
                 else { return nil }
                 var record = CloudRecord(
                     signature: CloudSignature(inode: inode, size: size, modified: modified), evicted: evicted == 1)
                 record.remoteSize = remoteSize
                 record.remoteModified = remoteModified
-                records[Self.unescaped(parts[7])] = record
-            } else if line.hasPrefix("D ") {
-                intents.append(.remove(Self.unescaped(line.dropFirst(2))))
-            } else if line.hasPrefix("R ") {
-                let pair = line.dropFirst(2).split(separator: "\t", omittingEmptySubsequences: false)
+                records[Self.unescaped(parts[6])] = record
+            case UInt8(ascii: "D"):
+                intents.append(.remove(Self.unescaped(rest)))
+            case UInt8(ascii: "R"):
+                let pair = rest.split(separator: 0x09, omittingEmptySubsequences: false)
                 guard pair.count == 2 else { return nil }
                 intents.append(.rename(Self.unescaped(pair[0]), Self.unescaped(pair[1])))
-            } else {
+            default:
                 return nil
             }
         }
     }
 
+    /// `%`, tab and newline as `%25`, `%09`, `%0A`, byte by byte (not by
+    /// Character: "\r\n" is one Character, and a `\n` inside it must be escaped too).
     public static func escaped(_ path: String) -> String {
-        var result = ""
-        for character in path {
-            switch character {
-            case "%": result += "%25"
-            case "\t": result += "%09"
-            case "\n": result += "%0A"
-            default: result.append(character)
+        var result: [UInt8] = []
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"): result += Array("%25".utf8)
+            case 0x09: result += Array("%09".utf8)
+            case 0x0A: result += Array("%0A".utf8)
+            default: result.append(byte)
             }
         }
-        return result
+        return String(decoding: result, as: UTF8.self)
     }
 
-    public static func unescaped(_ text: Substring) -> String {
-        text.replacingOccurrences("%0A", "\n").replacingOccurrences("%09", "\t").replacingOccurrences("%25", "%")
-    }
-}
-
-extension StringProtocol {
-    fileprivate func replacingOccurrences(_ target: String, _ replacement: String) -> String {
-        var result = ""
-        var rest = Substring(self)
-        while let range = rest.firstRange(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
+    /// What `escaped` made, read back byte by byte; any other `%` is kept as it is.
+    public static func unescaped(_ text: ArraySlice<UInt8>) -> String {
+        let bytes = Array(text)
+        var result: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count {
+                let code = String(decoding: bytes[index + 1...index + 2], as: UTF8.self)
+                if let byte: UInt8 = ["25": UInt8(ascii: "%"), "09": 0x09, "0A": 0x0A][code] {
+                    result.append(byte)
+                    index += 3
+                    continue
+                }
+            }
+            result.append(bytes[index])
+            index += 1
         }
-        return result + rest
+        return String(decoding: result, as: UTF8.self)
     }
 }
 

@@ -182,7 +182,8 @@ public struct CrashExploration: Sendable {
             let record = records[index]
             switch record {
             case .output(let data, let length):
-                printed += length
+                // Clamped: a log is read from a directory the user names (explore --replay).
+                printed = printed.addingClamped(length)
                 needed = max(needed, data + length)
                 index += 1
                 continue
@@ -205,7 +206,7 @@ public struct CrashExploration: Sendable {
                     before.append(printed)
                     operations.append(.replacing(records[next], replaced: replaced))
                     for output in between {
-                        printed += output.length
+                        printed = printed.addingClamped(output.length)
                         needed = max(needed, output.data + output.length)
                     }
                     index = next + 1
@@ -477,7 +478,7 @@ extension CrashExploration {
         }
 
         static func range(_ offset: UInt64, _ length: UInt64) -> String {
-            "bytes \(offset)-\(offset + max(length, 1) - 1)"
+            "bytes \(offset)-\(offset + (max(length, 1) - 1))"
         }
 
         func alias(_ id: EntryID) -> EntryID { aliases[id] ?? id }

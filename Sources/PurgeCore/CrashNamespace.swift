@@ -100,10 +100,13 @@ struct CrashNamespace: Sendable {
 
     /// Every name reachable from the root, parents before children, names in
     /// byte order: (path, entry).
+    /// Each directory once: a log read from a directory the user names (explore
+    /// --replay) may link a directory under itself, which no real tree does.
     func walk() -> [(path: String, id: EntryID)] {
         var result: [(String, EntryID)] = []
+        var visited: Set<EntryID> = []
         func visit(_ directory: EntryID, _ prefix: String) {
-            guard let names = children[directory] else { return }
+            guard visited.insert(directory).inserted, let names = children[directory] else { return }
             for name in names.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 let id = names[name]!
                 let path = prefix + String(decoding: name, as: UTF8.self)

@@ -52,6 +52,8 @@ public struct FaultRule: Equatable, Sendable {
             }
             guard index < arguments.count else { throw FaultRuleError("\(flag) needs a value") }
             if values[flag] != nil { throw FaultRuleError("\(flag) given twice") }
+            // A rule travels as one line (fault add, fault list, a rules file).
+            if arguments[index].unicodeScalars.contains("\n") { throw FaultRuleError("\(flag): a value cannot hold a line break") }
             values[flag] = arguments[index]
             index += 1
         }
@@ -181,17 +183,15 @@ public enum FaultAction: Equatable, Sendable {
     /// A duration: a number (decimals allowed) and a unit, `us`, `ms`, `s`
     /// or `m` (`250ms`, `1.5s`, `2m`), above zero and at most an hour.
     public static func delay(parsing text: String) throws(FaultRuleError) -> UInt64 {
-        let units: [(String, Double)] = [("us", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000), ("m", 60_000_000_000)]
+        // Read exactly (DecimalNumber), not through Double: 2.11s is 2,110,000,000 ns, not one less.
+        let units: [(String, UInt64)] = [("us", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000), ("m", 60_000_000_000)]
         for (unit, scale) in units where text.hasSuffix(unit) {
-            let number = text.dropLast(unit.count)
-            guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-                  let value = Double(number)
-            else { break }
-            let nanoseconds = value * scale
-            guard nanoseconds >= 1, nanoseconds <= Double(longestDelay) else {
+            guard let (number, rest) = try? DecimalNumber.leading(text.dropLast(unit.count)), rest.isEmpty else { break }
+            let nanoseconds = (try? number.scaled(by: scale)) ?? .max
+            guard nanoseconds >= 1, nanoseconds <= longestDelay else {
                 throw FaultRuleError("--delay '\(text)': a delay is above zero and at most 1 hour")
             }
-            return UInt64(nanoseconds)
+            return nanoseconds
         }
         throw FaultRuleError("--delay '\(text)': not a duration (a number and a unit: 500us, 250ms, 1.5s, 2m)")
     }
@@ -202,7 +202,10 @@ public enum FaultAction: Equatable, Sendable {
         if nanoseconds % 1_000_000_000 == 0 { return "\(nanoseconds / 1_000_000_000)s" }
         if nanoseconds % 1_000_000 == 0 { return "\(nanoseconds / 1_000_000)ms" }
         if nanoseconds % 1_000 == 0 { return "\(nanoseconds / 1_000)us" }
-        return "\(Double(nanoseconds) / 1_000)us"
+        // Exact decimals (nanoseconds are thousandths of a microsecond), as delay(parsing:) reads them.
+        let digits = String(nanoseconds % 1_000)
+        let fraction = (String(repeating: "0", count: 3 - digits.count) + digits).reversed().drop { $0 == "0" }.reversed()
+        return "\(nanoseconds / 1_000).\(String(fraction))us"
     }
 
     /// A short description for logs and tables: `EIO`, `delay 250ms`, `short write`.

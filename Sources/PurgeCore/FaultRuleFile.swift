@@ -7,7 +7,7 @@ public enum FaultRuleFile {
     /// The rules of `text`, in order; the first error names its line.
     public static func parse(_ text: String) throws(FaultRuleError) -> [FaultRule] {
         var rules: [FaultRule] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, line) in Self.lines(text).enumerated() {
             do throws(FaultRuleError) {
                 let words = try self.words(of: line)
                 if words.isEmpty { continue }
@@ -19,16 +19,25 @@ public enum FaultRuleFile {
         return rules
     }
 
+    /// The lines of `text`, split at each newline scalar: split by Character, a
+    /// file with CRLF line ends would be one line ("\r\n" is one Character).
+    /// A carriage return left at a line's end is a blank.
+    public static func lines(_ text: String) -> [Substring] {
+        text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { Substring($0) }
+    }
+
     /// Splits one line into words, as a shell would (see the type's doc).
     public static func words(of line: Substring) throws(FaultRuleError) -> [String] {
         var words: [String] = []
-        var word = ""
+        // By scalar: a quote or a blank followed by a combining mark is one
+        // Character, and would not be read as a quote or a blank.
+        var word = String.UnicodeScalarView()
         var inWord = false
-        var iterator = line.makeIterator()
-        while let character = iterator.next() {
-            switch character {
+        var iterator = line.unicodeScalars.makeIterator()
+        while let scalar = iterator.next() {
+            switch scalar {
             case " ", "\t", "\r":
-                if inWord { words.append(word); word = ""; inWord = false }
+                if inWord { words.append(String(word)); word = String.UnicodeScalarView(); inWord = false }
             case "#" where !inWord:
                 return words
             case "'":
@@ -59,10 +68,10 @@ public enum FaultRuleFile {
                 word.append(escaped)
             default:
                 inWord = true
-                word.append(character)
+                word.append(scalar)
             }
         }
-        if inWord { words.append(word) }
+        if inWord { words.append(String(word)) }
         return words
     }
 
@@ -74,8 +83,8 @@ public enum FaultRuleFile {
         }
         if plain { return word }
         var text = "'"
-        for character in word {
-            text += character == "'" ? "'\\''" : String(character)
+        for scalar in word.unicodeScalars {
+            text += scalar == "'" ? "'\\''" : String(scalar)
         }
         return text + "'"
     }

@@ -67,7 +67,9 @@ public struct FileImage: Hashable, Sendable {
         var result: [Piece] = []
         var offset = piece.offset
         while offset < piece.end {
-            let next = min(piece.end, (offset / page + 1) * page)
+            // The next page boundary, which for the last page is past 2^64.
+            let (boundary, overflow) = (offset / page + 1).multipliedReportingOverflow(by: page)
+            let next = overflow ? piece.end : min(piece.end, boundary)
             result.append(Piece(offset: offset, length: next - offset, data: piece.data + (offset - piece.offset)))
             offset = next
         }

@@ -43,13 +43,15 @@ public enum OptionList {
     /// One `-o` string for libfuse: items joined with commas, with `\` and
     /// `,` inside an item escaped so libfuse splits it back the same way.
     public static func joined(_ items: [String]) -> String {
+        // By scalar, as split reads bytes: a backslash followed by a combining
+        // mark is one Character, and its backslash must be escaped too.
         items.map { item in
-            var escaped = ""
-            for character in item {
-                if character == "\\" || character == "," { escaped.append("\\") }
-                escaped.append(character)
+            var escaped = String.UnicodeScalarView()
+            for scalar in item.unicodeScalars {
+                if scalar == "\\" || scalar == "," { escaped.append("\\") }
+                escaped.append(scalar)
             }
-            return escaped
+            return String(escaped)
         }.joined(separator: ",")
     }
 }

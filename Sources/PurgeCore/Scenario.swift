@@ -35,7 +35,7 @@ public struct Scenario: Equatable, Sendable {
     public init(parsing text: String, file: String) throws(ScenarioError) {
         var steps: [ScenarioStep] = []
         var number = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for rawLine in FaultRuleFile.lines(text) {
             number += 1
             let words: [String]
             do throws(ScenarioProblem) {
@@ -56,11 +56,13 @@ public struct Scenario: Equatable, Sendable {
     /// The words of one line, quotes removed, the comment dropped.
     static func words(of line: Substring) throws(ScenarioProblem) -> [String] {
         var words: [String] = []
-        var current = ""
+        // By scalar: a quote or a blank followed by a combining mark is one
+        // Character, and would not be read as a quote or a blank.
+        var current = String.UnicodeScalarView()
         var inWord = false
-        var quote: Character?
+        var quote: Unicode.Scalar?
         var escaped = false
-        for character in line {
+        for character in line.unicodeScalars {
             if escaped {
                 current.append(character)
                 escaped = false
@@ -78,11 +80,11 @@ public struct Scenario: Equatable, Sendable {
             }
             switch character {
             case "#":
-                if inWord { words.append(current) }
+                if inWord { words.append(String(current)) }
                 return words
             case " ", "\t", "\r":
-                if inWord { words.append(current) }
-                current = ""
+                if inWord { words.append(String(current)) }
+                current = String.UnicodeScalarView()
                 inWord = false
             case "'", "\"":
                 quote = character
@@ -97,7 +99,7 @@ public struct Scenario: Equatable, Sendable {
         }
         if quote != nil { throw .unclosedQuote }
         if escaped { throw .trailingBackslash }
-        if inWord { words.append(current) }
+        if inWord { words.append(String(current)) }
         return words
     }
 }

@@ -167,6 +167,17 @@ final class ExploreTests: XCTestCase {
         XCTAssertEqual(replay.status, 0, "\(replay)")
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: replayed + "/config.json")[.size] as? Int, 0)
         XCTAssertTrue(FileManager.default.fileExists(atPath: replayed + "/tmp"))
+        // A recording whose data file holds less than its log names is refused (a log
+        // made by hand could otherwise replay writes of any length).
+        let data = try XCTUnwrap(json["recording"] as? String) + "/data"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: data))
+        try Data().write(to: URL(fileURLWithPath: data))
+        let cut = try explore(["--replay", report, "\(point)/names-kept", scratch + "/cut"])
+        XCTAssertEqual(cut.status, 1, "\(cut)")
+        XCTAssertEqual(cut.stderrLines.count, 1, "\(cut)")
+        XCTAssertTrue(cut.stderr.contains("is not whole"), "\(cut)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch + "/cut"))
+        try bytes.write(to: URL(fileURLWithPath: data))
         // A report given to --replay for a container that is not the one explored any more:
         // one of its files changed in place to the same size, then a file more.
         let original = try Data(contentsOf: URL(fileURLWithPath: container + "/config.json"))

@@ -117,6 +117,21 @@ final class PageTests: XCTestCase {
                       "lost":["Documents/db"],"lostCount":12,"stderr":"db missing <b>","group":null}]}
         """)!
 
+    /// Found by the parser fuzzing (CommandParserFuzzTests.testReport): a report is a file
+    /// the user gives, and its figures at 2^64-1 trapped the pages (operations + 1, the sum
+    /// of a group's purged bytes, the time axis's next tick, a sample's place past the run's end).
+    func testFiguresUpTo64BitsMakeAPage() throws {
+        let most = UInt64.max
+        let explore = "{\"states\":1,\"operations\":\(most),\"results\":[{\"point\":\(most),\"variant\":\"\",\"passed\":true}]}"
+        XCTAssertTrue(try ReportCommand.page(for: explore, named: "e.json").text.contains("<svg id=\"strip\""))
+        let run = "{\"command\":[\"x\"],\"duration_ms\":\(most),\"purges\":[{\"at_ms\":1,\"bytes\":\(most),\"reason\":\"monitor\"},"
+            + "{\"at_ms\":2,\"bytes\":\(most),\"reason\":\"monitor\"}],\"samples\":[{\"at_ms\":\(most),\"device_used\":1},{\"at_ms\":1}]}"
+        let early = "{\"command\":[\"x\"],\"duration_ms\":1,\"samples\":[{\"at_ms\":\(most),\"device_used\":\(most)},{\"at_ms\":1}]}"
+        for text in [run, early] {
+            XCTAssertTrue(try ReportCommand.page(for: text, named: "r.json").text.contains("<svg id=\"timeline\""), text)
+        }
+    }
+
     func testAnExploreReportIsAStripOfStates() throws {
         XCTAssertTrue(ExplorePage.recognises(exploreReport))
         XCTAssertFalse(TimelinePage.recognises(exploreReport))

@@ -22,6 +22,21 @@ final class CloudManifestTests: XCTestCase {
         XCTAssertEqual(manifest.encoded.filter { $0 == UInt8(ascii: "\n") }.count, 4)
     }
 
+    /// Found by the parser fuzzing (ParserFuzzTests.testCloudManifest, "D a\r"): read by
+    /// Character, a name that ends in a carriage return made "\r\n" one Character, so its line
+    /// swallowed the next record; one that starts with a combining mark fused with the space
+    /// before it, and the whole manifest was refused (every upload forgotten).
+    func testNamesEndingInACarriageReturnOrStartingWithACombiningMarkKeepEveryRecord() throws {
+        var manifest = CloudManifest()
+        manifest.records["Documents/report\r"] = CloudRecord(signature: signature(12, 300, 7), evicted: true)
+        manifest.records["Documents/\u{301}accent"] = CloudRecord(signature: signature(13, 10, 8), evicted: false)
+        manifest.records["Documents/z"] = CloudRecord(signature: signature(14, 20, 9), evicted: true)
+        manifest.intents = [.remove("Documents/old\r"), .rename("\u{301}p\r\n", "Documents/\u{301}q\r")]
+        XCTAssertEqual(CloudManifest(decoding: manifest.encoded), manifest)
+        XCTAssertEqual(manifest.encoded.filter { $0 == UInt8(ascii: "\n") }.count, 5, "one line each")
+        XCTAssertEqual(CloudManifest(decoding: Array("D a\r".utf8))?.intents, [.remove("a\r")])
+    }
+
     func testTheStoredLinesAreTheDocumentedForm() throws {
         let text = "F 12 300 7 1 300 9 Documents/a%09b\nD Documents/old\nR Documents/p\tDocuments/q\n"
         let manifest = try XCTUnwrap(CloudManifest(decoding: Array(text.utf8)))

@@ -46,6 +46,33 @@ final class CrashExplorationTests: XCTestCase {
         XCTAssertThrowsError(try RecordedOperation.parse("S 1:2\nnonsense\n"))
     }
 
+    /// Found by the parser fuzzing (CommandParserFuzzTests.testReplayRecording): explore
+    /// --replay reads the log from a directory the user names, and a write or an output
+    /// whose range passes 2^64 trapped on `data + length`. Such a line is no record; output
+    /// lengths add up clamped.
+    func testARangePast64BitsIsNoRecord() {
+        XCTAssertNil(RecordedOperation(line: "W 1:11 0 18446744073709551615 1"))
+        XCTAssertNil(RecordedOperation(line: "W 1:11 18446744073709551615 1 0"))
+        XCTAssertNil(RecordedOperation(line: "P 18446744073709551615 1"))
+        let half = UInt64.max / 2 + 1
+        let exploration = CrashExploration(initial: initial, records: [.output(data: 0, length: half), .output(data: 0, length: half),
+                                                                        .synced(config)])
+        XCTAssertEqual(exploration.outputTotal, .max)
+    }
+
+    /// Found by libFuzzer (scripts/fuzz replay-recording): a recording whose initial tree
+    /// links a directory under itself (no real tree does) made the namespace's walk recurse
+    /// until the stack ran out; a write at the last offset 2^64 can name overflowed the
+    /// next page boundary and its description.
+    func testADirectoryUnderItselfAndTheLastOffsetMakeStates() {
+        let looped = initial + [.init(path: "tmp/again", id: root, kind: .directory, mode: 0o755)]
+        let exploration = CrashExploration(initial: looped, records: [.synced(config), .write(config, offset: .max, length: 0, data: 0),
+                                                                      .write(config, offset: .max - 1, length: 1, data: 0)])
+        let states = exploration.states((1...3).map { CrashExploration.StateID(point: $0, variant: .namesKept) })
+        XCTAssertEqual(states.count, 3)
+        XCTAssertEqual(states[2].operation, "write config.json: bytes 18446744073709551614-18446744073709551614")
+    }
+
     func testARenameOverANameIsOneOperationAndTheCarelessOneLeavesAnEmptyFile() {
         let exploration = CrashExploration(initial: initial, records: writer(careful: false), model: .xfs)
         XCTAssertEqual(exploration.operationCount, 3, "create, write, rename over")

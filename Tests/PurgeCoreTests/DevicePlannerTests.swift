@@ -153,6 +153,18 @@ final class DeviceRecordTests: XCTestCase {
         XCTAssertNil(DeviceSettings(decoding: Array("generation 1\n".utf8)))
     }
 
+    /// Found by the parser fuzzing (ParserFuzzTests.testDeviceRequests): the device's files
+    /// were split into lines by Character, so a container whose path ends in a carriage
+    /// return made "\r\n" one Character: its mountpoint line was swallowed and its record,
+    /// unreadable, left the device's plans; a request's "bytes N\r" line swallowed its reason.
+    func testAValueEndingInACarriageReturnEndsItsLine() throws {
+        let member = DeviceMember(key: "2049:12", processID: 42, container: "/srv/app\r", mountpoint: "/mnt/\u{301}m\r",
+                                  backing: 2049, used: 10, size: 11, purgeable: 3)
+        XCTAssertEqual(DeviceMember(decoding: member.encoded), member)
+        let request = try DeviceRecordLines(Array("bytes 10\r\nreason write\n".utf8))
+        XCTAssertEqual([request["bytes"], request["reason"]], ["10\r", "write"])
+    }
+
     func testNamesOptionsAndAgreement() throws {
         XCTAssertEqual(try DeviceName.validate("phone-1.a_b"), "phone-1.a_b")
         for (bad, problem) in [("", DeviceNameProblem.empty), ("a/b", .slash), ("..", .parentReference),

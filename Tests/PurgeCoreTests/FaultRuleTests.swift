@@ -1,9 +1,40 @@
-import PurgeCore
+@testable import PurgeCore
 import XCTest
 
 final class FaultRuleTests: XCTestCase {
     private func rule(_ line: String) throws -> FaultRule {
         try FaultRule(arguments: FaultRuleFile.words(of: Substring(line)))
+    }
+
+    /// Found by the parser fuzzing (ParserFuzzTests.testFaultRulesFile): a rules file with
+    /// CRLF line ends was one line ("\r\n" is one Character), its words ending in "\r\n".
+    func testARulesFileWithCRLFLineEnds() throws {
+        let rules = try FaultRuleFile.parse("--op read --path a --errno EIO --seed 7\r\n--op write --path b --short-write\r\n")
+        XCTAssertEqual(rules.map(\.line), ["--op read --path a --errno EIO --seed 7", "--op write --path b --short-write"])
+    }
+
+    /// Found by the parser fuzzing (ParserFuzzTests.testFaultRule): a --path or --comm with a
+    /// line break was accepted, but a rule travels as one line (fault add, the listing that
+    /// fault list reads), so its listing was unreadable until the rules were cleared.
+    func testAValueWithALineBreakIsRefused() {
+        for arguments in [["--op", "read", "--path", "a\nb", "--errno", "EIO"], ["--op", "read", "--path", "a", "--errno", "EIO", "--comm", "x\r\n"]] {
+            XCTAssertThrowsError(try FaultRule(arguments: arguments)) {
+                XCTAssertTrue("\($0)".hasSuffix(": a value cannot hold a line break"), "\($0)")
+            }
+        }
+    }
+
+    /// Found by libFuzzer (scripts/fuzz values, fault-rule): a delay was read through Double,
+    /// so 2.110s was 2,109,999,999 ns and printed as 2109999.999us, which read back one less
+    /// again; a quote followed by a combining mark was one Character, so a --path that starts
+    /// with one, written as a rules-file line, did not read back.
+    func testDelaysAreExactAndQuotedWordsReadBackWhateverFollowsTheQuote() throws {
+        XCTAssertEqual(try FaultAction.delay(parsing: "2.110s"), 2_110_000_000)
+        XCTAssertEqual(FaultAction.durationText(2_109_999_999), "2109999.999us")
+        XCTAssertEqual(try FaultAction.delay(parsing: "2109999.999us"), 2_109_999_999)
+        XCTAssertEqual(FaultAction.durationText(1_500), "1.5us")
+        let rule = try FaultRule(arguments: ["--op", "lookup", "--path", "\u{650}x'\u{301}.db", "--errno", "EIO"])
+        XCTAssertEqual(try FaultRuleFile.parse(rule.line), [rule], rule.line)
     }
 
     func testEveryFlagParsesAndComesBackCanonical() throws {

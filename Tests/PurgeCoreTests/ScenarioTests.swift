@@ -16,6 +16,20 @@ final class ScenarioTests: XCTestCase {
         }
     }
 
+    /// Found by the parser fuzzing (ParserFuzzTests.testScenario): lines were split by
+    /// Character, and "\r\n" is one, so a scenario saved with CRLF line ends was one line.
+    func testCRLFLineEndsReadAsLines() throws {
+        let text = "at 2s squeeze 5M\r\n# a comment\r\nwhen used > 90% purge all\r\n"
+        XCTAssertEqual(try Scenario(parsing: text, file: "s"), try Scenario(parsing: text.replacingOccurrences(of: "\r\n", with: "\n"), file: "s"))
+        XCTAssertEqual(try Scenario(parsing: text, file: "s").steps.count, 2)
+    }
+
+    /// A quote followed by a combining mark opens a quote (words are read by scalar).
+    func testAQuoteBeforeACombiningMarkIsAQuote() throws {
+        let scenario = try Scenario(parsing: "at 1s pin '\u{301}a b'\n", file: "s")
+        XCTAssertEqual(scenario.steps.first?.action, .pin("\u{301}a b"))
+    }
+
     func testTheSpecExample() throws {
         let scenario = try parse("""
             # squeeze, then a fault once the database exists

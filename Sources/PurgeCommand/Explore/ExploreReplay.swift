@@ -131,6 +131,12 @@ enum ExploreReplay {
         }
         defer { data.closeQuietly() }
         let exploration = CrashExploration(initial: initial, records: records, model: model(of: state, in: report))
+        // The log names bytes of the data file: it must hold them all (a log
+        // that names more, cut short or made by hand, would replay writes of
+        // any length).
+        guard let status = try? data.status(), UInt64(max(status.st_size, 0)) >= exploration.dataNeeded else {
+            throw .failure("explore: the recording \(recording) is not whole: its operations name \(exploration.dataNeeded) bytes of data")
+        }
         guard let made = exploration.states([state]).first else {
             throw .failure("explore: \(path) has no state \(state) (points 1 to \(exploration.operationCount))")
         }

@@ -108,7 +108,8 @@ struct ExplorePage {
         let rows = max(variants.values.map(\.count).max() ?? 1, 1)
         let height = Double(rows) * Self.cellHeight + 30
         let plotWidth = Self.width - Self.left - Self.right
-        let column = plotWidth / Double(operations + 1)
+        // In Double: a report's "operations" may be anything up to 2^64-1.
+        let column = plotWidth / (Double(operations) + 1)
         let c = HTMLPage.coordinate
         var svg = "<svg id=\"strip\" width=\"100%\" style=\"max-width:\(c(Self.width))px\" viewBox=\"0 0 \(c(Self.width)) \(c(height))\" "
             + "role=\"img\" aria-label=\"crash states along the operations\" data-states=\"\(states.count)\">"
@@ -130,7 +131,8 @@ struct ExplorePage {
         while at <= operations {
             let x = Self.left + (Double(at) + 0.5) * column
             svg += "<text x=\"\(c(x))\" y=\"\(c(axis + 16))\" text-anchor=\"middle\">\(at)</text>"
-            at += tick
+            guard case (let next, false) = at.addingReportingOverflow(tick) else { break }
+            at = next
         }
         svg += "<text x=\"0\" y=\"\(c(axis + 16))\" class=\"dim\">op</text>"
         return svg + "</svg>"

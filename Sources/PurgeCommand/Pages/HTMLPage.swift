@@ -74,10 +74,11 @@ struct HTMLPage {
         return result
     }
 
-    /// A number for SVG coordinates: two decimals at most, no exponent.
+    /// A number for SVG coordinates: two decimals at most, no exponent; within
+    /// ±10^12 (a report's figures, which the user gives, may put a point anywhere).
     static func coordinate(_ value: Double) -> String {
         guard value.isFinite else { return "0" }
-        let hundredths = (value * 100).rounded()
+        let hundredths = (min(max(value, -1e12), 1e12) * 100).rounded()
         let sign = hundredths < 0 ? "-" : ""
         let magnitude = UInt64(abs(hundredths))
         let whole = magnitude / 100, fraction = magnitude % 100

@@ -59,7 +59,11 @@ struct TimelinePage {
             marks.append(Mark(kind: step["action"]?.stringValue == "crash" ? "crash" : "step", atMilliseconds: at, text: text))
         }
         marks += Self.grouped(report["purges"]?.arrayValue ?? [], key: { $0["reason"]?.stringValue ?? "?" }) { key, group in
-            let bytes = group.reduce(UInt64(0)) { $0 + ($1["bytes"]?.integerValue ?? 0) }
+            // Clamped: a report is a file the user gives (purgefs report), its figures anything up to 2^64-1.
+            let bytes = group.reduce(UInt64(0)) { total, purge in
+                let (sum, overflow) = total.addingReportingOverflow(purge["bytes"]?.integerValue ?? 0)
+                return overflow ? .max : sum
+            }
             let paths = group.prefix(8).compactMap { $0["path"]?.stringValue }.joined(separator: ", ")
             return Mark(kind: "purge", atMilliseconds: group[0]["at_ms"]?.integerValue ?? 0,
                         text: "purge (\(key)): \(HumanText.count(UInt64(group.count), "file")), \(HumanText.size(bytes)): "
@@ -230,7 +234,8 @@ struct TimelinePage {
         while at <= duration {
             svg += "<line class=\"axis\" x1=\"\(c(x(at)))\" x2=\"\(c(x(at)))\" y1=\"\(c(Self.height - Self.bottom))\" y2=\"\(c(Self.height - Self.bottom + 4))\"/>"
                 + "<text x=\"\(c(x(at)))\" y=\"\(c(Self.height - 8))\" text-anchor=\"middle\">\(HTMLPage.escape(Self.time(at)))</text>"
-            at += tick
+            guard case (let next, false) = at.addingReportingOverflow(tick) else { break }
+            at = next
         }
         svg += "<line class=\"axis\" x1=\"\(c(Self.left))\" x2=\"\(c(Self.width - Self.right))\" y1=\"\(c(Self.height - Self.bottom))\" y2=\"\(c(Self.height - Self.bottom))\"/>"
         // The low and high marks: thresholds of available space.

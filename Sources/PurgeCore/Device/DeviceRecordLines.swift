@@ -18,10 +18,13 @@ public struct DeviceRecordLines {
 
     public init(_ data: [UInt8]) throws(DeviceRecordError) {
         guard let text = String(validating: data, as: UTF8.self) else { throw DeviceRecordError("not UTF-8 text") }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // By scalar, not by Character: a value that ends in a carriage return (a
+        // container's path may) would make "\r\n" one Character and swallow the
+        // next line, and a space before a combining mark would be no space.
+        let lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
         guard lines.count <= Self.lineLimit + 1 else { throw DeviceRecordError("more than \(Self.lineLimit) lines") }
         for (index, line) in lines.enumerated() where !line.isEmpty {
-            guard line.utf8.count <= Self.lineLengthLimit else {
+            guard String(line).utf8.count <= Self.lineLengthLimit else {
                 throw DeviceRecordError("line \(index + 1) is longer than \(Self.lineLengthLimit) bytes")
             }
             guard let space = line.firstIndex(of: " ") else { throw DeviceRecordError("line \(index + 1) has no value") }
