@@ -1379,7 +1379,7 @@ class Soak:
             print(f"  {kind}: {counts['ok']}" + (f" ({others})" if others else ""))
         print(f"soak: explore runs: {dict(self.explores)}")
         for name, figures in self.figures.items():
-            print(f"soak: {name} at the end (since its last mount): " + ", ".join(f"{k} {v}" for k, v in figures.items()))
+            print(f"soak: {name} at the end (purged_*: since the container was made; the rest since its last mount): " + ", ".join(f"{k} {v}" for k, v in figures.items()))
         print("soak: daemons' RSS and descriptors (each container's daemons in order; #N the Nth mount)")
         for line in growth_lines:
             print(line)
