@@ -898,7 +898,7 @@ class Soak:
                     self.lost(c, name, model, None, f"missing {phase}")
                 continue
             if isinstance(disk, OSError):
-                self.lost(c, name, model, None, f"unreadable {phase}: {disk}")
+                self.lost(c, name, model, None, f"unreadable {phase}: {disk}; {self.diagnose(c, name)}")
                 c.durable.pop(name)
                 c.unknown.add(name)
                 continue
@@ -920,6 +920,57 @@ class Soak:
         say(f"{c.name}: verified {files} files {phase}: {self.stats.lost_synced - lost_before} synced bytes lost, "
             f"{len(self.stats.mismatches) - mismatches_before} mismatches")
         return True
+
+    def check_store(self, c):
+        """Every document is uploaded again once the network is back and its
+        faults cleared, and the store's copy is what the app wrote."""
+        pending = [name for name in DOCS if name in c.durable]
+        deadline = time.monotonic() + 90
+        while pending and time.monotonic() < deadline:
+            for name in list(pending):
+                try:
+                    flag = self.fs(c, f"getfattr {name}", lambda name=name: os.getxattr(c.at(name), "user.purgefs.uploaded"))
+                except (OSError, Down):
+                    continue
+                if flag != b"1":
+                    continue
+                pending.remove(name)
+                self.stats.count("store check")
+                try:
+                    with open(os.path.join(c.cloud, "files", name), "rb") as stored:
+                        data = stored.read()
+                except OSError as error:
+                    self.stats.add("mismatches", f"{c.name}: {name}: uploaded, but the store has no copy: {error}")
+                    continue
+                if data != c.durable[name].cur:
+                    self.stats.add("mismatches", f"{c.name}: {name}: the store's copy: {describe(c.durable[name].cur, data)}")
+            if pending:
+                time.sleep(1)
+        if pending:
+            self.stats.add("unexpected", f"{c.name}: not uploaded 90 s after the network came back: {', '.join(pending)}")
+        else:
+            say(f"{c.name}: the store holds every document as written")
+
+    def diagnose(self, c, name):
+        """What purgefs says of a document it cannot read: its attributes and its last log lines."""
+        said = []
+        for attribute in ("download_status", "evictable", "uploaded"):
+            try:
+                value = self.fs(c, f"getfattr {name}", lambda a=attribute: os.getxattr(c.at(name), f"user.purgefs.{a}"))
+                said.append(f"{attribute}={value.decode(errors='replace')}")
+            except (OSError, Down) as error:
+                said.append(f"{attribute}: {error}")
+        stored = os.path.join(c.cloud, "files", name)
+        said.append(f"store copy: {os.path.getsize(stored) if os.path.exists(stored) else 'none'} bytes")
+        try:
+            said.append(f"backing file: {os.path.getsize(os.path.join(c.path, name))} bytes")
+        except OSError as error:
+            said.append(f"backing file: {error}")
+        result = self.run([self.bin, "log", c.mount, "--json"], container=c, what=f"{c.name}: purgefs log")
+        if result is not None:
+            lines = [line for line in result[1].splitlines() if f'"{name}"' in line or name in line]
+            said.append("log: " + " | ".join(lines[-6:]))
+        return "; ".join(said)
 
     def read_back(self, c, name):
         """The file's bytes; None if it does not exist; an OSError if it cannot be read; False if the mount is down."""
@@ -1281,6 +1332,8 @@ class Soak:
             say(f"{c.name}: {figures}")
         for c in live:
             self.verify(c, "at the end", exact=True)
+        for c in live:
+            self.check_store(c)
         for c in live:
             c.state = "down"
             self.unmount_clean(c)
