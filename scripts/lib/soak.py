@@ -1273,6 +1273,10 @@ class Soak:
             if not self.mount(c):
                 raise RuntimeError(f"{c.name}: cannot mount: {self.log_tail(c, 5)}")
             c.state = "up"
+        first = self.containers[0]
+        result = self.run(["getfattr", "-n", "user.purgefs.transport", "--only-values", first.mount], timeout=60,
+                          container=first, what="getfattr user.purgefs.transport")
+        say(f"transport: {result[1].strip() if result and result[0] == 0 else result}")
         self.end_at = time.monotonic() + self.duration
         for c in self.containers:
             rng_w = random.Random(f"{self.seed}-{c.k}-writer")
