@@ -554,23 +554,17 @@ class Soak:
                 os.close(fd)
         self.fs(c, f"write {name}", write)
 
-    def sync_file(self, c, name):
-        def sync():
-            fd = os.open(c.at(name), os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        self.fs(c, f"fsync {name}", sync)
+    def sync_file(self, c, name, directory=False):
+        """fsync of the file name, or of its directory."""
+        path, flags = (os.path.dirname(name), os.O_DIRECTORY) if directory else (name, 0)
 
-    def sync_directory(self, c, name):
         def sync():
-            fd = os.open(c.at(os.path.dirname(name)), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            fd = os.open(c.at(path), os.O_RDONLY | os.O_CLOEXEC | flags)
             try:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        self.fs(c, f"fsync the directory of {name}", sync)
+        self.fs(c, f"fsync {path}", sync)
 
     def failed(self, c, kind, name, error):
         """Counts an operation's error; an errno that says something is wrong is unexpected."""
@@ -692,7 +686,7 @@ class Soak:
             return
         model.certain = True
         try:
-            self.sync_directory(c, name)
+            self.sync_file(c, name, directory=True)
         except OSError as error:
             self.failed(c, "replace", name, error)
             model.synced = old_synced
@@ -886,37 +880,28 @@ class Soak:
         self.stats.verifications += 1
         lost_before, mismatches_before = self.stats.lost_synced, len(self.stats.mismatches)
         files = 0
-        for name in list(c.durable):
-            model = c.durable[name]
-            disk = self.read_back(c, name)
-            if disk is False:
-                return False
-            files += 1
-            if disk is None:
-                c.durable.pop(name)
-                if model.synced is not None:
-                    self.lost(c, name, model, None, f"missing {phase}")
-                continue
-            if isinstance(disk, OSError):
-                self.lost(c, name, model, None, f"unreadable {phase}: {disk}; {self.diagnose(c, name)}")
-                c.durable.pop(name)
-                c.unknown.add(name)
-                continue
-            self.check(c, name, model, disk, exact)
-        for name in list(c.caches):
-            model = c.caches[name]
-            disk = self.read_back(c, name)
-            if disk is False:
-                return False
-            files += 1
-            if disk is None:
-                c.caches.pop(name)
-            elif isinstance(disk, OSError):
-                self.stats.add("mismatches", f"{c.name}: {name} (cache): unreadable {phase}: {disk}")
-                c.caches.pop(name)
-                c.unknown.add(name)
-            else:
-                self.check_cache(c, name, model, disk, exact)
+        for table, durable in ((c.durable, True), (c.caches, False)):
+            for name in list(table):
+                model = table[name]
+                disk = self.read_back(c, name)
+                if disk is False:
+                    return False
+                files += 1
+                if disk is None:
+                    table.pop(name)
+                    if durable and model.synced is not None:
+                        self.lost(c, name, model, None, f"missing {phase}")
+                elif isinstance(disk, OSError):
+                    table.pop(name)
+                    c.unknown.add(name)
+                    if durable:
+                        self.lost(c, name, model, None, f"unreadable {phase}: {disk}; {self.diagnose(c, name)}")
+                    else:
+                        self.stats.add("mismatches", f"{c.name}: {name} (cache): unreadable {phase}: {disk}")
+                elif durable:
+                    self.check(c, name, model, disk, exact)
+                else:
+                    self.check_cache(c, name, model, disk, exact)
         say(f"{c.name}: verified {files} files {phase}: {self.stats.lost_synced - lost_before} synced bytes lost, "
             f"{len(self.stats.mismatches) - mismatches_before} mismatches")
         return True
