@@ -161,4 +161,18 @@ extension Array where Element == CloudIntent {
             return path == affected || path.hasPrefix(affected + "/")
         }
     }
+
+    /// Whether an intent still to apply removes `path`, renames it, or
+    /// renames something onto it (or onto a directory above it): an upload
+    /// to `path` waits for these, which would otherwise reach the remote
+    /// after it and delete the new copy or move an old one over it.
+    public func touch(_ path: String) -> Bool {
+        func covers(_ name: String) -> Bool { path == name || path.hasPrefix(name + "/") }
+        return contains { intent in
+            switch intent {
+            case .remove(let removed): return covers(removed)
+            case .rename(let from, let to): return covers(from) || covers(to)
+            }
+        }
+    }
 }

@@ -137,6 +137,34 @@ class CloudNetworkFaultTests: CloudTestCase {
                       "the delete lands once the rule is cleared")
     }
 
+    /// A document replaced by a rename (write `report.new`, rename it over
+    /// `report`) while the remote refuses deletes a while: the delete of the
+    /// old copy and the rename are journalled, and the new content's upload
+    /// waits for them. Uploaded first, it was taken by the delete once the
+    /// remote took deletes again, and the document, uploaded by its record,
+    /// could be evicted and never downloaded (found by scripts/soak).
+    func testAnUploadWaitsForTheJournalledDeleteOfItsPath() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/report"
+        XCTAssertEqual(writeBytes(doc, tiled(6000, seed: 11)), 0)
+        waitUploaded(doc)
+        let added = try purgefs("fault", "add", fixture.mountpoint, "--op", "remote-delete", "--path", "Documents/report",
+                                "--errno", "EIO", "--times", "2")
+        XCTAssertEqual(added.status, 0, "\(added)")
+        let new = fixture.mountpoint + "/Documents/report.new"
+        let content = tiled(9000, seed: 12)
+        XCTAssertEqual(writeBytes(new, content), 0)
+        XCTAssertEqual(rename(new, doc), 0)
+        waitUploaded(doc, timeout: 60)
+        let manifest = fixture.container + "/.purgefs/" + CloudManifest.fileName
+        XCTAssertTrue(eventually(timeout: 60) {
+            readBytes(manifest).flatMap { CloudManifest(decoding: $0) }?.intents.isEmpty == true
+        }, "the journalled delete and rename applied: \(String(decoding: readBytes(manifest) ?? [], as: UTF8.self))")
+        XCTAssertTrue(remoteCopy("Documents/report") == content, "the remote holds the new content")
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        XCTAssertTrue(readBytes(doc) == content, "evicted, it downloads again")
+    }
+
     /// A `download --offline` rule, once: the open of an evicted document
     /// gets `EIO` at once and the log says `download-failed offline`; the
     /// rule spent, the next open downloads it.

@@ -183,6 +183,20 @@ final class CloudReconcileTests: XCTestCase {
         XCTAssertFalse(intents.affect("D/dirt"))
     }
 
+    /// What an upload waits for: a delete of its path or of a directory
+    /// above, and a rename from or onto either.
+    func testWhichIntentsAnUploadWaitsFor() {
+        let replaced: [CloudIntent] = [.remove("D/doc"), .rename("D/doc.new", "D/doc")]
+        XCTAssertTrue(replaced.touch("D/doc"), "the delete of the old copy, and the rename onto it")
+        XCTAssertTrue(replaced.touch("D/doc.new"))
+        XCTAssertFalse(replaced.touch("D/doc2"), "a prefix that is not a directory above")
+        XCTAssertFalse(replaced.touch("D/other"))
+        XCTAssertTrue([CloudIntent.rename("D/x", "D/dir")].touch("D/dir/in"), "renamed onto a directory above")
+        XCTAssertTrue([CloudIntent.remove("D/dir")].touch("D/dir/in"))
+        XCTAssertFalse([CloudIntent.rename("D/dir/in", "D/y")].touch("D/dir"), "a rename below is not the directory's")
+        XCTAssertFalse([CloudIntent]().touch("D/doc"))
+    }
+
     // MARK: Evicted documents
 
     func testAnEvictedDocumentLeftAsItWasIsKept() {

@@ -148,9 +148,16 @@ final class CloudTier: Sendable {
         finished.wait()
     }
 
+    /// The paths due for upload, but for those a journalled delete or rename
+    /// still to apply touches (`touch`): their upload waits for it. Applied
+    /// after the upload, a delete retried with backoff (the remote refused it
+    /// a while) took the new copy of a document replaced by a rename, which
+    /// then read as uploaded, was evicted, and could never be downloaded.
     private func duePaths() -> [String] {
         let now = WallClock.nanoseconds()
-        return withBooks { books in books.pending.filter { $0.value <= now }.map(\.key).sorted() }
+        return withBooks { books in
+            books.pending.filter { $0.value <= now && !books.manifest.intents.touch($0.key) }.map(\.key).sorted()
+        }
     }
 
     private func takeDownloads() -> Set<EntryID> {
