@@ -22,9 +22,9 @@ public enum FileSystemServer {
     /// the size of each mapped block freed, 1 MiB after a worker's request
     /// buffer or a copy buffer, and with it the point where an arena gives
     /// its free top back, to 2 MiB) every arena kept up to 2 MiB of freed
-    /// memory resident: the soak's never-killed daemon grew 8 MiB in two
+    /// memory resident: a soak's never-killed daemon grew 8 MiB in two
     /// minutes with its thread count steady and 1.5 MiB allocated in its
-    /// arenas (DESIGN, Memory).
+    /// arenas (DESIGN, Mounting: Memory).
     static var mallocArenas: Int32 { Int32(max(2, min(CurrentProcess.processorsOnline, 64))) }
     static let mappedBlockThreshold: Int32 = 256 << 10
 
