@@ -143,6 +143,23 @@ int clinux_malloc_trim(void) {
     return malloc_trim(0);
 }
 
+int clinux_malloc_bound(int arenas, int mmap_threshold) {
+    int arena = mallopt(M_ARENA_MAX, arenas);
+    int threshold = mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    return arena == 1 && threshold == 1;
+}
+
+struct clinux_heap_figures clinux_heap_figures(void) {
+    struct mallinfo2 info = mallinfo2();
+    struct clinux_heap_figures figures = {
+        .arena_bytes = info.arena,
+        .allocated_bytes = info.uordblks,
+        .mapped_blocks = info.hblks,
+        .mapped_bytes = info.hblkhd,
+    };
+    return figures;
+}
+
 // A notice is one message: fuse_out_header (unique 0, the notice's code in
 // `error`), its struct, then the name and its NUL where it has one.
 static int clinux_fuse_notify(int fd, int code, const void *body, size_t body_size, const char *name, size_t length) {

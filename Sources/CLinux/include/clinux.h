@@ -103,6 +103,23 @@ pid_t clinux_gettid(void);
 /// malloc_trim(3): hands freed heap memory back to the system.
 int clinux_malloc_trim(void);
 
+/// mallopt(3): at most `arenas` malloc arenas (M_ARENA_MAX) and a fixed
+/// mmap threshold of `mmap_threshold` bytes (M_MMAP_THRESHOLD, which also
+/// stops glibc from raising the threshold as mapped blocks are freed).
+/// 1 when both were set, 0 when glibc refused one.
+int clinux_malloc_bound(int arenas, int mmap_threshold);
+
+/// The heap's figures from mallinfo2(3), each in bytes but `mapped_blocks`:
+/// what the arenas took from the system, what is allocated in them, and the
+/// blocks (and their bytes) mapped on their own.
+struct clinux_heap_figures {
+    uint64_t arena_bytes;
+    uint64_t allocated_bytes;
+    uint64_t mapped_blocks;
+    uint64_t mapped_bytes;
+};
+struct clinux_heap_figures clinux_heap_figures(void);
+
 /// Pins the calling thread to one CPU (pthread_setaffinity_np). 0 or -errno.
 int clinux_pin_thread(int cpu);
 

@@ -16,6 +16,17 @@ public enum FileSystemServer {
     /// small limit would leave no thread to answer anything else, so libfuse
     /// starts more on demand, up to this.
     static let maximumWorkerThreads: UInt32 = 64
+    /// The daemon's malloc arenas (one a CPU online, at least 2) and the
+    /// size from which a block is mapped on its own (`ProcessMemory.bound`).
+    /// With glibc's defaults (eight arenas a CPU; a threshold that rises to
+    /// the size of each mapped block freed, 1 MiB after a worker's request
+    /// buffer or a copy buffer, and with it the point where an arena gives
+    /// its free top back, to 2 MiB) every arena kept up to 2 MiB of freed
+    /// memory resident: a soak's never-killed daemon grew 8 MiB in two
+    /// minutes with its thread count steady and 1.5 MiB allocated in its
+    /// arenas (DESIGN, Mounting: Memory).
+    static var mallocArenas: Int32 { Int32(max(2, min(CurrentProcess.processorsOnline, 64))) }
+    static let mappedBlockThreshold: Int32 = 256 << 10
 
     /// Checks the request, indexes the container, mounts, calls `whenReady`
     /// once the kernel's INIT has been answered (the mount is usable), and
@@ -26,6 +37,9 @@ public enum FileSystemServer {
     public static func serve(
         _ request: MountRequest, whenReady: @escaping @Sendable (_ log: FileDescriptor) -> Void
     ) throws(MountError) {
+        if !ProcessMemory.bound(arenas: mallocArenas, mappedFrom: mappedBlockThreshold) {
+            Diagnostics.note("cannot bound the malloc arenas (mallopt refused)")
+        }
         let prepared = try MountPreparation(request)
         let faultRules = try request.options.faults.map(FaultRulesFile.load) ?? []
         // Every inode the kernel holds is an open O_PATH descriptor here.
