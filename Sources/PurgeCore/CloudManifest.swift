@@ -44,6 +44,20 @@ public struct CloudRecord: Equatable, Sendable {
         guard remoteModified != 0 else { return false }
         return version.size != remoteSize || version.modified != remoteModified
     }
+
+    /// Whether `copy`, the remote copy under the document's name now (nil
+    /// when there is none), holds what this record says was uploaded: the
+    /// recorded version (its size and modification time; the local size
+    /// when the remote's version is not known), or one saved later
+    /// (another device's: the download brings it, `download_status`
+    /// `downloaded`). No copy, or one of another size from the same time or
+    /// from before: the record is wrong, and the local data the only copy.
+    public func isHeld(by copy: CloudSignature?) -> Bool {
+        guard let copy else { return false }
+        guard remoteModified != 0 else { return copy.size == signature.size }
+        if copy.modified == remoteModified { return copy.size == remoteSize }
+        return copy.modified > remoteModified
+    }
 }
 
 /// A remote change still to make: the local delete or rename happened, the
