@@ -46,17 +46,16 @@ public struct CloudRecord: Equatable, Sendable {
     }
 
     /// Whether `copy`, the remote copy under the document's name now (nil
-    /// when there is none), holds what this record says was uploaded: the
-    /// recorded version (its size and modification time; the local size
-    /// when the remote's version is not known), or one saved later
-    /// (another device's: the download brings it, `download_status`
-    /// `downloaded`). No copy, or one of another size from the same time or
-    /// from before: the record is wrong, and the local data the only copy.
+    /// when there is none), can stand for what this record says was
+    /// uploaded: any copy when the remote's version is known (the recorded
+    /// one, or another version, another device's save, which `download_status`
+    /// calls `downloaded` and the download brings: stores keep times their
+    /// own way, to the second on WebDAV, so neither size nor time tells a
+    /// stale copy from a later save); one of the local size when it is not.
+    /// No copy: the record is wrong, and the local data the only copy.
     public func isHeld(by copy: CloudSignature?) -> Bool {
         guard let copy else { return false }
-        guard remoteModified != 0 else { return copy.size == signature.size }
-        if copy.modified == remoteModified { return copy.size == remoteSize }
-        return copy.modified > remoteModified
+        return remoteModified != 0 || copy.size == signature.size
     }
 }
 

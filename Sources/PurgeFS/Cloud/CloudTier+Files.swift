@@ -189,7 +189,7 @@ extension CloudTier {
             save(books.manifest)
         }
         kick()
-        let found = copy.map { "a copy of \($0.st_size) bytes from another time" } ?? "no copy"
+        let found = copy.map { "a copy of \($0.st_size) bytes, not of its size," } ?? "no copy"
         Diagnostics.note("cloud: \(path) cannot be evicted now: the remote holds \(found) where its upload was recorded; it is uploaded again")
         return false
     }
