@@ -146,8 +146,8 @@ final class RingDeclinedTests: RingMountTestCase {
 final class RingRefusalTests: RingMountTestCase {
     override var mountsInSetUp: Bool { false }
 
-    private func mount(refusals: Int) throws {
-        try fixture.mount(options: mountOptions, launcher: ["env", "PURGEFS_RING_REFUSALS=\(refusals)"])
+    private func mount(refusals: Int, options extra: [String] = []) throws {
+        try fixture.mount(options: mountOptions + extra, launcher: ["env", "PURGEFS_RING_REFUSALS=\(refusals)"])
     }
 
     /// Each entry's first two registrations refused: each registers again
@@ -175,7 +175,9 @@ final class RingRefusalTests: RingMountTestCase {
     /// so (at mount and in the attribute), and its large reads are still
     /// spliced (libfuse's splice pipes appear in the daemon).
     func testARingTheKernelRefusesLeavesRequestsOnTheDevice() throws {
-        try mount(refusals: 1_000_000)
+        // passthrough=off: a passed-through read goes straight to the backing
+        // file and never reaches the daemon's splice, which this test looks for.
+        try mount(refusals: 1_000_000, options: ["passthrough=off"])
         let m = fixture.mountpoint
         let refused = "/dev/fuse (io_uring refused: the kernel refused its entries: Invalid argument)"
         XCTAssertEqual(KernelRing.transport(at: m), refused)
