@@ -44,6 +44,19 @@ public struct CloudRecord: Equatable, Sendable {
         guard remoteModified != 0 else { return false }
         return version.size != remoteSize || version.modified != remoteModified
     }
+
+    /// Whether `copy`, the remote copy under the document's name now (nil
+    /// when there is none), can stand for what this record says was
+    /// uploaded: any copy when the remote's version is known (the recorded
+    /// one, or another version, another device's save, which `download_status`
+    /// calls `downloaded` and the download brings: stores keep times their
+    /// own way, to the second on WebDAV, so neither size nor time tells a
+    /// stale copy from a later save); one of the local size when it is not.
+    /// No copy: the record is wrong, and the local data the only copy.
+    public func isHeld(by copy: CloudSignature?) -> Bool {
+        guard let copy else { return false }
+        return remoteModified != 0 || copy.size == signature.size
+    }
 }
 
 /// A remote change still to make: the local delete or rename happened, the

@@ -165,6 +165,48 @@ class CloudNetworkFaultTests: CloudTestCase {
         XCTAssertTrue(readBytes(doc) == content, "evicted, it downloads again")
     }
 
+    /// An upload chosen before the app replaced its document by a rename:
+    /// `online` makes `a` and `report` due in one pass of the worker, whose
+    /// upload of `a` a delay rule holds up; meanwhile the app replaces
+    /// `report` (the delete of its old copy and the rename of `report.new`
+    /// journalled), then the worker uploads `report`'s new content. Recorded
+    /// then, the journalled delete applied next took that copy: `report`
+    /// read as uploaded with no copy in the store, and an eviction lost it.
+    /// An upload is recorded only if no intent still to apply touches its
+    /// path; else it goes again after them.
+    func testAnUploadChosenBeforeARenameOverItsPathIsRecordedOnlyAfterTheJournal() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        XCTAssertEqual(try purgefs("cloud", "offline", m).status, 0)
+        XCTAssertEqual(writeBytes(m + "/Documents/a", tiled(1000, seed: 21)), 0)
+        let doc = m + "/Documents/report"
+        XCTAssertEqual(writeBytes(doc, tiled(6000, seed: 22)), 0)
+        let added = try purgefs("fault", "add", m, "--op", "upload", "--path", "Documents/a", "--delay", "10s", "--times", "1")
+        XCTAssertEqual(added.status, 0, "\(added)")
+        func ruleFired() -> Bool {
+            guard let listed = try? purgefs("fault", "list", m, "--json"),
+                  let rules = try? JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]]
+            else { return false }
+            return rules.contains { ($0["fired"] as? Int) == 1 }
+        }
+        func delayEnded() -> Bool { (try? purgefs("log", m, "--faults", "--json"))?.stdout.contains("delayed") == true }
+        XCTAssertEqual(try purgefs("cloud", "online", m).status, 0)
+        XCTAssertTrue(eventually(timeout: 15) { ruleFired() }, "the upload of a is held up")
+        let content = tiled(9000, seed: 23)
+        XCTAssertEqual(writeBytes(doc + ".new", content), 0)
+        XCTAssertEqual(rename(doc + ".new", doc), 0)
+        XCTAssertFalse(delayEnded(), "report replaced while the upload of a was held up")
+        let manifest = fixture.container + "/.purgefs/" + CloudManifest.fileName
+        XCTAssertTrue(eventually(timeout: 60) {
+            delayEnded() && readBytes(manifest).flatMap { CloudManifest(decoding: $0) }?.intents.isEmpty == true
+        }, "the journalled delete and rename applied: \(String(decoding: readBytes(manifest) ?? [], as: UTF8.self))")
+        waitUploaded(doc, timeout: 30)
+        XCTAssertTrue(eventually(timeout: Self.remoteKind == .directory ? 10 : 40) { remoteCopy("Documents/report") == content },
+                      "the remote holds the new content under the document's name")
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0)
+        XCTAssertTrue(readBytes(doc) == content, "evicted, it downloads again")
+    }
+
     /// A `download --offline` rule, once: the open of an evicted document
     /// gets `EIO` at once and the log says `download-failed offline`; the
     /// rule spent, the next open downloads it.

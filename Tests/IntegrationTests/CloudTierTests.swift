@@ -82,6 +82,17 @@ class CloudTestCase: PurgeTestCase {
                       file: file, line: line)
     }
 
+    /// Two uploaded 4 MiB documents, `old` used less recently than `recent`.
+    func uploadTwo() {
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/Documents/recent", tiled(4 * MiB, seed: 1)), 0)
+        XCTAssertEqual(writeBytes(m + "/Documents/old", tiled(4 * MiB, seed: 2)), 0)
+        waitUploaded(m + "/Documents/recent")
+        waitUploaded(m + "/Documents/old")
+        XCTAssertTrue(touchByReading(m + "/Documents/old"))
+        XCTAssertTrue(touchByReading(m + "/Documents/recent"))
+    }
+
     /// The remote copy of a container path.
     func remoteCopy(_ relative: String) -> [UInt8]? { readBytes(remote + "/files/" + relative) }
 
@@ -552,6 +563,54 @@ final class CloudDirectoryRemoteTests: CloudTestCase {
         XCTAssertTrue(remoteCopy("Documents/ro.txt") == tiled(10_000, seed: 5))
     }
 
+    /// Before an eviction drops the only local data, the remote is asked
+    /// for the copy the manifest records, whatever the manifest says: with
+    /// that copy deleted behind purgefs's back, then moved to another
+    /// name, `evict` is refused (`EBUSY`), the data
+    /// stays, the daemon log says why, and the document is uploaded again.
+    func testEvictionIsRefusedWhenTheRemoteLacksTheRecordedCopy() throws {
+        try fixture.mount(options: cloudOptions())
+        let doc = fixture.mountpoint + "/Documents/kept"
+        let bytes = tiled(20_000, seed: 91)
+        XCTAssertEqual(writeBytes(doc, bytes), 0)
+        waitUploaded(doc)
+        let copy = remote + "/files/Documents/kept"
+        XCTAssertEqual(unlink(copy), 0, "the store loses its copy; the manifest still says uploaded")
+        XCTAssertEqual(getAttr(doc, pf("uploaded")), .value("1"))
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY)
+        XCTAssertGreaterThan(backingBlocks("Documents/kept"), 0, "the data stays")
+        XCTAssertTrue(readBytes(doc) == bytes)
+        XCTAssertTrue(eventually(timeout: 10) {
+            fixture.daemonStderrText().contains("kept cannot be evicted now: the remote holds no copy where")
+        }, fixture.daemonStderrText())
+        XCTAssertTrue(eventually(timeout: 15) { remoteCopy("Documents/kept") == bytes }, "uploaded again")
+        waitUploaded(doc)
+        // Moved to another name behind purgefs's back: none under the document's name.
+        XCTAssertEqual(rename(copy, remote + "/files/Documents/elsewhere"), 0)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), EBUSY)
+        XCTAssertTrue(readBytes(doc) == bytes)
+        XCTAssertTrue(eventually(timeout: 15) { remoteCopy("Documents/kept") == bytes }, "uploaded again")
+        waitUploaded(doc)
+        XCTAssertEqual(setAttr(doc, pf("evict"), "1"), 0, "the store holds its copy again")
+        XCTAssertEqual(backingBlocks("Documents/kept"), 0)
+        XCTAssertTrue(readBytes(doc) == bytes, "and it downloads")
+    }
+
+    /// `optimize_storage`'s eviction checks the remote's copy too: the
+    /// least recently used document, whose copy the store lost, is kept
+    /// (and uploaded again), and the write evicts the other one instead.
+    func testEvictionForRoomSkipsADocumentTheRemoteLacks() throws {
+        try fixture.mount(options: cloudOptions(["optimize_storage", "capacity=12M", "low=0", "high=0"]))
+        let m = fixture.mountpoint
+        uploadTwo()
+        XCTAssertEqual(unlink(remote + "/files/Documents/old"), 0)
+        XCTAssertEqual(writeBytes(m + "/other/new", tiled(6 * MiB, seed: 3)), 0, "fits once a document is evicted")
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path)" },
+                       ["write Documents/recent"])
+        XCTAssertGreaterThan(backingBlocks("Documents/old"), 0, "the document the remote lacks keeps its data")
+        XCTAssertTrue(eventually(timeout: 15) { remoteCopy("Documents/old") == tiled(4 * MiB, seed: 2) }, "and is uploaded again")
+    }
+
     func testAnOpenWaitsForAHungRemoteOnlyABoundedTime() throws {
         // The daemon's deadline for an open's download, from its environment.
         setenv("PURGEFS_DOWNLOAD_TIMEOUT", "1", 1)
@@ -617,17 +676,6 @@ class CloudOptimizeStorageTests: CloudTestCase {
         try super.prepareContainer()
         makeDirectories(fixture.container, ["Documents", "other"])
         XCTAssertEqual(mkdir(remote, 0o755), 0)
-    }
-
-    /// Two uploaded 4 MiB documents, `old` used less recently than `recent`.
-    func uploadTwo() {
-        let m = fixture.mountpoint
-        XCTAssertEqual(writeBytes(m + "/Documents/recent", tiled(4 * MiB, seed: 1)), 0)
-        XCTAssertEqual(writeBytes(m + "/Documents/old", tiled(4 * MiB, seed: 2)), 0)
-        waitUploaded(m + "/Documents/recent")
-        waitUploaded(m + "/Documents/old")
-        XCTAssertTrue(touchByReading(m + "/Documents/old"))
-        XCTAssertTrue(touchByReading(m + "/Documents/recent"))
     }
 
     func testTheMonitorEvictsLeastRecentlyUsedDocumentsUnderPressure() throws {

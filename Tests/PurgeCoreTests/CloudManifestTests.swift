@@ -66,6 +66,18 @@ final class CloudManifestTests: XCTestCase {
         XCTAssertTrue(record.isNewer(signature(0, 10, 201)))
     }
 
+    func testARecordIsHeldByAnyCopyUnderItsNameOnceTheRemotesVersionIsKnown() {
+        var record = CloudRecord(signature: signature(1, 10, 100), evicted: false)
+        XCTAssertFalse(record.isHeld(by: nil), "no copy under the name")
+        XCTAssertTrue(record.isHeld(by: signature(0, 10, 5)), "the remote's version unknown: the local size")
+        XCTAssertFalse(record.isHeld(by: signature(0, 11, 5)))
+        record.setRemote(signature(0, 10, 200))
+        XCTAssertFalse(record.isHeld(by: nil))
+        XCTAssertTrue(record.isHeld(by: signature(0, 10, 200)), "the recorded version")
+        XCTAssertTrue(record.isHeld(by: signature(0, 10, 150)), "the recorded size, the store's time its own")
+        XCTAssertTrue(record.isHeld(by: signature(0, 25, 200)), "another version (WebDAV: the same second)")
+    }
+
     func testZonesHoldWhatIsBelowThemOnly() {
         let zones = ["Documents", "Library/Mobile Documents"]
         XCTAssertTrue(CloudZones.contains(zones, "Documents/a"))

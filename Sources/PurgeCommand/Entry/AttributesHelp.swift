@@ -32,7 +32,8 @@ enum AttributesHelp {
             TextLayout.row("EPERM", "write of capacity, external or purge by someone other than the mount's owner "
                            + "or root (checked after ENODATA/EINVAL for the name, before the value)", column: 12),
             TextLayout.row("EBUSY", "evict of a file that is not uploaded, changed since, open, or shares data "
-                           + "with a clone: nothing is removed (user.purgefs.evictable says which)", column: 12),
+                           + "with a clone, or whose recorded copy the store does not show: nothing is removed "
+                           + "(user.purgefs.evictable says which; the daemon log says the store's)", column: 12),
             TextLayout.row("ERANGE", "a buffer too small for the value (a size probe answers at least 20)", column: 12),
         ].joined(separator: "\n"))
         sections.append(TextLayout.paragraph(

@@ -53,6 +53,13 @@ final class CloudLink: Sendable {
         return (try? store.status(path)) ?? nil
     }
 
+    /// The remote copy's status, nil when there is none; a remote that
+    /// cannot be asked (offline, a `remote-list` rule, an error) throws.
+    func copyStatus(_ path: String) throws(CloudFailure) -> stat? {
+        try admit(.remoteList, path)
+        return try store.status(path)
+    }
+
     func remove(_ path: String) throws(CloudFailure) {
         try admit(.remoteDelete, path)
         try store.remove(path)

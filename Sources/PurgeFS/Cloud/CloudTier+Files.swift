@@ -119,24 +119,80 @@ extension CloudTier {
     /// remote that hangs; nil then, as for one that cannot be reached. One
     /// read per path at a time, so a hung remote does not gather threads.
     private func remoteStatus(_ path: String) -> stat? {
+        guard let answer = probe(path, deadlineMilliseconds: Self.statusDeadlineMilliseconds) else {
+            Diagnostics.note("cloud: the remote did not say within \(Self.statusDeadlineMilliseconds) ms whether \(path) changed")
+            return nil
+        }
+        return (try? answer.get()) ?? nil
+    }
+
+    /// The remote copy's status (nil: there is none), or why the remote
+    /// could not say; nil when it did not answer within the deadline, or
+    /// when the path's status is being read already (a remote that hangs
+    /// gathers no threads). The call runs on a global queue and the caller
+    /// waits for it holding nothing of its own.
+    private func probe(_ path: String, deadlineMilliseconds: Int) -> Result<stat?, CloudFailure>? {
         guard withBooks({ $0.probing.insert(path).inserted }) else { return nil }
-        let answer = Mutex<stat?>(nil)
+        let answer = Mutex<Result<stat?, CloudFailure>?>(nil)
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async { [self] in
-            let status = remote.status(path)
+            let status = Result { () throws(CloudFailure) -> stat? in try remote.copyStatus(path) }
             answer.withLock { $0 = status }
             withBooks { _ = $0.probing.remove(path) }
             done.signal()
         }
-        guard done.wait(timeout: .now() + .milliseconds(Self.statusDeadlineMilliseconds)) == .success else {
-            Diagnostics.note("cloud: the remote did not say within \(Self.statusDeadlineMilliseconds) ms whether \(path) changed")
-            return nil
-        }
+        guard done.wait(timeout: .now() + .milliseconds(deadlineMilliseconds)) == .success else { return nil }
         return answer.withLock { $0 }
     }
 
     /// How long reading `download_status` waits for the remote.
     static let statusDeadlineMilliseconds = 2000
+
+    /// How long an eviction waits for the remote to show its copy.
+    static let evictionCheckMilliseconds = 10_000
+
+    // MARK: The remote copy, before an eviction
+
+    /// Whether the remote holds the copy of `path` that `record` says was
+    /// uploaded (`CloudRecord.isHeld`), asked before any eviction drops the
+    /// only local data, whatever the bookkeeping says. Called holding
+    /// nothing a request needs (not `transfers`, but from `room`, inside a
+    /// download that holds it across its own remote calls anyway), the
+    /// remote asked on a global queue for at most `evictionCheckMilliseconds`.
+    /// Not while a journalled delete or rename of the path is still to
+    /// apply: the copy under the name is about to change. A remote that
+    /// cannot be asked refuses the eviction; one that holds no such copy
+    /// refuses it too, and the document is marked not uploaded (its record
+    /// dropped) and uploaded again, in one line of the daemon log.
+    func remoteHoldsCopy(_ path: String, of record: CloudRecord) -> Bool {
+        if withBooks({ $0.manifest.intents.touch(path) }) {
+            Diagnostics.note("cloud: \(path) cannot be evicted now: a delete or rename of its remote copy is still to apply")
+            return false
+        }
+        guard let answer = probe(path, deadlineMilliseconds: Self.evictionCheckMilliseconds) else {
+            Diagnostics.note("cloud: \(path) cannot be evicted now: the remote did not show its copy within \(Self.evictionCheckMilliseconds) ms")
+            return false
+        }
+        let copy: stat?
+        switch answer {
+        case .success(let status): copy = status
+        case .failure(let error):
+            Diagnostics.note("cloud: \(path) cannot be evicted now: its remote copy cannot be checked: \(error)")
+            return false
+        }
+        if record.isHeld(by: copy.map(CloudSignature.init)) { return true }
+        let now = WallClock.nanoseconds()
+        withBooks { books in
+            guard books.manifest.records[path] == record else { return }  // changed meanwhile: uploaded anew, or gone
+            books.manifest.records[path] = nil
+            books.pending[path] = now
+            save(books.manifest)
+        }
+        kick()
+        let found = copy.map { "a copy of \($0.st_size) bytes, not of its size," } ?? "no copy"
+        Diagnostics.note("cloud: \(path) cannot be evicted now: the remote holds \(found) where its upload was recorded; it is uploaded again")
+        return false
+    }
 
     // MARK: Evict and download
 
@@ -145,6 +201,14 @@ extension CloudTier {
     /// otherwise (`refusal` says why, and `user.purgefs.evictable` tells).
     func evict(_ inode: Inode, reason: String = "manual") throws(Errno) {
         guard inode.isRegularFile, withBooks({ $0.paths[inode.key] != nil }) else { throw Errno.invalidArgument }
+        // The remote's copy is checked first, holding nothing (the checks
+        // below, under `transfers`, say why a file is refused otherwise).
+        let checked: CloudRecord? = try {() throws(Errno) -> CloudRecord? in
+            let (path, status, record) = try stateOf(inode)
+            guard let record, !record.evicted, refusal(inode, status: status, record: record) == nil else { return nil }
+            guard remoteHoldsCopy(path, of: record) else { throw Errno.busy }
+            return record
+        }()
         try transfers.withLock { () throws(Errno) in
             let (path, status, record) = try stateOf(inode)
             if let refusal = refusal(inode, status: status, record: record) {
@@ -152,6 +216,10 @@ extension CloudTier {
                 throw Errno.busy
             }
             guard let record, !record.evicted else { return }
+            guard record == checked, !withBooks({ $0.manifest.intents.touch(path) }) else {
+                Diagnostics.note("cloud: \(path) cannot be evicted now: it changed while its remote copy was checked")
+                throw Errno.busy
+            }
             if let refusal = beginEviction(inode.key) {
                 Diagnostics.note("cloud: \(path) cannot be evicted now: \(refusal.explanation)")
                 throw Errno.busy
@@ -272,13 +340,18 @@ extension CloudTier {
         }
         var freed: UInt64 = 0
         for (id, path) in ordered where freed < bytes {
+            // The remote's copy is checked before `transfers` is taken (unless held already: `room`).
+            guard let checked = withBooks({ $0.manifest.records[path] }), !checked.evicted,
+                  remoteHoldsCopy(path, of: checked)
+            else { continue }
             let evictOne = { [self] () -> UInt64 in
                 guard let file = try? CloudLocal.open(path, from: root, flags: O_WRONLY | O_NONBLOCK) else { return 0 }
                 defer { file.closeQuietly() }
                 guard beginEviction(id) == nil else { return 0 }
                 defer { endEviction(id) }
                 guard let status = try? file.status(), EntryID(status) == id,
-                      let record = withBooks({ $0.manifest.records[path] }),
+                      let record = withBooks({ $0.manifest.records[path] }), record == checked,
+                      !withBooks({ $0.manifest.intents.touch(path) }),
                       record.signature == CloudSignature(status), !record.evicted,
                       filesystem.state.read({ ledger, _ in (try? ledger.file(id).openCount) ?? 1 }) == 0
                 else { return 0 }

@@ -253,6 +253,13 @@ final class CloudTier: Sendable {
             // would unmark it only after the record could be read).
             books.uploading.remove(id)
             books.failures[path] = nil
+            // A delete or rename of the path journalled since it was chosen
+            // (`duePaths`) is applied after this copy landed, and may take
+            // it: not recorded, it goes again once the journal is applied.
+            if books.manifest.intents.touch(path) {
+                books.pending[path] = min(books.pending[path] ?? .max, WallClock.nanoseconds())
+                return
+            }
             if books.pending[path] ?? .max <= WallClock.nanoseconds() { books.pending[path] = nil }
             guard books.paths[id] == path || books.paths[id] == nil else { return }  // renamed meanwhile: the rename carries it
             books.paths[id] = path
