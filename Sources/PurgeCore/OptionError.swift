@@ -46,7 +46,22 @@ public enum OptionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// its containers hold outside their caches.
     case noSpaceLeft(capacity: String, external: String, used: String)
 
+    /// One line whatever the values hold: a control character that an `-o`
+    /// escape (`\012`) or a file put into a value is shown as that escape.
     public var description: String {
+        var line = ""
+        for scalar in message.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7f {
+                let octal = String(scalar.value, radix: 8)
+                line += "\\" + String(repeating: "0", count: 3 - octal.count) + octal
+            } else {
+                line.unicodeScalars.append(scalar)
+            }
+        }
+        return line
+    }
+
+    private var message: String {
         switch self {
         case .invalidDeviceName(let name, let reason):
             return "device=\(name): \(reason)"

@@ -29,6 +29,7 @@ final class ParserFuzzTests: XCTestCase {
     /// Tests/FuzzCorpus too, so both runners start from them.
     func testFoundInputs() throws {
         for (target, name) in [(ParserFuzzTarget.mountOptions, "found-backslash-before-combining-mark"),
+                               (.mountOptions, "found-escaped-line-break-in-a-name"),
                                (.values, "found-delay-through-double"), (.faultRule, "found-quote-before-combining-mark"),
                                (.faultRulesFile, "found-crlf-in-the-check")] {
             XCTAssertNil(target.check(try FuzzCorpus.seeds(target, named: name)), name)
