@@ -596,21 +596,6 @@ final class CloudDirectoryRemoteTests: CloudTestCase {
         XCTAssertTrue(readBytes(doc) == bytes, "and it downloads")
     }
 
-    /// `optimize_storage`'s eviction checks the remote's copy too: the
-    /// least recently used document, whose copy the store lost, is kept
-    /// (and uploaded again), and the write evicts the other one instead.
-    func testEvictionForRoomSkipsADocumentTheRemoteLacks() throws {
-        try fixture.mount(options: cloudOptions(["optimize_storage", "capacity=12M", "low=0", "high=0"]))
-        let m = fixture.mountpoint
-        uploadTwo()
-        XCTAssertEqual(unlink(remote + "/files/Documents/old"), 0)
-        XCTAssertEqual(writeBytes(m + "/other/new", tiled(6 * MiB, seed: 3)), 0, "fits once a document is evicted")
-        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path)" },
-                       ["write Documents/recent"])
-        XCTAssertGreaterThan(backingBlocks("Documents/old"), 0, "the document the remote lacks keeps its data")
-        XCTAssertTrue(eventually(timeout: 15) { remoteCopy("Documents/old") == tiled(4 * MiB, seed: 2) }, "and is uploaded again")
-    }
-
     func testAnOpenWaitsForAHungRemoteOnlyABoundedTime() throws {
         // The daemon's deadline for an open's download, from its environment.
         setenv("PURGEFS_DOWNLOAD_TIMEOUT", "1", 1)
