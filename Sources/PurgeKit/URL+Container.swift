@@ -41,7 +41,11 @@ extension URL {
 
 /// `FileManager.default` answers `temporaryDirectory` and `urls(for:in:)`
 /// with these two (`AnsweringFileManager` says why they are not declared
-/// again under Foundation's names, as `url(for:in:appropriateFor:create:)` is).
+/// again under Foundation's names). `url(for:in:appropriateFor:create:)` is
+/// Foundation's own: it asks `self.urls(for:in:)`, which on
+/// `FileManager.default` is the override, and makes the folder when
+/// `create` (0700 in the user domain), so it answers the container's folder
+/// in any file without a declaration of PurgeKit's to tie with Foundation's.
 extension FileManager {
     /// `tmp` inside the container, else Foundation's.
     var containerTemporaryDirectory: URL {
@@ -58,16 +62,5 @@ extension FileManager {
         // The user domain's answer first, as Foundation orders its domains; the other domains are Foundation's.
         let others = domainMask.subtracting(.userDomainMask)
         return [url] + (others.isEmpty ? [] : FoundationAnswers.urls(self, for: directory, in: others))
-    }
-
-    /// The container's folder for the directories `urls(for:in:)` answers,
-    /// made first when `create` (with its parents); else Foundation's answer.
-    public func url(for directory: FileManager.SearchPathDirectory, in domain: FileManager.SearchPathDomainMask,
-                    appropriateFor url: URL?, create shouldCreate: Bool) throws -> URL {
-        guard domain == .userDomainMask, let folder = AppContainer.Folder(directory), let found = AppContainer.url(of: folder) else {
-            return try FoundationAnswers.url(self, for: directory, in: domain, appropriateFor: url, create: shouldCreate)
-        }
-        if shouldCreate { try createDirectory(at: found, withIntermediateDirectories: true) }
-        return found
     }
 }
