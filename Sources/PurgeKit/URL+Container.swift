@@ -5,9 +5,12 @@ import PurgeKitFoundation
 /// where Foundation puts them.
 ///
 /// Foundation on Linux declares only `temporaryDirectory` of these (in
-/// FoundationEssentials). PurgeKit's wins in code that imports PurgeKit:
-/// Swift drops a declaration that another, with the same signature, in a
-/// module that imports the first one's module, shadows.
+/// FoundationEssentials). PurgeKit's wins in a file that imports PurgeKit
+/// alone: Swift drops a declaration that another, with the same signature,
+/// in a module that imports the first one's module, shadows. In a file that
+/// imports Foundation too `URL.temporaryDirectory` is "ambiguous use" (two
+/// static properties of one type tie on every rule Swift has);
+/// `FileManager.default.temporaryDirectory` is the same folder there.
 extension URL {
     /// `Library/Caches`: purgeable on a purgefs mount (the default zones).
     public static var cachesDirectory: URL {
