@@ -45,11 +45,16 @@ extension URL {
     /// weighs it as it weighs Foundation's method (an unlabeled argument of
     /// the same type) and then ranks the property first; a value with
     /// `callAsFunction` would not be weighed, and Foundation's method would
-    /// be taken without it. Unlike Foundation's, it also takes a `let` URL.
+    /// be taken without it. Its getter is `mutating`, as Foundation's method
+    /// is: the URL is a variable, and the compiler says nothing of one
+    /// never mutated.
     public var setResourceValues: (URLResourceValues) throws -> Void {
-        { [self] values in
-            var url = self
-            try URL.setResourceValues(values, of: &url)
+        mutating get {
+            let url = self
+            return { values in
+                var url = url
+                try URL.setResourceValues(values, of: &url)
+            }
         }
     }
 

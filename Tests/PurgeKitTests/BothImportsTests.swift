@@ -88,10 +88,13 @@ import Testing
         let read = try index.resourceValues(forKeys: keys)
         #expect(read.isExcludedFromBackup == true)
         #expect(read.volumeTotalCapacity.map(UInt64.init) == (try device.space()).capacity.bytes)
-        // A constant URL too (Foundation's method needs a variable).
-        let constant = index
-        values.isExcludedFromBackup = false
-        try constant.setResourceValues(values)
+        // Through an inout parameter, as DocumentApp's excludeFromBackup(_:) makes the call.
+        func include(_ url: inout URL) throws {
+            var values = URLResourceValues()
+            values.isExcludedFromBackup = false
+            try url.setResourceValues(values)
+        }
+        try include(&index)
         #expect(try device.attribute("excluded_from_backup", of: "Documents/index.db") == "0")
 
         let copy = URL.documentsDirectory.appendingPathComponent("index copy.db")

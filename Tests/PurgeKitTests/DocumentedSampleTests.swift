@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The app code the README and the reference show (each ```swift block that
-/// begins with `import Foundation`) compiles as written, against this
+/// begins with `import Foundation`) compiles as written, without a warning, against this
 /// build's PurgeKit, with `swiftc -typecheck`; and the one spelling they say
 /// differs in a file that imports Foundation too still does not compile
 /// there, so the documents change if a Swift ever ranks it.
@@ -40,6 +40,8 @@ import Testing
             #expect(sample.contains("\nimport PurgeKit\n"), "\(document): the sample imports PurgeKit beside Foundation")
             let result = try Self.typecheck(sample)
             #expect(result.status == 0, "\(document): the sample\n\(sample)\ndoes not compile:\n\(result.errors)")
+            // Nor a warning, such as a `var` URL "never mutated" that iOS needs for setResourceValues.
+            #expect(!result.errors.contains("warning:"), "\(document): the sample\n\(sample)\nwarns:\n\(result.errors)")
         }
     }
 
