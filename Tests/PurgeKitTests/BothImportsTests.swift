@@ -12,22 +12,18 @@ import PurgeTesting
 import Testing
 
 @Suite(.serialized) final class BothImportsTests {
-    let scratch: URL
+    let home: ScratchHome
+    var scratch: URL { home.url }
 
     init() throws {
-        unsetenv("PURGEFS_CONTAINER")
-        unsetenv("PURGEFS_MOUNT")
-        scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("purgekit-both-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        unsetenv("PURGEFS_CONTAINER")
-        try? FileManager.default.removeItem(at: scratch)
+        home = try ScratchHome("purgekit-both")
     }
 
     /// The folders, in a container that is a plain directory: Foundation
-    /// alone answers `~/.cache`, `~/.local/share`, `$TMPDIR`.
+    /// alone answers `~/.cache`, `~/.local/share`, `$TMPDIR`. The calls repeat
+    /// OffMountTests' on purpose: a file's imports decide which declaration a
+    /// call gets, so a helper shared with a file that imports PurgeKit alone
+    /// would not test this one's.
     @Test func theFoldersAreTheContainers() throws {
         setenv("PURGEFS_CONTAINER", scratch.path, 1)
         #expect(URL.cachesDirectory.path == scratch.path + "/Library/Caches")
