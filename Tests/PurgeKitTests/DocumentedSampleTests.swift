@@ -54,9 +54,47 @@ import Testing
         #expect(try Self.typecheck("import Foundation\nimport PurgeKit\nlet folder = FileManager.default.temporaryDirectory\n").status == 0)
     }
 
-    /// `swiftc -typecheck` of `source` as a main file, with this build's
-    /// modules and the C modules PurgeKit's own modules import.
+    /// The forms an app writes these calls in (through implicit self, in a
+    /// closure, optional chaining, a literal, a Set, through an inout
+    /// parameter), beside Foundation: each is PurgeKit's in the code Swift
+    /// generates (the mangled name of a member PurgeKit declares on URL has
+    /// `3URLV8PurgeKitE`; Foundation's, `3URLV0A0E`).
+    @Test func everyFormOfTheCallsIsPurgeKits() throws {
+        let source = """
+            import Foundation
+            import PurgeKit
+            extension URL {
+                var excluded: Bool { (try? resourceValues(forKeys: [.isExcludedFromBackupKey]))?.isExcludedFromBackup ?? false }
+                func important(_ keys: Set<URLResourceKey>) throws -> Int64? {
+                    try resourceValues(forKeys: keys).volumeAvailableCapacityForImportantUsage
+                }
+                mutating func exclude(_ values: URLResourceValues) throws { try setResourceValues(values) }
+            }
+            func sizes(_ urls: [URL], _ keys: Set<URLResourceKey>) throws -> [Int?] { try urls.map { try $0.resourceValues(forKeys: keys).fileSize } }
+            func first(_ urls: [URL], _ keys: Set<URLResourceKey>) throws -> URLResourceValues? { try urls.first?.resourceValues(forKeys: keys) }
+            func set(_ url: inout URL, _ values: URLResourceValues) throws { try url.setResourceValues(values) }
+            func set(_ url: URL?, _ values: URLResourceValues) throws { var url = url; try url?.setResourceValues(values) }
+            func set(_ urls: [URL], _ values: URLResourceValues) throws { try urls.forEach { var url = $0; try url.setResourceValues(values) } }
+            """
+        let result = try Self.swiftc(source, mode: "-emit-silgen")
+        #expect(result.status == 0, "\(result.errors)")
+        let references = result.output.split(separator: "\n").filter {
+            $0.contains("function_ref @") && $0.contains("3URLV") && ($0.contains("14resourceValues") || $0.contains("17setResourceValues"))
+        }
+        #expect(references.count >= 8, "one or more for each of the eight calls:\n\(references.joined(separator: "\n"))")
+        for reference in references {
+            #expect(reference.contains("3URLV8PurgeKitE"), "not PurgeKit's: \(reference)")
+        }
+    }
+
     static func typecheck(_ source: String) throws -> (status: Int32, errors: String) {
+        let result = try swiftc(source, mode: "-typecheck")
+        return (result.status, result.errors)
+    }
+
+    /// `swiftc MODE` of `source` as a main file, with this build's modules
+    /// and the C modules PurgeKit's own modules import.
+    static func swiftc(_ source: String, mode: String) throws -> (status: Int32, output: String, errors: String) {
         let build = try #require(Bundle.main.executableURL?.deletingLastPathComponent().path, "where the test binary is")
         let swiftc = try #require(
             (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { $0 + "/swiftc" }
@@ -67,17 +105,21 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: swiftc)
-        process.arguments = ["-typecheck", "-I", build + "/Modules",
+        process.arguments = [mode, "-I", build + "/Modules",
                              "-Xcc", "-fmodule-map-file=" + build + "/CLinux.build/module.modulemap",
                              "-Xcc", "-fmodule-map-file=" + root + "/Sources/CSQLite/module.modulemap",
                              "-module-cache-path", build + "/ModuleCache", file.path]
+        // The output to a file, the errors through a pipe: neither fills a pipe nobody reads.
+        let output = file.appendingPathExtension("out")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
         let errors = Pipe()
         process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return (process.terminationStatus, text)
+        return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8), text)
     }
 }
