@@ -5,9 +5,12 @@ import PurgeKitFoundation
 /// where Foundation puts them.
 ///
 /// Foundation on Linux declares only `temporaryDirectory` of these (in
-/// FoundationEssentials). PurgeKit's wins in code that imports PurgeKit:
-/// Swift drops a declaration that another, with the same signature, in a
-/// module that imports the first one's module, shadows.
+/// FoundationEssentials). PurgeKit's wins in a file that imports PurgeKit
+/// alone: Swift drops a declaration that another, with the same signature,
+/// in a module that imports the first one's module, shadows. In a file that
+/// imports Foundation too `URL.temporaryDirectory` is "ambiguous use" (two
+/// static properties of one type tie on every rule Swift has);
+/// `FileManager.default.temporaryDirectory` is the same folder there.
 extension URL {
     /// `Library/Caches`: purgeable on a purgefs mount (the default zones).
     public static var cachesDirectory: URL {
@@ -41,7 +44,11 @@ extension URL {
 
 /// `FileManager.default` answers `temporaryDirectory` and `urls(for:in:)`
 /// with these two (`AnsweringFileManager` says why they are not declared
-/// again under Foundation's names, as `url(for:in:appropriateFor:create:)` is).
+/// again under Foundation's names). `url(for:in:appropriateFor:create:)` is
+/// Foundation's own: it asks `self.urls(for:in:)`, which on
+/// `FileManager.default` is the override, and makes the folder when
+/// `create` (0700 in the user domain), so it answers the container's folder
+/// in any file without a declaration of PurgeKit's to tie with Foundation's.
 extension FileManager {
     /// `tmp` inside the container, else Foundation's.
     var containerTemporaryDirectory: URL {
@@ -58,16 +65,5 @@ extension FileManager {
         // The user domain's answer first, as Foundation orders its domains; the other domains are Foundation's.
         let others = domainMask.subtracting(.userDomainMask)
         return [url] + (others.isEmpty ? [] : FoundationAnswers.urls(self, for: directory, in: others))
-    }
-
-    /// The container's folder for the directories `urls(for:in:)` answers,
-    /// made first when `create` (with its parents); else Foundation's answer.
-    public func url(for directory: FileManager.SearchPathDirectory, in domain: FileManager.SearchPathDomainMask,
-                    appropriateFor url: URL?, create shouldCreate: Bool) throws -> URL {
-        guard domain == .userDomainMask, let folder = AppContainer.Folder(directory), let found = AppContainer.url(of: folder) else {
-            return try FoundationAnswers.url(self, for: directory, in: domain, appropriateFor: url, create: shouldCreate)
-        }
-        if shouldCreate { try createDirectory(at: found, withIntermediateDirectories: true) }
-        return found
     }
 }

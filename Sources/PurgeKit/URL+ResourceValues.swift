@@ -10,33 +10,75 @@ import PurgeSys
 /// root's space figures. Everything else, and everything off a mount, is
 /// Foundation's answer, errors included (a missing file is its
 /// `NSFileReadNoSuchFileError`).
+///
+/// Each is declared twice. The methods, with Foundation's signatures, answer
+/// in a file that imports PurgeKit alone (they shadow Foundation's) and for
+/// a reference that names the method without calling it. The properties
+/// answer the calls in any file, one that imports Foundation too included:
+/// there Swift sees Foundation's method and PurgeKit's directly, shadows
+/// neither, and ranks two methods of one signature equal ("ambiguous use"),
+/// but it ranks a property above a method of the same name (swift's
+/// `compareSolutions`: "a property is better than a method"), and
+/// `url.resourceValues(forKeys: keys)` or `url.setResourceValues(values)` is
+/// then a call of the property's value.
 extension URL {
     public func resourceValues(forKeys keys: Set<URLResourceKey>) throws -> URLResourceValues {
-        let foundation = try FoundationAnswers.resourceValues(of: self, forKeys: keys)
-        guard isFileURL else { return foundation }
-        let answers = try PurgeKitAnswers(path: path, keys: keys).values()
-        return ResourceValuesLayout.merging(foundation, answers)
+        try ResourceValuesCall(url: self)(forKeys: keys)
     }
 
-    /// The same, for keys written as an array literal (`[.fileSizeKey]`),
-    /// as Apple's guide writes them. Not Apple's API: it is what makes such
-    /// a call PurgeKit's in a file that imports Foundation too. There Swift
-    /// finds Foundation's `Set` version and PurgeKit's directly and shadows
-    /// neither; it ranks this one first because an array literal is an
-    /// `Array` by default and a `Set` only by conversion.
+    /// The same, for keys written as an array (`[.fileSizeKey]`). Not
+    /// Apple's API (it takes a `Set`); kept for code written against
+    /// earlier versions of PurgeKit.
     public func resourceValues(forKeys keys: [URLResourceKey]) throws -> URLResourceValues {
-        try resourceValues(forKeys: Set(keys))
+        try ResourceValuesCall(url: self)(forKeys: Set(keys))
     }
 
     public mutating func setResourceValues(_ values: URLResourceValues) throws {
-        if isFileURL, let excluded = values.isExcludedFromBackup, PurgeMount.containing(path) != nil {
-            do {
-                try PurgeMount.set(.excludedFromBackup, of: path, to: excluded ? "1" : "0")
-            } catch {
-                throw FileError.cocoa(error, path: path, .write)
+        try Self.setResourceValues(values, of: &self)
+    }
+
+    /// What `url.resourceValues(forKeys: keys)` calls: a value with
+    /// `callAsFunction(forKeys:)` (a closure's call cannot take the label).
+    public var resourceValues: ResourceValuesCall { ResourceValuesCall(url: self) }
+
+    /// What `url.setResourceValues(values)` calls. A closure, so that Swift
+    /// weighs it as it weighs Foundation's method (an unlabeled argument of
+    /// the same type) and then ranks the property first; a value with
+    /// `callAsFunction` would not be weighed, and Foundation's method would
+    /// be taken without it. Its getter is `mutating`, as Foundation's method
+    /// is: the URL is a variable, and the compiler says nothing of one
+    /// never mutated.
+    public var setResourceValues: (URLResourceValues) throws -> Void {
+        mutating get {
+            let url = self
+            return { values in
+                var url = url
+                try URL.setResourceValues(values, of: &url)
             }
         }
-        try FoundationAnswers.setResourceValues(values, of: &self)
+    }
+
+    private static func setResourceValues(_ values: URLResourceValues, of url: inout URL) throws {
+        if url.isFileURL, let excluded = values.isExcludedFromBackup, PurgeMount.containing(url.path) != nil {
+            do {
+                try PurgeMount.set(.excludedFromBackup, of: url.path, to: excluded ? "1" : "0")
+            } catch {
+                throw FileError.cocoa(error, path: url.path, .write)
+            }
+        }
+        try FoundationAnswers.setResourceValues(values, of: &url)
+    }
+}
+
+/// The value of `url.resourceValues`, called as `url.resourceValues(forKeys:)`.
+public struct ResourceValuesCall: Sendable {
+    let url: URL
+
+    public func callAsFunction(forKeys keys: Set<URLResourceKey>) throws -> URLResourceValues {
+        let foundation = try FoundationAnswers.resourceValues(of: url, forKeys: keys)
+        guard url.isFileURL else { return foundation }
+        let answers = try PurgeKitAnswers(path: url.path, keys: keys).values()
+        return ResourceValuesLayout.merging(foundation, answers)
     }
 }
 

@@ -22,11 +22,6 @@ public enum FoundationAnswers {
         return manager.urls(for: directory, in: domainMask)
     }
 
-    public static func url(_ manager: FileManager, for directory: FileManager.SearchPathDirectory,
-                           in domain: FileManager.SearchPathDomainMask, appropriateFor url: URL?, create: Bool) throws -> URL {
-        try manager.url(for: directory, in: domain, appropriateFor: url, create: create)
-    }
-
     public static func copyItem(_ manager: FileManager, at source: URL, to destination: URL) throws {
         if let answering = manager as? AnsweringFileManager { return try answering.foundationCopyItem(at: source, to: destination) }
         try manager.copyItem(at: source, to: destination)

@@ -7,19 +7,11 @@ import Testing
 /// error (the on-mount behaviour is Examples/DocumentApp's tests).
 /// Serialized: the container is the process's environment.
 @Suite(.serialized) final class OffMountTests {
-    let scratch: URL
+    let home: ScratchHome
+    var scratch: URL { home.url }
 
     init() throws {
-        unsetenv("PURGEFS_CONTAINER")
-        unsetenv("PURGEFS_MOUNT")
-        scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("purgekit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        unsetenv("PURGEFS_CONTAINER")
-        unsetenv("PURGEFS_MOUNT")
-        try? FileManager.default.removeItem(at: scratch)
+        home = try ScratchHome("purgekit")
     }
 
     @Test func withoutAContainerTheFoldersAreFoundations() {

@@ -221,6 +221,8 @@ extension AppOnAMount {
             #expect(FileManager.default.temporaryDirectory.path == device.path("tmp"))
             #expect(FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).map(\.path) == [device.path("Library/Caches")])
             #expect(URL.cachesDirectory.path == device.path("Library/Caches"))
+            let support = try FileManager.default.url(for: .applicationSupportDirectory, in: .userDomainMask, appropriateFor: nil, create: true)
+            #expect(support.path == device.path("Library/Application Support"), "Foundation alone: ~/.local/share")
 
             let original = URL.documentsDirectory.appendingPathComponent("a.bin")
             try Data(repeating: 5, count: 50 << 12).write(to: original)
@@ -229,6 +231,14 @@ extension AppOnAMount {
             #expect(values.isExcludedFromBackup == false, "Foundation alone answers nil")
             #expect(values.volumeTotalCapacity.map(UInt64.init) == (try device.space()).capacity.bytes, "Foundation alone: the host's")
             #expect(values.volumeAvailableCapacityForImportantUsage != nil)
+            // A Set variable, and setResourceValues (Foundation alone drops the value on Linux).
+            var index = original
+            var excluded = URLResourceValues()
+            excluded.isExcludedFromBackup = true
+            try index.setResourceValues(excluded)
+            #expect(purgefsAttribute("excluded_from_backup", of: index.path) == "1")
+            let keys: Set<URLResourceKey> = [.isExcludedFromBackupKey]
+            #expect(try index.resourceValues(forKeys: keys).isExcludedFromBackup == true)
 
             // A clone through FileManager.default, and through it passed on as a plain FileManager.
             let manager: FileManager = FileManager.default
