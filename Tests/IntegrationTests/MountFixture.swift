@@ -158,6 +158,14 @@ final class MountFixture: @unchecked Sendable {
         (try? String(contentsOfFile: daemonStderr, encoding: .utf8)) ?? ""
     }
 
+    /// Prints the end of the foreground daemon's log, so that a test that
+    /// failed (in CI, where nothing else is kept) says what the daemon saw.
+    func printDaemonLog(lines: Int = 60) {
+        let tail = daemonStderrText().split(separator: "\n", omittingEmptySubsequences: false).suffix(lines)
+        guard tail.contains(where: { !$0.isEmpty }) else { return }
+        print("--- the daemon's log (last \(tail.count) lines) ---\n" + tail.joined(separator: "\n") + "\n--- end of the daemon's log ---")
+    }
+
     /// PID of the foreground daemon.
     var daemonPID: pid_t? { lock.withLock { daemon?.processIdentifier } }
 
@@ -260,7 +268,8 @@ class MountedTestCase: XCTestCase {
         try super.setUpWithError()
         let fixture = try MountFixture()
         self.fixture = fixture
-        addTeardownBlock {
+        addTeardownBlock { [weak self] in
+            if let run = self?.testRun, !run.hasSucceeded { fixture.printDaemonLog() }
             for problem in fixture.destroy() { XCTFail("teardown: \(problem)") }
         }
         try prepareContainer()
