@@ -58,6 +58,29 @@ class CloudNetworkFaultTests: CloudTestCase {
         }
     }
 
+    /// A rename over an uploaded document that has not reached the remote
+    /// (offline) leaves the document not uploaded under its name: the
+    /// remote still holds the old copy there, and the rename may yet move
+    /// it. Evicting is refused until the rename lands.
+    func testARenameNotYetOnTheRemoteIsNotUploaded() throws {
+        try fixture.mount(options: cloudOptions())
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/Documents/draft", tiled(30_000, seed: 21)), 0)
+        XCTAssertEqual(writeBytes(m + "/Documents/final", tiled(30_000, seed: 22)), 0)
+        waitUploaded(m + "/Documents/draft")
+        waitUploaded(m + "/Documents/final")
+        XCTAssertEqual(try purgefs("cloud", "offline", m).status, 0)
+        XCTAssertEqual(rename(m + "/Documents/draft", m + "/Documents/final"), 0)
+        XCTAssertEqual(getAttr(m + "/Documents/final", pf("uploaded")), .value("0"))
+        XCTAssertEqual(setAttr(m + "/Documents/final", pf("evict"), "1"), EBUSY)
+        XCTAssertTrue(remoteCopy("Documents/final") == tiled(30_000, seed: 22), "offline, the remote keeps the old copy")
+        XCTAssertEqual(try purgefs("cloud", "online", m).status, 0)
+        waitUploaded(m + "/Documents/final")
+        XCTAssertTrue(remoteCopy("Documents/final") == tiled(30_000, seed: 21), "online, the rename reached the remote")
+        XCTAssertEqual(setAttr(m + "/Documents/final", pf("evict"), "1"), 0)
+        XCTAssertTrue(readBytes(m + "/Documents/final") == tiled(30_000, seed: 21))
+    }
+
     /// `--op download --delay` longer than the open's deadline
     /// (`PURGEFS_DOWNLOAD_TIMEOUT`, 1 s here): the open fails with EIO after
     /// the deadline, not after the delay; the transfer ends in the background.

@@ -101,8 +101,11 @@ extension CloudTier {
     }
 
     func isUploaded(_ inode: Inode) throws(Errno) -> Bool {
-        let (_, status, record) = try stateOf(inode)
-        return record?.signature == CloudSignature(status)
+        let (path, status, record) = try stateOf(inode)
+        // A rename or delete that names the path and has not reached the
+        // remote yet may still move another copy over it (and `evict`
+        // refuses until it has).
+        return record?.signature == CloudSignature(status) && !withBooks { $0.manifest.intents.touch(path) }
     }
 
     /// `not_downloaded` when evicted; `downloaded` while the remote holds
