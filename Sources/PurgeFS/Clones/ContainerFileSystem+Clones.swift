@@ -26,15 +26,4 @@ extension ContainerFileSystem {
         events.synced(destination.inode)
         return Int(sourceStatus.st_size)
     }
-
-    /// Room for what a write of `length` bytes into a clone may copy
-    /// (copy-on-write moves whole blocks): asked like any growth, purging
-    /// first, `ENOSPC` only when nothing purgeable is left; both files are
-    /// untouched then. Nothing to ask for a file that shares nothing.
-    /// Returns the amount reserved, to be released after the write.
-    func makeRoomForBreak(_ file: OpenFile, length: Int) throws(Errno) -> UInt64 {
-        let need = clones.bytesCopiedOnWrite(of: file.inode.key, length: length)
-        guard need > 0 else { return 0 }
-        return try makeRoom(bytes: need)
-    }
 }

@@ -45,7 +45,7 @@ extension LinkedClones {
         guard let anchors else { throw Errno.ioError }
         let id = inode.key
         let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
-        let reserved = keepingData ? try fs.makeRoom(bytes: size) : 0
+        let reserved = keepingData ? try fs.growthPolicy.reserve(bytes: size) : 0
         defer { state.release(reserved) }
         guard guarded.withLock({ table in table.registry.members[id] }) != nil else { throw Errno.noEntry }
         let anchorName = LinkedCloneRegistry.anchorName(of: id)
@@ -142,7 +142,7 @@ extension LinkedClones {
         let data = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_RDONLY) }
         defer { data.closeQuietly() }
         let status = try data.status()
-        let reserved = try fs.makeRoom(bytes: UInt64(status.st_size))
+        let reserved = try fs.growthPolicy.reserve(bytes: UInt64(status.st_size))
         defer { state.release(reserved) }
 
         // The new backing, whole and durable before the registry names it.

@@ -259,9 +259,11 @@ final class SharedDevice: FileSystemObserver, Sendable {
     }
 
     /// A write that does not fit: purges `bytes` across the device by its
-    /// policy, waiting for the other members' answers. Returns bytes freed.
-    func purgeForWrite(_ bytes: UInt64, _ filesystem: ContainerFileSystem) -> UInt64 {
-        writeSerial.withLock {
+    /// policy, waiting for the other members' answers. Returns bytes freed,
+    /// or nil when this container is not (or no longer) a member.
+    func purgeForWrite(_ bytes: UInt64) -> UInt64? {
+        guard let filesystem = filesystem.withLock({ $0 }) else { return nil }
+        return writeSerial.withLock {
             refresh(filesystem.state)
             let before = filesystem.state.status().available
             let freed = purgeAcross(bytes, reason: .write, filesystem, waiting: true).freed

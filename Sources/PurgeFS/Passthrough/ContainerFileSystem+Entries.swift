@@ -64,7 +64,7 @@ extension ContainerFileSystem {
     /// first (none copied when cut to nothing).
     private func truncate(_ inode: Inode, to size: off_t, through handle: OpenFile?) throws(Errno) {
         if let handle {
-            try growing(handle, allocating: .none, change: .resize(to: UInt64(max(size, 0)))) { () throws(Errno) in
+            try growing(handle, by: .none, change: .resize(to: UInt64(max(size, 0)))) { () throws(Errno) in
                 try handle.descriptor.truncate(to: Int64(size))
             }
             return

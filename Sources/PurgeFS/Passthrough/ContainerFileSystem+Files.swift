@@ -100,6 +100,23 @@ extension ContainerFileSystem {
         events.used(file.inode.key)
     }
 
+    /// `write_buf`: returns bytes written.
+    func write(_ file: OpenFile, _ data: UnsafeMutablePointer<fuse_bufvec>, at offset: off_t) throws(Errno) -> Int {
+        let length = fuse_buf_size(data)
+        // Data still in the kernel's pipe cannot be written twice.
+        let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
+        let written = try growing(file, by: .data(offset: UInt64(offset), length: UInt64(length)), writing: length,
+                                  change: .overwrite(offset: UInt64(offset), length: UInt64(length)), retryable: inMemory) { () throws(Errno) -> Int in
+            let count = cfuse_write_bufvec_to_fd(data, file.descriptor.rawValue, offset, 1)
+            if count < 0 { throw Errno(Int32(-count)) }
+            return count
+        }
+        events.used(file.inode.key)
+        // O_SYNC, O_DSYNC: this write is durable when it returns.
+        if file.flags & O_DSYNC != 0 { events.synced(file.inode) }
+        return written
+    }
+
     /// Emulates close(2) on the caller's descriptor: POSIX locks and
     /// close-time errors (NFS, quotas) happen here, not at release.
     func flush(_ handle: FileDescriptor) throws(Errno) {
@@ -112,7 +129,7 @@ extension ContainerFileSystem {
     }
 
     func allocate(_ file: OpenFile, mode: Int32, offset: Int64, length: Int64) throws(Errno) {
-        try growing(file, allocating: Self.allocation(ofFallocate: mode, offset: offset, length: length),
+        try growing(file, by: Self.growth(ofFallocate: mode, offset: offset, length: length),
                     change: Self.change(ofFallocate: mode, offset: offset, length: length)) { () throws(Errno) in
             try file.descriptor.allocate(mode: mode, offset: offset, length: length)
         }
@@ -121,7 +138,7 @@ extension ContainerFileSystem {
     /// What `fallocate` reserves: a plain allocation, `KEEP_SIZE` and
     /// `ZERO_RANGE` reserve the range's blocks (past the end of file too);
     /// punching, collapsing and inserting a range allocate nothing.
-    static func allocation(ofFallocate mode: Int32, offset: Int64, length: Int64) -> Allocation {
+    static func growth(ofFallocate mode: Int32, offset: Int64, length: Int64) -> Growth {
         let freeing = clinux_FALLOC_FL_PUNCH_HOLE | clinux_FALLOC_FL_COLLAPSE_RANGE | clinux_FALLOC_FL_INSERT_RANGE
         guard mode & freeing == 0, offset >= 0, length > 0 else { return .none }
         return .data(offset: UInt64(offset), length: UInt64(length))
@@ -151,7 +168,7 @@ extension ContainerFileSystem {
             return cloned
         }
         let range = (offset: UInt64(max(offset, 0)), length: UInt64(max(length, 0)))
-        let copied = try growing(destination, allocating: .data(offset: range.offset, length: range.length),
+        let copied = try growing(destination, by: .data(offset: range.offset, length: range.length),
                                  change: .overwrite(offset: range.offset, length: range.length)) { () throws(Errno) -> Int in
             try destination.descriptor.copyRange(
                 from: source.descriptor, sourceOffset: sourceOffset, offset: offset, length: length, flags: flags)
@@ -184,6 +201,35 @@ extension ContainerFileSystem {
         let result = try body()
         events.changedData(file.inode, change)
         return result
+    }
+
+    /// Runs `body` (a change of `file` that may grow it by `growth`, and
+    /// a write of `writing` bytes into data it may share) with room
+    /// reserved for it by the mount's growth policy, then records the
+    /// file's new figures. A real device may still be full: on `ENOSPC` the
+    /// change is tried once more after the policy freed room, when
+    /// `retryable`.
+    func growing<T>(
+        _ file: OpenFile, by growth: Growth, writing: Int = 0, change: DataChange, retryable: Bool = true,
+        _ body: () throws(Errno) -> T
+    ) throws(Errno) -> T {
+        let reserved = try growthPolicy.reserve(growth, of: file, writing: writing)
+        // Whatever happened, the ledger gets the file's figures as they are now.
+        defer {
+            noteFigures(of: file)
+            growthPolicy.release(reserved)
+        }
+        do {
+            return try modifying(file, change: change, body)
+        } catch where error == .noSpace && retryable {
+            guard growthPolicy.freeRoom(afterNoSpace: reserved) else { throw error }
+            return try modifying(file, change: change, body)
+        }
+    }
+
+    /// Records the file's size and allocation after a change.
+    func noteFigures(of file: OpenFile) {
+        if let status = try? file.descriptor.status() { events.resized(status, id: file.inode.key) }
     }
 
     /// `modifying` for a change through the inode itself (no open file).

@@ -32,6 +32,8 @@ final class ContainerFileSystem: Sendable {
     /// Kernel passthrough for readers (`passthrough=on`).
     let kernelPassthrough: KernelPassthrough
     let purger: Purger
+    /// Asked before a file grows (`growing`): room, purging, the shared device, clone breaks.
+    let growthPolicy: any GrowthPolicy
     let monitor: SpaceMonitor
     let recency: RecencyStore
     /// The cloud tier, with `cloud=`.
@@ -92,6 +94,7 @@ final class ContainerFileSystem: Sendable {
             state: state, clones: clones, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
             stateDirectory: stateDirectory)
         self.purger = purger
+        self.growthPolicy = RoomForGrowth(state: state, purger: purger, device: device, clones: clones, events: events)
         self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency, device: device) { (bytes: UInt64) -> UInt64 in
             events.needsRoom(bytes, reason: "monitor")
         }
