@@ -39,8 +39,12 @@ let package = Package(
         // The FUSE adapter.
         // CLinux for the kernel's own structures and constants (the wire, passthrough, fallocate modes).
         .target(name: "PurgeFS", dependencies: ["CFuse", "CLinux", "PurgeCore", "PurgeSys", "PurgeStore"]),
+        // The engines the commands drive, usable without the command line: `run` (the session, the
+        // scenario player, the summary and timeline), the pages and the ui server, the usage report,
+        // the mounts a command makes for itself, reading attributes (docs/DESIGN.md, PurgeEngines).
+        .target(name: "PurgeEngines", dependencies: ["PurgeCore", "PurgeSys"]),
         // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
-        .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
+        .target(name: "PurgeCommand", dependencies: ["PurgeEngines", "PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // Before each build: the commit HEAD is at (git), or "unknown" without git.
         .plugin(name: "CommitStamp", capability: .buildTool()),
         // A tiny main that hands over to PurgeCommand. CommitStamp writes the
@@ -64,7 +68,8 @@ let package = Package(
         .testTarget(name: "PurgeStoreTests", dependencies: ["PurgeStore", "PurgeCore"]),
         // The adapter's own logic in-process, without mounting (the observers' fan-out).
         .testTarget(name: "PurgeFSTests", dependencies: ["PurgeFS", "CFuse", "PurgeCore", "PurgeSys"]),
-        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys", "FuzzHarness"]),
+        .testTarget(name: "PurgeEnginesTests", dependencies: ["PurgeEngines", "PurgeCore", "PurgeSys"]),
+        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeEngines", "PurgeCore", "PurgeSys", "FuzzHarness"]),
         .testTarget(name: "PurgeTestingTests", dependencies: ["PurgeTesting"]),
         .testTarget(name: "PurgeKitTests", dependencies: ["PurgeKit", "PurgeCore", "PurgeStore", "PurgeTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux", "TestSupport"]),

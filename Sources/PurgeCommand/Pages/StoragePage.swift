@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 
 /// Settings > General > Storage as a page (`purgefs usage --html`, and the
 /// live `purgefs ui`): the device's bar by category, the apps (containers)

@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 
 /// The page of a `purgefs run` (`run --html`, `report REPORT.json
 /// --html`), drawn from the run's JSON report alone: the timeline of the

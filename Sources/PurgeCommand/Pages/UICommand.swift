@@ -1,5 +1,6 @@
 import Glibc
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `purgefs ui [--listen ADDR:PORT] MOUNT|--device NAME`: the Settings >
@@ -178,7 +179,7 @@ final class UIView {
             target = first.mountpoint
         } else {
             guard let mountpoint else { preconditionFailure("neither a mount nor a device") }
-            page = StoragePage(try UsageCommand.report(at: try MountLocation.find(mountpoint), access))
+            page = StoragePage(try UsageReport.read(at: try MountLocation.find(mountpoint), access))
             target = mountpoint
         }
         return Figures(page: page, target: target, capacity: try access.number(.capacity, of: target),
@@ -220,7 +221,7 @@ final class UIView {
             cached = (now, body)
             return UIServer.Response(status: 200, contentType: "application/json", body: body)
         } catch {
-            return .text(500, Self.line(error))
+            return .text(500, error.line)
         }
     }
 
@@ -231,7 +232,7 @@ final class UIView {
         do throws(CommandExit) {
             target = try figures().target
         } catch {
-            return .text(500, Self.line(error))
+            return .text(500, error.line)
         }
         let arguments: [String]
         switch request.path {
@@ -286,14 +287,6 @@ final class UIView {
         return parts.filter { $0 != "." }.joined(separator: "/")
     }
 
-    private static func line(_ error: CommandExit) -> String {
-        switch error {
-        case .help(let text): return text
-        case .usage(let line), .failure(let line): return line
-        case .passOn(let status): return "exited with status \(status)"
-        }
-    }
-
     // MARK: The page
 
     private func page(token: String) -> UIServer.Response {
@@ -305,7 +298,7 @@ final class UIView {
             capacity = figures.capacity
             available = figures.available
         } catch {
-            initial = "<div class=\"card\">\(HTMLPage.escape(Self.line(error)))</div>"
+            initial = "<div class=\"card\">\(HTMLPage.escape(error.line))</div>"
         }
         let body = """
             <div id="view">\(initial)</div>

@@ -1,5 +1,5 @@
+@testable import PurgeEngines
 import XCTest
-@testable import PurgeCommand
 
 final class StorageBarTests: XCTestCase {
     func testCellsAreProportionalAndFillTheWidth() {

@@ -1,16 +1,16 @@
 /// Plain-text layout for help: a term and its description in two columns,
 /// wrapped to 80 characters.
-enum TextLayout {
+public enum TextLayout {
     static let width = 80
 
     /// `  term    description...` with the description wrapped and indented
     /// under itself; a term too long for its column gets a line of its own.
-    static func row(_ term: String, _ description: String, column: Int = 24) -> String {
+    public static func row(_ term: String, _ description: String, column: Int = 24) -> String {
         row(term, paragraphs: [description], column: column)
     }
 
     /// A row whose description is several paragraphs, each starting on a line of its own.
-    static func row(_ term: String, paragraphs: [String], column: Int = 24) -> String {
+    public static func row(_ term: String, paragraphs: [String], column: Int = 24) -> String {
         let lines = paragraphs.flatMap { wrap($0, width: width - column) }
         let head = "  " + term
         var result: [String] = []
@@ -41,10 +41,10 @@ enum TextLayout {
     }
 
     /// A paragraph wrapped and indented by `indent` spaces.
-    static func indented(_ text: String, by indent: Int = 2) -> String {
+    public static func indented(_ text: String, by indent: Int = 2) -> String {
         wrap(text, width: width - indent).map { String(repeating: " ", count: indent) + $0 }.joined(separator: "\n")
     }
 
     /// A paragraph wrapped to the full width.
-    static func paragraph(_ text: String) -> String { wrap(text).joined(separator: "\n") }
+    public static func paragraph(_ text: String) -> String { wrap(text).joined(separator: "\n") }
 }

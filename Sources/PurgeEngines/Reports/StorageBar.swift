@@ -1,6 +1,6 @@
 /// A horizontal bar of fixed width, one run of a glyph per segment, each
 /// run as long as its share of the total: the bar of Settings > Storage.
-struct StorageBar: Equatable {
+public struct StorageBar: Equatable {
     struct Segment: Equatable {
         var glyph: Character
         var label: String

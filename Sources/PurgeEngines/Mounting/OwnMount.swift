@@ -6,18 +6,18 @@ import PurgeSys
 /// children with their output captured, and taking down a mount they made
 /// however they ended (unmount, else detach; wait for the daemon; remove
 /// the scratch directory).
-enum OwnMount {
+public enum OwnMount {
     /// Runs `/proc/self/exe ARGUMENTS` in its own process group (Ctrl-C in
     /// the terminal reaches only us, which lets the step finish and then
     /// cleans up), stdin on `/dev/null`, stdout and stderr together into
     /// the file `outputPath` (never a pipe: the daemon that `purgefs mount`
     /// starts holds them until it detaches). Returns how it ended and what it printed.
-    static func purgefs(_ arguments: [String], outputPath: String) throws(Errno) -> (WaitStatus, String) {
+    public static func purgefs(_ arguments: [String], outputPath: String) throws(Errno) -> (WaitStatus, String) {
         try capture("/proc/self/exe", arguments: ["purgefs"] + arguments, outputPath: outputPath)
     }
 
     /// Runs `path` (looked up in `$PATH` when it has no `/`) as `purgefs` does.
-    static func capture(_ path: String, arguments: [String], outputPath: String) throws(Errno) -> (WaitStatus, String) {
+    public static func capture(_ path: String, arguments: [String], outputPath: String) throws(Errno) -> (WaitStatus, String) {
         let environment = CurrentProcess.environment.filter { !$0.hasPrefix(ReadySignal.environmentName + "=") }
         let output = try FileDescriptor.open(path: outputPath, flags: O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o600)
         let pid: ProcessID
@@ -38,19 +38,19 @@ enum OwnMount {
     }
 
     /// The reason in a failed child's output: its last line without `purgefs: `.
-    static func reason(_ output: String, _ status: WaitStatus) -> String {
+    public static func reason(_ output: String, _ status: WaitStatus) -> String {
         let lines = output.split(whereSeparator: \.isNewline)
         return lines.last.map { $0.hasPrefix("purgefs: ") ? String($0.dropFirst(9)) : String($0) } ?? status.description
     }
 
     /// The topmost mount at `path` when it is a purgefs mount.
-    static func purgefsMount(at path: String) -> MountTable.Entry? {
+    public static func purgefsMount(at path: String) -> MountTable.Entry? {
         guard let top = (try? MountTable.current())?.topmost(at: path), top.isPurgefs else { return nil }
         return top
     }
 
     /// The daemon serving the purgefs mount at `path`, from its runtime record.
-    static func daemon(at path: String) -> ProcessID? {
+    public static func daemon(at path: String) -> ProcessID? {
         guard let entry = purgefsMount(at: path) else { return nil }
         return (try? RuntimeRecordLocator.record(of: entry, at: path)).map { ProcessID(rawValue: $0.processID) }
     }
@@ -58,13 +58,12 @@ enum OwnMount {
     /// As `purgefs unmount` does; if that fails (a process still has a file
     /// open in the mount), detaches it lazily, so nothing is left mounted.
     /// Returns what went wrong, as one line, when the mount is still there.
-    static func unmount(_ path: String) -> String? {
+    public static func unmount(_ path: String) -> String? {
         guard purgefsMount(at: path) != nil else { return nil }
         var firstProblem: String?
         do throws(CommandExit) {
-            var command = try UnmountCommand(parsing: [path])
-            try command.validate()
-            try command.run(CommandContext(readySignal: nil))
+            let (mountpoint, mount) = try MountRemoval.find(path)
+            try MountRemoval.remove(mount, at: mountpoint, force: false)
         } catch {
             if case .failure(let line) = error { firstProblem = line }
             detachLazily(path)
@@ -92,7 +91,7 @@ enum OwnMount {
 
     /// The daemon finishes on its own once unmounted, saving its state into
     /// the container: waits for that, against a deadline.
-    static func waitForExit(_ daemon: ProcessID?) {
+    public static func waitForExit(_ daemon: ProcessID?) {
         guard let daemon else { return }
         var waited = 0
         while daemon.isRunning, waited < daemonExitDeadlineMilliseconds {
@@ -103,7 +102,7 @@ enum OwnMount {
 
     /// `Paths.removeTree`, tried again for a moment while something still
     /// writes into the tree (`ENOTEMPTY`).
-    static func removeWithPatience(_ path: String, missingIsFine: Bool) throws(Errno) {
+    public static func removeWithPatience(_ path: String, missingIsFine: Bool) throws(Errno) {
         var waited = 0
         while true {
             do throws(Errno) {
@@ -119,7 +118,7 @@ enum OwnMount {
     }
 
     /// A fresh directory `$TMPDIR/NAME.XXXXXX` (else under /tmp), canonical.
-    static func scratchDirectory(_ name: String) throws(CommandExit) -> String {
+    public static func scratchDirectory(_ name: String) throws(CommandExit) -> String {
         let temporary = CurrentProcess.environmentValue("TMPDIR").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
         let template = (temporary.hasSuffix("/") ? String(temporary.dropLast()) : temporary) + "/\(name).XXXXXX"
         do throws(Errno) {

@@ -8,7 +8,7 @@ import PurgeSys
 /// breakdown when the command started and when it ended.
 ///
 /// Times are milliseconds after the command started, as the steps' `at_ms`.
-struct RunTimeline: Equatable {
+public struct RunTimeline: Equatable {
     struct Sample: Equatable {
         var atMilliseconds: UInt64
         var deviceUsed: UInt64
@@ -55,7 +55,7 @@ struct RunTimeline: Equatable {
     /// How often the figures are read while the command runs. A sample is
     /// kept when a figure changed since the last one kept (and the first
     /// and the last always): every 100 ms or at each change, whichever is rarer.
-    static let samplingMilliseconds: UInt64 = 100
+    public static let samplingMilliseconds: UInt64 = 100
 
     /// Milliseconds after the command started, for a time in seconds since the epoch (0 before it).
     func milliseconds(at time: Double) -> UInt64 {
@@ -98,7 +98,7 @@ struct RunTimeline: Equatable {
     }
 
     /// The fields' help, for `purgefs run --help`.
-    static let fieldHelp: [(String, String)] = [
+    public static let fieldHelp: [(String, String)] = [
         ("started_at", "when the command started, seconds since the epoch"),
         ("sampling_ms", "how often the figures were read while the command ran (100)"),
         ("capacity, low, high", "the device's capacity at the end, and the mount's low and high marks in bytes (null when not known)"),
@@ -190,7 +190,7 @@ final class RunSampler {
     }
 
     private func usage() -> JSONValue? {
-        guard let location = try? MountLocation.find(mountpoint), let report = try? UsageCommand.report(at: location, access)
+        guard let location = try? MountLocation.find(mountpoint), let report = try? UsageReport.read(at: location, access)
         else { return nil }
         return report.json
     }

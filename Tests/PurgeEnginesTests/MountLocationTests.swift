@@ -1,6 +1,6 @@
 import PurgeCore
+@testable import PurgeEngines
 import XCTest
-@testable import PurgeCommand
 
 final class MountLocationTests: XCTestCase {
     private let table = MountTable(parsing: """

@@ -1,6 +1,6 @@
+@testable import PurgeEngines
 import PurgeSys
 import XCTest
-@testable import PurgeCommand
 
 final class RunSummaryTests: XCTestCase {
     private func summary() -> RunSummary {
@@ -35,11 +35,11 @@ final class RunSummaryTests: XCTestCase {
     }
 
     func testFaultsInjectedIsTheSumOfFiredOrNothing() {
-        XCTAssertEqual(RunCommand.faultsInjected(#"[{"id":1,"fired":2},{"id":2,"fired":3}]"#), 5)
-        XCTAssertEqual(RunCommand.faultsInjected(#"{"rules":[{"fired":4}]}"#), 4)
-        XCTAssertEqual(RunCommand.faultsInjected("[]"), 0)
-        XCTAssertNil(RunCommand.faultsInjected(#"[{"id":1}]"#), "no count: n/a rather than a guess")
-        XCTAssertNil(RunCommand.faultsInjected("not json"))
+        XCTAssertEqual(RunJob.faultsInjected(#"[{"id":1,"fired":2},{"id":2,"fired":3}]"#), 5)
+        XCTAssertEqual(RunJob.faultsInjected(#"{"rules":[{"fired":4}]}"#), 4)
+        XCTAssertEqual(RunJob.faultsInjected("[]"), 0)
+        XCTAssertNil(RunJob.faultsInjected(#"[{"id":1}]"#), "no count: n/a rather than a guess")
+        XCTAssertNil(RunJob.faultsInjected("not json"))
         var run = summary()
         XCTAssertTrue(run.text.contains("faults injected   n/a (purgefs fault list was not read)"), run.text)
         run.faultsInjected = 2

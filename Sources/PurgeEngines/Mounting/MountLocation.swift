@@ -3,11 +3,11 @@ import PurgeSys
 
 /// Where a path given to a command lies among the mounts: on a purgefs
 /// mount (at its mount point, or inside it) or not.
-struct MountLocation: Equatable {
+public struct MountLocation: Equatable {
     /// The canonical path.
-    var path: String
+    public var path: String
     /// The purgefs mount `path` is on, or `nil` when it is on another filesystem.
-    var mount: MountTable.Entry?
+    public var mount: MountTable.Entry?
 
     /// The path below the mount point: `""` at the mount point itself.
     var relative: String? { mount.flatMap { AbsolutePath.relative(path, to: $0.mountPoint) } }
@@ -23,7 +23,7 @@ struct MountLocation: Equatable {
 
     /// Resolves `argument` and looks it up in the live mount table; a path
     /// that cannot be resolved is a failure naming it.
-    static func find(_ argument: String) throws(CommandExit) -> MountLocation {
+    public static func find(_ argument: String) throws(CommandExit) -> MountLocation {
         let path: String
         do throws(Errno) {
             path = try Paths.canonical(argument)
@@ -44,14 +44,14 @@ struct MountLocation: Equatable {
 
     /// The purgefs mount point `argument` names; anything else is a failure
     /// saying what it is instead.
-    static func mountPoint(_ argument: String) throws(CommandExit) -> MountLocation {
+    public static func mountPoint(_ argument: String) throws(CommandExit) -> MountLocation {
         let location = try find(argument)
         try location.requireMountPoint()
         return location
     }
 
     /// Fails unless this is the mount point of a purgefs mount.
-    func requireMountPoint() throws(CommandExit) {
+    public func requireMountPoint() throws(CommandExit) {
         guard let mount else { throw .failure("\(path) is not a purgefs mount") }
         guard isMountPoint else {
             throw .failure("\(path) is inside the purgefs mount at \(mount.mountPoint); give the mount point")
@@ -59,7 +59,7 @@ struct MountLocation: Equatable {
     }
 
     /// Fails unless this path is on a purgefs mount.
-    func requireOnPurgefs() throws(CommandExit) {
+    public func requireOnPurgefs() throws(CommandExit) {
         guard mount != nil else { throw .failure("\(path) is not inside a purgefs mount") }
     }
 }

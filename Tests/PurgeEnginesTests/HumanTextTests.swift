@@ -1,6 +1,6 @@
 import Glibc
+@testable import PurgeEngines
 import XCTest
-@testable import PurgeCommand
 
 final class HumanTextTests: XCTestCase {
     func testAges() {

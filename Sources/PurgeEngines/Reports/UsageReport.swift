@@ -2,30 +2,30 @@ import PurgeCore
 
 /// The Settings > Storage breakdown of a directory on a purgefs mount (its
 /// root, or a subtree): the figures, and how `usage` shows them.
-struct UsageReport: Equatable {
+public struct UsageReport: Equatable {
     /// A purgeable zone and its figures.
-    struct Zone: Equatable {
+    public struct Zone: Equatable {
         /// Relative to the container.
-        var path: String
-        var size: UInt64
-        var purgeable: UInt64
+        public var path: String
+        public var size: UInt64
+        public var purgeable: UInt64
     }
 
     /// The directory, canonical.
-    var path: String
-    var mountpoint: String
+    public var path: String
+    public var mountpoint: String
     /// The app's bytes (`-o bundle=`); `nil` while the daemon does not say.
-    var app: UInt64?
+    public var app: UInt64?
     /// The `Documents` part of the directory.
-    var documents: UInt64
+    public var documents: UInt64
     /// The purgeable zones in the directory, or the one it is in.
-    var zones: [Zone]
+    public var zones: [Zone]
     /// The directory's own recursive figures.
-    var directory: DirectoryFigures
-    var device: DeviceFigures
+    public var directory: DirectoryFigures
+    public var device: DeviceFigures
     /// Bytes in the ubiquitous zone (Documents) that evicting could drop now
     /// (`user.purgefs.evictable` = `1`): 0 without `cloud=`.
-    var cloudEvictable: UInt64 = 0
+    public var cloudEvictable: UInt64 = 0
     /// The directory's `user.purgefs.excluded_from_backup`; nil when the mount does not answer it.
     var excludedFromBackup: Bool? = nil
 
@@ -37,7 +37,7 @@ struct UsageReport: Equatable {
     var caches: UInt64 { zones.reduce(0) { $0 + $1.size } }
     var cachesPurgeable: UInt64 { zones.reduce(0) { $0 + $1.purgeable } }
     /// What is in none of the categories.
-    var otherData: UInt64 { directory.size.clampedMinus(documents).clampedMinus(caches).clampedMinus(app ?? 0) }
+    public var otherData: UInt64 { directory.size.clampedMinus(documents).clampedMinus(caches).clampedMinus(app ?? 0) }
 
     /// Where a category at `category` (relative to the root) lies compared with
     /// the directory at `relative`: inside it (read the category), around it
@@ -68,7 +68,7 @@ struct UsageReport: Equatable {
         ], width: StorageBar.defaultWidth)
     }
 
-    var text: String {
+    public var text: String {
         var lines: [String] = []
         lines.append(path == mountpoint ? "Storage of \(path)" : "Storage of \(path) (in the purgefs mount at \(mountpoint))")
         lines.append("")
@@ -111,7 +111,7 @@ struct UsageReport: Equatable {
     // MARK: JSON
 
     /// Every figure in bytes; the names are listed in `purgefs usage --help`.
-    var json: JSONValue {
+    public var json: JSONValue {
         .object([
             ("path", .string(path)),
             ("mountpoint", .string(mountpoint)),
@@ -149,7 +149,7 @@ struct UsageReport: Equatable {
 extension UsageReport {
     /// Reads back what `json` wrote (a report's `usage_start`, say); `nil`
     /// when a figure is missing.
-    init?(json: JSONValue) {
+    public init?(json: JSONValue) {
         func number(_ value: JSONValue?, _ key: String) -> UInt64? { value?[key]?.integerValue }
         guard let path = json["path"]?.stringValue, let mountpoint = json["mountpoint"]?.stringValue,
               let documents = number(json, "documents"), let size = number(json, "size"), let files = number(json, "files"),

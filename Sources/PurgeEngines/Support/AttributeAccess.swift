@@ -4,17 +4,17 @@ import PurgeSys
 /// Reads and writes the daemon's `user.purgefs.*` attributes by path, and
 /// turns what goes wrong into one line. The calls are injectable so the
 /// figures and reports can be tested without a mount.
-struct AttributeAccess: Sendable {
-    var read: @Sendable (_ name: String, _ path: String) throws(Errno) -> [UInt8]
-    var write: @Sendable (_ name: String, _ path: String, _ value: [UInt8]) throws(Errno) -> Void
+public struct AttributeAccess: Sendable {
+    public var read: @Sendable (_ name: String, _ path: String) throws(Errno) -> [UInt8]
+    public var write: @Sendable (_ name: String, _ path: String, _ value: [UInt8]) throws(Errno) -> Void
 
     /// The real calls: `getxattr(2)` and `setxattr(2)` through PurgeSys.
-    static let live = AttributeAccess(
+    public static let live = AttributeAccess(
         read: { (name, path) throws(Errno) in try Paths.extendedAttribute(name, of: path) },
         write: { (name, path, value) throws(Errno) in try Paths.setExtendedAttribute(name, of: path, to: value) })
 
     /// The decimal value of `attribute` on `path`.
-    func number(_ attribute: PurgeAttribute, of path: String) throws(CommandExit) -> UInt64 {
+    public func number(_ attribute: PurgeAttribute, of path: String) throws(CommandExit) -> UInt64 {
         guard let value = try numberIfAnswered(attribute, of: path) else {
             throw .failure("\(path) does not answer \(attribute.fullName) (not a purgefs mount, or not one that has it)")
         }
@@ -23,7 +23,7 @@ struct AttributeAccess: Sendable {
 
     /// The decimal value of `attribute` on `path`, or `nil` when the path
     /// does not exist or the attribute does not apply to it (`ENODATA`).
-    func numberIfAnswered(_ attribute: PurgeAttribute, of path: String) throws(CommandExit) -> UInt64? {
+    public func numberIfAnswered(_ attribute: PurgeAttribute, of path: String) throws(CommandExit) -> UInt64? {
         let bytes: [UInt8]
         do throws(Errno) {
             bytes = try read(attribute.fullName, path)
@@ -39,7 +39,7 @@ struct AttributeAccess: Sendable {
 
     /// Writes `value` as the attribute's text. `refusal`: the line to show
     /// when the daemon refuses it (`EINVAL`), if the caller knows better why.
-    func set(_ attribute: PurgeAttribute, of path: String, to value: String, refusal: String? = nil) throws(CommandExit) {
+    public func set(_ attribute: PurgeAttribute, of path: String, to value: String, refusal: String? = nil) throws(CommandExit) {
         do throws(Errno) {
             try write(attribute.fullName, path, Array(value.utf8))
         } catch {
@@ -78,22 +78,22 @@ struct AttributeAccess: Sendable {
 /// daemon's `SpaceStatus` figure of the same name (SPEC "Space";
 /// docs/DESIGN.md "The figures"): nothing is derived here, so `space`,
 /// `usage`, `df` and the attributes cannot disagree.
-struct DeviceFigures: Equatable, Sendable {
-    var capacity: UInt64
-    var external: UInt64
+public struct DeviceFigures: Equatable, Sendable {
+    public var capacity: UInt64
+    public var external: UInt64
     /// The container's physical bytes (`container_used`).
-    var containerUsed: UInt64
+    public var containerUsed: UInt64
     /// Everything in use on the device, external included: df's Used (`device_used`).
-    var deviceUsed: UInt64
-    var available: UInt64
-    var availableImportant: UInt64
-    var availableOpportunistic: UInt64
+    public var deviceUsed: UInt64
+    public var available: UInt64
+    public var availableImportant: UInt64
+    public var availableOpportunistic: UInt64
     /// The whole container's purgeable bytes.
-    var purgeable: UInt64
-    var purgedBytes: UInt64
-    var purgedFiles: UInt64
+    public var purgeable: UInt64
+    public var purgedBytes: UInt64
+    public var purgedFiles: UInt64
 
-    static func read(root: String, _ access: AttributeAccess) throws(CommandExit) -> DeviceFigures {
+    public static func read(root: String, _ access: AttributeAccess) throws(CommandExit) -> DeviceFigures {
         DeviceFigures(
             capacity: try access.number(.capacity, of: root),
             external: try access.number(.external, of: root),
@@ -109,18 +109,18 @@ struct DeviceFigures: Equatable, Sendable {
 }
 
 /// The recursive figures of one directory on a mount.
-struct DirectoryFigures: Equatable, Sendable {
-    var size: UInt64
-    var files: UInt64
-    var allocated: UInt64
-    var purgeable: UInt64
-    var cloneSavings: UInt64
+public struct DirectoryFigures: Equatable, Sendable {
+    public var size: UInt64
+    public var files: UInt64
+    public var allocated: UInt64
+    public var purgeable: UInt64
+    public var cloneSavings: UInt64
 
-    static let zero = DirectoryFigures(size: 0, files: 0, allocated: 0, purgeable: 0, cloneSavings: 0)
+    public static let zero = DirectoryFigures(size: 0, files: 0, allocated: 0, purgeable: 0, cloneSavings: 0)
 
     /// The figures of the directory at `path`, or `nil` when there is no
     /// directory there (missing, or a file: `files` does not apply).
-    static func readIfPresent(_ path: String, _ access: AttributeAccess) throws(CommandExit) -> DirectoryFigures? {
+    public static func readIfPresent(_ path: String, _ access: AttributeAccess) throws(CommandExit) -> DirectoryFigures? {
         guard let files = try access.numberIfAnswered(.files, of: path) else { return nil }
         return DirectoryFigures(
             size: try access.number(.size, of: path),
@@ -132,5 +132,5 @@ struct DirectoryFigures: Equatable, Sendable {
 }
 
 extension UInt64 {
-    func clampedMinus(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
+    public func clampedMinus(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
 }

@@ -3,12 +3,12 @@ import PurgeSys
 
 /// Finds the runtime record of the daemon serving a mount: the user's own
 /// runtime directory first, then root's (a mount served by root).
-enum RuntimeRecordLocator {
+public enum RuntimeRecordLocator {
     /// The daemon writes its record just after the mount appears in the
     /// table: a command run at that moment waits for it this long.
     static let patience = 2_000
 
-    static func record(of mount: MountTable.Entry, at path: String) throws(CommandExit) -> RuntimeRecord {
+    public static func record(of mount: MountTable.Entry, at path: String) throws(CommandExit) -> RuntimeRecord {
         var waited = 0
         while true {
             do {

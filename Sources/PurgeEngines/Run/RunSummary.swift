@@ -4,7 +4,7 @@ import PurgeSys
 /// What `purgefs run` saw, printed when the command is over: as text, or
 /// as JSON (`--json`, `--report FILE`). The JSON fields are listed in
 /// `purgefs run --help` (`fieldHelp`), and each is filled here.
-struct RunSummary: Equatable {
+public struct RunSummary: Equatable {
     var container: String
     var mountpoint: String
     var scratch: Bool
@@ -15,7 +15,7 @@ struct RunSummary: Equatable {
     var interruptedBy: Int32?
     /// Why the run failed although the command may have been fine (a step
     /// that failed or timed out, an unmount that did not happen).
-    var failure: String?
+    public var failure: String?
     var durationMilliseconds: UInt64 = 0
     var peakUsed: UInt64?
     var purged: [Reason] = []
@@ -54,7 +54,7 @@ struct RunSummary: Equatable {
     }
 
     /// The exit status `run` passes on: the command's, `128 + N` when signal N killed it.
-    var commandStatus: Int32? {
+    public var commandStatus: Int32? {
         guard let ended else { return nil }
         if let code = ended.exitCode { return code }
         if let signal = ended.signal { return 128 + signal }
@@ -78,7 +78,7 @@ struct RunSummary: Equatable {
 
     // MARK: Text
 
-    var text: String {
+    public var text: String {
         var lines: [String] = []
         let how = ended.map { $0.description } ?? "did not start"
         lines.append("purgefs run: \(command.joined(separator: " ")) \(how)"
@@ -109,13 +109,13 @@ struct RunSummary: Equatable {
         return lines.joined(separator: "\n")
     }
 
-    static func seconds(_ milliseconds: UInt64) -> String {
+    public static func seconds(_ milliseconds: UInt64) -> String {
         "\(milliseconds / 1000).\(String(milliseconds % 1000 / 100)) s"
     }
 
     // MARK: JSON
 
-    var json: JSONValue {
+    public var json: JSONValue {
         func optional(_ value: UInt64?) -> JSONValue { value.map { .integer($0) } ?? .null }
         var fields: [(String, JSONValue)] = [
             ("container", .string(container)),
@@ -159,7 +159,7 @@ struct RunSummary: Equatable {
     }
 
     /// The JSON fields, for `purgefs run --help` and docs/REFERENCE.md.
-    static let fieldHelp: [(String, String)] = [
+    public static let fieldHelp: [(String, String)] = [
         ("container, mountpoint", "the container given, and where it was mounted (the scratch copy with --scratch)"),
         ("scratch", "true with --scratch"),
         ("command", "the command and its arguments"),

@@ -20,4 +20,13 @@ public enum CommandExit: Error, Equatable, Sendable {
         case .passOn(let status): return status
         }
     }
+
+    /// The one line a caller shows for it (a help text whole).
+    public var line: String {
+        switch self {
+        case .help(let text): return text
+        case .usage(let line), .failure(let line): return line
+        case .passOn(let status): return "exited with status \(status)"
+        }
+    }
 }

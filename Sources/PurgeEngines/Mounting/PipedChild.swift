@@ -5,19 +5,19 @@ import PurgeSys
 /// `/dev/null`. Our copy of the write end is closed before `start` returns,
 /// on success and on failure: left open, reading would never see end of
 /// file and the command would hang for as long as the child lives.
-struct PipedChild {
+public struct PipedChild {
     /// Which step failed, so each caller can say it in its own words.
-    enum Failure: Error {
+    public enum Failure: Error {
         case pipe(Errno)
         case spawn(Errno)
     }
 
-    let pid: ProcessID
+    public let pid: ProcessID
     /// The read end; the caller closes it.
-    let output: FileDescriptor
+    public let output: FileDescriptor
 
     /// Starts `path` (see `ChildProcess.spawn`) with the pipe's write end as `descriptor`.
-    static func start(_ path: String, arguments: [String], environment: [String],
+    public static func start(_ path: String, arguments: [String], environment: [String],
                       pipeAs descriptor: FileDescriptor, searchPath: Bool = false) throws(Failure) -> PipedChild {
         let readEnd: FileDescriptor, writeEnd: FileDescriptor
         do throws(Errno) {

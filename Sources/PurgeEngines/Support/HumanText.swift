@@ -2,10 +2,10 @@ import PurgeCore
 import PurgeSys
 
 /// How commands show times, ages and sizes to people.
-enum HumanText {
+public enum HumanText {
     /// `2025-11-30 14:03:09` in the local time zone; the epoch number when
     /// the C library cannot convert it.
-    static func localTime(_ secondsSinceEpoch: Double) -> String {
+    public static func localTime(_ secondsSinceEpoch: Double) -> String {
         guard secondsSinceEpoch.isFinite, abs(secondsSinceEpoch) < 1e15,
               let time = LocalTime(secondsSinceEpoch: Int64(secondsSinceEpoch.rounded(.down)))
         else { return String(secondsSinceEpoch) }
@@ -21,7 +21,7 @@ enum HumanText {
     /// How long before `now` a moment was: `12s ago`, `5m ago`, `3h ago`,
     /// `2d ago` (whole units, rounded down); `now` for under a second or a
     /// moment a little in the future; `never` for 0 (not known).
-    static func age(of moment: Double, now: Double) -> String {
+    public static func age(of moment: Double, now: Double) -> String {
         guard moment > 0, moment.isFinite, now.isFinite else { return "never" }
         let seconds = now - moment
         if seconds < 1 { return "now" }
@@ -33,18 +33,18 @@ enum HumanText {
     }
 
     /// Human units: `1.5 GiB`.
-    static func size(_ bytes: UInt64) -> String { ByteSize.format(bytes) }
+    public static func size(_ bytes: UInt64) -> String { ByteSize.format(bytes) }
 
     /// `1 file`, `3 files`.
-    static func count(_ value: UInt64, _ noun: String) -> String { "\(value) \(noun)\(value == 1 ? "" : "s")" }
+    public static func count(_ value: UInt64, _ noun: String) -> String { "\(value) \(noun)\(value == 1 ? "" : "s")" }
 
     /// `text` padded with spaces on the left to `width` (right-aligned).
-    static func right(_ text: String, _ width: Int) -> String {
+    public static func right(_ text: String, _ width: Int) -> String {
         String(repeating: " ", count: max(0, width - text.count)) + text
     }
 
     /// `text` padded with spaces on the right to `width`.
-    static func left(_ text: String, _ width: Int) -> String {
+    public static func left(_ text: String, _ width: Int) -> String {
         text + String(repeating: " ", count: max(0, width - text.count))
     }
 

@@ -9,12 +9,12 @@ import Synchronization
 /// cannot mount; then it closes it. The parent (`DaemonLauncher`) waits for
 /// that line, so `purgefs mount` returns only when the mount works or with
 /// the reason it does not.
-final class ReadySignal: Sendable {
+public final class ReadySignal: Sendable {
     /// The environment variable that carries the descriptor number.
-    static let environmentName = "PURGEFS_READY_FD"
+    public static let environmentName = "PURGEFS_READY_FD"
 
     /// The descriptor the daemon inherits the pipe as.
-    static let descriptor = FileDescriptor(rawValue: 3)
+    public static let descriptor = FileDescriptor(rawValue: 3)
 
     /// The pipe, until the one line has been written.
     private let fd: Mutex<FileDescriptor?>
@@ -27,7 +27,7 @@ final class ReadySignal: Sendable {
     /// cannot hold the pipe open after the daemon dies), and detaches the
     /// daemon: a new session without a controlling terminal, and `/` as its
     /// working directory so it keeps no directory busy.
-    static func takeFromEnvironment() -> ReadySignal? {
+    public static func takeFromEnvironment() -> ReadySignal? {
         guard let text = CurrentProcess.environmentValue(environmentName) else { return nil }
         try? CurrentProcess.removeEnvironmentValue(environmentName)
         guard let number = Int32(text), number >= 0 else { return nil }
@@ -40,11 +40,11 @@ final class ReadySignal: Sendable {
 
     /// Sends `ok`. Returns false if a line was already sent.
     @discardableResult
-    func sendReady() -> Bool { send("ok\n") }
+    public func sendReady() -> Bool { send("ok\n") }
 
     /// Sends `error: <reason>` (one line). Returns false if a line was already sent.
     @discardableResult
-    func sendFailure(_ reason: String) -> Bool {
+    public func sendFailure(_ reason: String) -> Bool {
         send("error: " + reason.split(whereSeparator: \.isNewline).joined(separator: " ") + "\n")
     }
 

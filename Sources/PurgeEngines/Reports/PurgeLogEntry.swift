@@ -3,25 +3,25 @@ import PurgeCore
 ///
 /// `{"time":1764489600.123,"path":"caches/a.bin","bytes":4096,"size":4000,
 ///   "last_used":1764480000.5,"reason":"monitor","action":"delete"}`
-struct PurgeLogEntry: Equatable, Sendable {
+public struct PurgeLogEntry: Equatable, Sendable {
     /// When it was purged, seconds since the epoch.
-    var time: Double
+    public var time: Double
     /// Relative to the container.
-    var path: String
+    public var path: String
     /// Bytes freed on the device.
-    var bytes: UInt64
+    public var bytes: UInt64
     /// The file's logical size.
-    var size: UInt64
+    public var size: UInt64
     /// Last use, seconds since the epoch; 0 when not known.
-    var lastUsed: Double
+    public var lastUsed: Double
     /// `monitor`, `write` or `manual` (others are shown as they are).
-    var reason: String
+    public var reason: String
     /// `delete` or `truncate` (a tombstone).
-    var action: String
+    public var action: String
 
     /// Parses one line; `nil` for anything that is not such an object (a
     /// line torn by a crash, say). Unknown extra fields are ignored.
-    init?(line: some StringProtocol) {
+    public init?(line: some StringProtocol) {
         guard let object = JSONValue(parsing: String(line)),
               let time = object["time"]?.doubleValue, let path = object["path"]?.stringValue,
               let bytes = object["bytes"]?.integerValue, let size = object["size"]?.integerValue
