@@ -42,7 +42,8 @@ let package = Package(
         // The engines the commands drive, usable without the command line: `run` (the session, the
         // scenario player, the summary and timeline), the pages and the ui server, the usage report,
         // the mounts a command makes for itself, reading attributes (docs/DESIGN.md, PurgeEngines).
-        .target(name: "PurgeEngines", dependencies: ["PurgeCore", "PurgeSys"]),
+        // PurgeFS for a shared device's directory, which the device's usage report reads.
+        .target(name: "PurgeEngines", dependencies: ["PurgeCore", "PurgeSys", "PurgeFS"]),
         // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
         .target(name: "PurgeCommand", dependencies: ["PurgeEngines", "PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // Before each build: the commit HEAD is at (git), or "unknown" without git.
@@ -62,7 +63,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PurgeCore"], path: "Tests/TestSupport"),
         // Every parser of user input as one fuzz target each, and the mutator of the seeded fuzz tests
         // (ParserFuzzTests); scripts/fuzz runs the same targets under libFuzzer.
-        .target(name: "FuzzHarness", dependencies: ["PurgeCore", "PurgeFS", "PurgeCommand"], path: "Tests/FuzzHarness"),
+        .target(name: "FuzzHarness", dependencies: ["PurgeCore", "PurgeFS", "PurgeEngines", "PurgeCommand"], path: "Tests/FuzzHarness"),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore", "TestSupport", "FuzzHarness"]),
         .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys", "PurgeCore"]),
         .testTarget(name: "PurgeStoreTests", dependencies: ["PurgeStore", "PurgeCore"]),

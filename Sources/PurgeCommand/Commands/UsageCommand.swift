@@ -102,7 +102,7 @@ struct UsageCommand: Subcommand {
         if let device {
             let report = try DeviceUsageReport.read(device)
             if let html {
-                try Self.write(StoragePage(report, members: Self.memberReports(report, access)).page, to: html)
+                try Self.write(StoragePage(report, members: UsageReport.memberReports(report, access)).page, to: html)
                 return
             }
             print(json ? report.json.pretty : report.text)
@@ -115,17 +115,6 @@ struct UsageCommand: Subcommand {
             return
         }
         print(json ? report.json.pretty : report.text)
-    }
-
-    /// The breakdown of each container of a shared device whose mount answers, by mount point.
-    static func memberReports(_ device: DeviceUsageReport, _ access: AttributeAccess) -> [String: UsageReport] {
-        var reports: [String: UsageReport] = [:]
-        for container in device.containers {
-            guard let location = try? MountLocation.find(container.mountpoint),
-                  let report = try? UsageReport.read(at: location, access) else { continue }
-            reports[container.mountpoint] = report
-        }
-        return reports
     }
 
     static func write(_ page: HTMLPage, to path: String) throws(CommandExit) {

@@ -15,6 +15,17 @@ extension UsageReport {
                         zones: record.zones, bundle: record.bundle, isDirectory: { (try? Paths.canonical($0)) == $0 })
     }
 
+    /// The breakdown of each container of a shared device whose mount answers, by mount point.
+    public static func memberReports(_ device: DeviceUsageReport, _ access: AttributeAccess) -> [String: UsageReport] {
+        var reports: [String: UsageReport] = [:]
+        for container in device.containers {
+            guard let location = try? MountLocation.find(container.mountpoint),
+                  let report = try? UsageReport.read(at: location, access) else { continue }
+            reports[container.mountpoint] = report
+        }
+        return reports
+    }
+
     /// Gathers the figures. `isDirectory(path)`: whether a category's path is
     /// really there, not through a symlink (which the attribute calls would
     /// follow, counting something twice or reading outside the mount).

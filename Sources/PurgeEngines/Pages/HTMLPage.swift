@@ -11,7 +11,7 @@ import PurgeSys
 ///
 /// Colours are CSS variables, light by default and dark when the browser
 /// asks for it (`prefers-color-scheme`).
-struct HTMLPage {
+public struct HTMLPage {
     var title: String
     var body: String
     /// The report the page draws, embedded for whoever wants the numbers.
@@ -40,7 +40,7 @@ struct HTMLPage {
     }
 
     /// Writes the page to `path` (created or replaced, 0644).
-    func write(to path: String) throws(Errno) {
+    public func write(to path: String) throws(Errno) {
         let file = try FileDescriptor.open(path: path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
         defer { file.closeQuietly() }
         try file.writeAll(text)

@@ -1,5 +1,4 @@
 import PurgeCore
-import PurgeEngines
 
 /// The page of a `purgefs run` (`run --html`, `report REPORT.json
 /// --html`), drawn from the run's JSON report alone: the timeline of the
@@ -7,7 +6,7 @@ import PurgeEngines
 /// step, purge, ENOSPC answer, injected fault and crash (each with its
 /// hover text, an SVG `<title>`), the summary `run` prints, and the
 /// storage at the start and the end.
-struct TimelinePage {
+public struct TimelinePage {
     /// One mark on the timeline.
     struct Mark: Equatable {
         /// `step`, `purge`, `enospc`, `fault`, `crash`: the CSS class `k-KIND` and its row.
@@ -37,12 +36,12 @@ struct TimelinePage {
 
     let report: JSONValue
 
-    init(_ report: JSONValue) {
+    public init(_ report: JSONValue) {
         self.report = report
     }
 
     /// Whether `report` is a `run` report.
-    static func recognises(_ report: JSONValue) -> Bool {
+    public static func recognises(_ report: JSONValue) -> Bool {
         report["command"]?.arrayValue != nil && report["duration_ms"] != nil
     }
 
@@ -112,7 +111,7 @@ struct TimelinePage {
 
     // MARK: The page
 
-    var page: HTMLPage {
+    public var page: HTMLPage {
         let command = (report["command"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: " ")
         return HTMLPage(title: "purgefs run: \(command)", body: body(command: command), data: report)
     }

@@ -1,6 +1,5 @@
 import Glibc
 import PurgeCore
-import PurgeEngines
 import PurgeFS
 import PurgeSys
 
@@ -9,7 +8,7 @@ import PurgeSys
 /// biggest first, with its size, its purgeable share and its cache quota.
 /// Read from the device's directory (the members' records, refreshed four
 /// times a second by their daemons), so no mount is touched.
-struct DeviceUsageReport: Equatable {
+public struct DeviceUsageReport: Equatable {
     struct Container: Equatable {
         var container: String
         var mountpoint: String
@@ -33,7 +32,7 @@ struct DeviceUsageReport: Equatable {
     var containers: [Container]
 
     /// The device's report, or the line saying why there is none.
-    static func read(_ name: String) throws(CommandExit) -> DeviceUsageReport {
+    public static func read(_ name: String) throws(CommandExit) -> DeviceUsageReport {
         do throws(DeviceNameProblem) { _ = try DeviceName.validate(name) } catch {
             throw .usage("usage: --device \(name): \(error)")
         }
@@ -78,7 +77,7 @@ struct DeviceUsageReport: Equatable {
             purgeable: snapshot.members.reduce(UInt64(0)) { $0.addingClamped($1.purgeable) }, containers: containers)
     }
 
-    var text: String {
+    public var text: String {
         var lines = ["Device \(name): \(HumanText.size(capacity))\(simulated ? " (simulated)" : ""), "
                      + "\(HumanText.size(used)) used, \(HumanText.size(available)) available, "
                      + "\(HumanText.size(purgeable)) purgeable; policy \(policy.rawValue)"]
@@ -98,7 +97,7 @@ struct DeviceUsageReport: Equatable {
         return lines.joined(separator: "\n")
     }
 
-    var json: JSONValue {
+    public var json: JSONValue {
         .object([
             ("device", .string(name)),
             ("policy", .string(policy.rawValue)),

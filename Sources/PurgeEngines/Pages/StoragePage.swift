@@ -1,5 +1,4 @@
 import PurgeCore
-import PurgeEngines
 
 /// Settings > General > Storage as a page (`purgefs usage --html`, and the
 /// live `purgefs ui`): the device's bar by category, the apps (containers)
@@ -8,7 +7,7 @@ import PurgeEngines
 /// (`UsageReport`, `DeviceUsageReport`), so the bar's segments are those
 /// figures: every segment carries its bytes (`data-bytes`) and is as wide
 /// as its share of the capacity, exactly (no minimum width).
-struct StoragePage: Equatable {
+public struct StoragePage: Equatable {
     /// One category of the device bar.
     struct Segment: Equatable {
         /// `app`, `caches`, `cloud`, `other`, `free`: the CSS class `c-ID`.
@@ -56,7 +55,7 @@ struct StoragePage: Equatable {
 
     /// One mount (or a directory in it): the device's bar around the
     /// directory, and the directory as the one app.
-    init(_ report: UsageReport) {
+    public init(_ report: UsageReport) {
         let figures = report.directory
         let appData = figures.allocated.clampedMinus(figures.purgeable).clampedMinus(report.cloudEvictable)
         title = "Storage"
@@ -72,7 +71,7 @@ struct StoragePage: Equatable {
 
     /// A shared device: every container is an app; `members` holds the
     /// breakdown of those whose mount could be read (by mount point).
-    init(_ device: DeviceUsageReport, members: [String: UsageReport]) {
+    public init(_ device: DeviceUsageReport, members: [String: UsageReport]) {
         var appData: UInt64 = 0, caches: UInt64 = 0, cloud: UInt64 = 0, savings: UInt64 = 0
         var apps: [App] = []
         for container in device.containers {
@@ -171,7 +170,7 @@ struct StoragePage: Equatable {
         return html
     }
 
-    var page: HTMLPage { HTMLPage(title: title, body: body, data: data) }
+    public var page: HTMLPage { HTMLPage(title: title, body: body, data: data) }
 
     /// The bar, its legend and the first app's parts, under `heading`: a
     /// run's storage at its start or end.

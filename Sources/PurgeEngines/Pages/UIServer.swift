@@ -21,8 +21,8 @@ import PurgeSys
 /// DNS name has pointed at this address (DNS rebinding) gets 421. Without
 /// the token, or with another, the answer is 403. Either way the handler is
 /// not called.
-final class UIServer {
-    struct Request: Equatable {
+public final class UIServer {
+    public struct Request: Equatable {
         var method: String
         /// Without the query.
         var path: String
@@ -31,7 +31,7 @@ final class UIServer {
         var host: String?
     }
 
-    struct Response: Equatable {
+    public struct Response: Equatable {
         var status: Int
         var contentType: String
         var body: [UInt8]
@@ -41,10 +41,10 @@ final class UIServer {
         }
     }
 
-    static let maxConnections = 64
+    public static let maxConnections = 64
     static let maxRequestBytes = 16384
     /// From accept to the head's blank line.
-    static let headMilliseconds: UInt64 = 3_000
+    public static let headMilliseconds: UInt64 = 3_000
     /// From accept to the reply's last byte.
     static let lifetimeMilliseconds: UInt64 = 30_000
 
@@ -68,8 +68,8 @@ final class UIServer {
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant
 
-    init(listener: ListeningSocket, token: String, maxConnections: Int = UIServer.maxConnections,
-         handle: @escaping (Request) -> Response) {
+    public init(listener: ListeningSocket, token: String, maxConnections: Int = UIServer.maxConnections,
+                handle: @escaping (Request) -> Response) {
         self.listener = listener
         self.token = token
         self.maxConnections = max(1, maxConnections)
@@ -83,7 +83,7 @@ final class UIServer {
     }
 
     /// Serves until `stop()` says so (looked at every `tickMilliseconds` at least).
-    func serve(tickMilliseconds: Int32 = 200, until stop: () -> Bool) {
+    public func serve(tickMilliseconds: Int32 = 200, until stop: () -> Bool) {
         while !stop() {
             var entries: [(FileDescriptor, Int16)] = [(listener.descriptor, Int16(POLLIN))]
             for connection in connections {

@@ -4,15 +4,15 @@ import PurgeCore
 /// along the operations (a column per crash point, a cell per variant of
 /// it, green passed, red failed), the counts, and each failure's details
 /// (`<details>`), which a click on its failed cell opens.
-struct ExplorePage {
+public struct ExplorePage {
     let report: JSONValue
 
-    init(_ report: JSONValue) {
+    public init(_ report: JSONValue) {
         self.report = report
     }
 
     /// Whether `report` is an explore report: `states` and a `results` list.
-    static func recognises(_ report: JSONValue) -> Bool {
+    public static func recognises(_ report: JSONValue) -> Bool {
         report["states"]?.integerValue != nil && report["results"]?.arrayValue != nil
     }
 
@@ -43,7 +43,7 @@ struct ExplorePage {
         "failure-\(point)-" + String(variant.map { $0.isLetter || $0.isNumber ? $0 : "_" })
     }
 
-    var page: HTMLPage {
+    public var page: HTMLPage {
         HTMLPage(title: "purgefs explore", body: body, data: report, script: Self.script)
     }
 
