@@ -27,7 +27,7 @@ let package = Package(
         // Linux calls and constants that Swift's Glibc module does not expose.
         // liburing (Debian's liburing-dev) drives FUSE over io_uring (fuse_ring.c).
         .target(name: "CLinux", linkerSettings: [.linkedLibrary("uring")]),
-        // The policy: FUSE-free, I/O-free, tested in-process.
+        // The policy: FUSE-free, I/O-free, tested in-process; a folder per concern (docs/DESIGN.md, PurgeCore).
         // libm: Double rounding calls floor/trunc, and nothing else links libm
         // into a binary that uses PurgeCore without Glibc (its tests).
         .target(name: "PurgeCore", linkerSettings: [.linkedLibrary("m")]),
@@ -39,8 +39,14 @@ let package = Package(
         // The FUSE adapter.
         // CLinux for the kernel's own structures and constants (the wire, passthrough, fallocate modes).
         .target(name: "PurgeFS", dependencies: ["CFuse", "CLinux", "PurgeCore", "PurgeSys", "PurgeStore"]),
+        // The engines the commands drive, usable without the command line: `run` (the session, the
+        // job that supervises the command, the scenario player, the summary and timeline), the pages and the ui server, the usage report,
+        // the mounts a command makes for itself, reading attributes (docs/DESIGN.md, PurgeEngines).
+        // PurgeFS for a shared device's directory, which the device's usage report reads.
+        .target(name: "PurgeEngines", dependencies: ["PurgeCore", "PurgeSys", "PurgeFS"]),
         // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
-        .target(name: "PurgeCommand", dependencies: ["PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
+        // A command whose work is an engine (run, ui) only parses for it.
+        .target(name: "PurgeCommand", dependencies: ["PurgeEngines", "PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // Before each build: the commit HEAD is at (git), or "unknown" without git.
         .plugin(name: "CommitStamp", capability: .buildTool()),
         // A tiny main that hands over to PurgeCommand. CommitStamp writes the
@@ -58,13 +64,15 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PurgeCore"], path: "Tests/TestSupport"),
         // Every parser of user input as one fuzz target each, and the mutator of the seeded fuzz tests
         // (ParserFuzzTests); scripts/fuzz runs the same targets under libFuzzer.
-        .target(name: "FuzzHarness", dependencies: ["PurgeCore", "PurgeFS", "PurgeCommand"], path: "Tests/FuzzHarness"),
+        .target(name: "FuzzHarness", dependencies: ["PurgeCore", "PurgeFS", "PurgeEngines", "PurgeCommand"], path: "Tests/FuzzHarness"),
         .testTarget(name: "PurgeCoreTests", dependencies: ["PurgeCore", "TestSupport", "FuzzHarness"]),
         .testTarget(name: "PurgeSysTests", dependencies: ["PurgeSys", "PurgeCore"]),
         .testTarget(name: "PurgeStoreTests", dependencies: ["PurgeStore", "PurgeCore"]),
         // The adapter's own logic in-process, without mounting (the observers' fan-out).
         .testTarget(name: "PurgeFSTests", dependencies: ["PurgeFS", "CFuse", "PurgeCore", "PurgeSys"]),
-        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeCore", "PurgeSys", "FuzzHarness"]),
+        // The engines in-process, without the command line or a mount.
+        .testTarget(name: "PurgeEnginesTests", dependencies: ["PurgeEngines", "PurgeCore", "PurgeSys"]),
+        .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeEngines", "PurgeCore", "PurgeSys", "FuzzHarness"]),
         .testTarget(name: "PurgeTestingTests", dependencies: ["PurgeTesting"]),
         .testTarget(name: "PurgeKitTests", dependencies: ["PurgeKit", "PurgeCore", "PurgeStore", "PurgeTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux", "TestSupport"]),

@@ -1,5 +1,6 @@
 @testable import PurgeCommand
 @testable import PurgeCore
+@testable import PurgeEngines
 @testable import PurgeFS
 
 /// One parser of user input, fed whole inputs by the seeded tests

@@ -1,4 +1,5 @@
 import PurgeCore
+@testable import PurgeEngines
 import PurgeSys
 import XCTest
 @testable import PurgeCommand

@@ -1,4 +1,5 @@
 import Glibc
+@testable import PurgeEngines
 import XCTest
 @testable import PurgeCommand
 

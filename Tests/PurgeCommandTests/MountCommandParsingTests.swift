@@ -1,3 +1,4 @@
+@testable import PurgeEngines
 import XCTest
 import PurgeCore
 @testable import PurgeCommand

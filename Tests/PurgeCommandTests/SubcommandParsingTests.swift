@@ -1,4 +1,5 @@
 import PurgeCore
+@testable import PurgeEngines
 import XCTest
 @testable import PurgeCommand
 

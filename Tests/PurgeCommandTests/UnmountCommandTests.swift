@@ -1,3 +1,4 @@
+@testable import PurgeEngines
 import XCTest
 @testable import PurgeCommand
 

@@ -1,4 +1,5 @@
 import PurgeCore
+@testable import PurgeEngines
 import PurgeSys
 import XCTest
 @testable import PurgeCommand
@@ -18,8 +19,8 @@ final class UsageReportTests: XCTestCase {
 
     private func report(_ relative: String, symlinks: Set<String> = []) throws -> UsageReport {
         let path = relative.isEmpty ? "/m" : "/m/" + relative
-        return try UsageCommand.report(path: path, mountpoint: "/m", relative: relative, fake.access,
-                                       isDirectory: { !symlinks.contains($0) })
+        return try UsageReport.read(path: path, mountpoint: "/m", relative: relative, fake.access,
+                                    isDirectory: { !symlinks.contains($0) })
     }
 
     func testRootBreakdown() throws {

@@ -1,5 +1,6 @@
 import Glibc
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `purgefs clone SOURCE DEST`: DEST becomes a clone of SOURCE, atomically,

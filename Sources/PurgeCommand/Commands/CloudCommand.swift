@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `purgefs cloud offline|online MOUNTPOINT`, `purgefs cloud touch

@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// What `evict` and `download` share (`EvictVerb`, `DownloadVerb`): writing `user.purgefs.evict` or

@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `purgefs crash MOUNTPOINT [--dry-run]`: the container becomes what it

@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `purgefs fault add|list|clear MOUNTPOINT ...`: the fault rules of a

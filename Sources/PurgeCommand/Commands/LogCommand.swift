@@ -1,5 +1,6 @@
 import Glibc
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `purgefs log MOUNTPOINT|CONTAINER [--json | --daemon | --faults [--json]] [--state DIR]`:

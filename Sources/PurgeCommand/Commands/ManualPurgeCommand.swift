@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `purgefs purge MOUNTPOINT (--bytes SIZE | --all)`: purges now, as the

@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// One command that acts on one path inside a purgefs mount, for each verb

@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `purgefs report REPORT.json --html FILE`: draws a report again as its

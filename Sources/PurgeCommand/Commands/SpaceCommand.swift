@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE | --available SIZE] [--json]`:

@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `purgefs demo [--keep]`: a self-contained tour on a sample container.

@@ -1,4 +1,5 @@
 import Glibc
+import PurgeEngines
 import PurgeSys
 
 /// The sample app container the demo mounts, and the numbers the tour is

@@ -1,3 +1,4 @@
+import PurgeEngines
 import PurgeSys
 
 /// What `purgefs demo` prints: headings, each command as a user would type

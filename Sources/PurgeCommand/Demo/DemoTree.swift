@@ -1,4 +1,5 @@
 import Glibc
+import PurgeEngines
 import PurgeSys
 
 /// What the demo lists of a directory tree, read entry by entry (through the

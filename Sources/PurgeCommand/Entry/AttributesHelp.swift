@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 
 /// `purgefs help attributes`: every `user.purgefs.*` name, from
 /// `PurgeAttribute` (the names, places and access the daemon obeys).

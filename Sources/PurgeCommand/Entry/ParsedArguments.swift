@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 
 /// The arguments of a subcommand sorted into paths and flags, the same way
 /// for every command that is not `mount`: `-h`/`--help` anywhere asks for

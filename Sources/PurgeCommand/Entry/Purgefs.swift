@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeFS
 import PurgeSys
 

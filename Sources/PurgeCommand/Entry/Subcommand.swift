@@ -1,3 +1,5 @@
+import PurgeEngines
+
 /// One `purgefs` subcommand, in three steps as swift-argument-parser runs them:
 /// `init(parsing:)` reads the arguments (pure, no I/O), `validate()` checks
 /// them against the system (paths exist, mounts), `run()` does the work.

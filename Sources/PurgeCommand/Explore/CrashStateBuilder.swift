@@ -1,5 +1,6 @@
 import Glibc
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// Makes crash states (`CrashExploration.State`) in one directory, again and

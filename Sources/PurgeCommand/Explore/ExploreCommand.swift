@@ -1,5 +1,6 @@
 import Glibc
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST]

@@ -1,5 +1,6 @@
 import Glibc
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// A recording kept beside a report (`--report FILE` → `FILE.recording`,

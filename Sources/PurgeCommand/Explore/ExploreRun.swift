@@ -1,5 +1,6 @@
 import Glibc
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// The one run `purgefs explore` records: the copy mounted with `record=`,

@@ -1,3 +1,4 @@
+import PurgeEngines
 import PurgeSys
 
 /// The parent's half of the ready pipe (see `ReadySignal`): starts the

@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 
 /// `purgefs mount --help`, its option list built from `MountOptionCatalog`'s
 /// table so it lists exactly what the parser accepts, and says which options are accepted

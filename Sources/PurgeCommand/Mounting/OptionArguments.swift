@@ -1,3 +1,5 @@
+import PurgeEngines
+
 /// `-o` as every command that mounts takes it (`mount`, `run`, `explore`):
 /// `-o OPT[,OPT...]` or `-oOPT[,OPT...]`, as many times as wanted, each
 /// kept as typed for `MountOptions.parse`.

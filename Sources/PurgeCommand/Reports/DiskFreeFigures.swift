@@ -1,3 +1,5 @@
+import PurgeEngines
+
 /// The figures `df` shows for a filesystem, from its `statvfs`, and the way
 /// `df -h` prints them: what the demo shows of a mount's device.
 struct DiskFreeFigures: Equatable {

@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 /// The readable form of the fault log (`purgefs log --faults`), a line at a time.
 struct FaultLogTable {
     private(set) var entries: UInt64 = 0

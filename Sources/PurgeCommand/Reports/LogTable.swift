@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 /// The readable form of the purge log, built a line at a time so a long
 /// log is printed as it is read.
 struct LogTable {

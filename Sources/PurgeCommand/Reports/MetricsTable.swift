@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 
 /// `purgefs metrics` without `--json`: a table per UTC day, one row per hour
 /// (the hour's last figures, its purges added up), headed by the day's

@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// The device scope of `purgefs metrics --prometheus` on a mount of a shared

@@ -1,4 +1,5 @@
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// Where a command that reads a container's state (`log`, `metrics`) finds
