@@ -2,7 +2,7 @@ import Glibc
 import PurgeCore
 import PurgeSys
 
-/// `purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST]
+/// `purgefs explore [-o OPTS] [--check CMD] [--golden CMD] [--model NAME | --models LIST]
 /// [--torn] [--max-states N] [--keep DIR] [--timeout DURATION] [--check-timeout DURATION] [--json] [--report
 /// FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]`: runs the
 /// command once on a recorded mount of a copy of the container, then
@@ -13,8 +13,9 @@ struct ExploreCommand: Subcommand {
     static let abstract = "Run a command once, then check that it recovers from a power loss at every point that matters"
     static var help: String {
         """
-        Usage: purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST]
-                               [--torn] [--max-states N] [--keep DIR]
+        Usage: purgefs explore [-o OPTS] [--check CMD] [--golden CMD]
+                               [--model NAME | --models LIST] [--torn]
+                               [--max-states N] [--keep DIR]
                                [--timeout DURATION] [--check-timeout DURATION]
                                [--json] [--report FILE] [--html FILE]
                                CONTAINER -- COMMAND [ARG...]
@@ -55,6 +56,18 @@ struct ExploreCommand: Subcommand {
             + "which it can happen; the report says which fail and which survive."))
 
         \(TextLayout.paragraph(
+            "--golden CMD is a checker for free: CMD prints a view of a state (sqlite3 app.db .dump, cat config.json), "
+            + "run through sh -c in the state's directory with the checker's variables and --check-timeout. Each line "
+            + "COMMAND printed is an acknowledgment, placed where it came among the operations; the view (stdout and "
+            + "exit status) is taken of the container as COMMAND saw it at the start, at each acknowledgment and at "
+            + "the end, and a crash state passes when its view equals the one at the last line printed before the "
+            + "crash, or a later one. It fails with \"view matches line M, before the last acknowledged: line N\" (an "
+            + "acknowledgment lost) or \"view matches no acknowledged point; last acknowledged: line N\". With --check "
+            + "too, both must pass (the view is taken after the checker passed, of the state made again). When every "
+            + "line came after the last operation, as block-buffered output does, explore warns: use stdbuf -oL or "
+            + "flush after each line."))
+
+        \(TextLayout.paragraph(
             "CMD gets PURGEFS_CRASH_STATE (a directory holding the state, its own for this state), "
             + "PURGEFS_CRASH_POINT (k) and PURGEFS_CRASH_OUTPUT (a file with what COMMAND had printed on stdout "
             + "before operation k + 1 began); exit 0 means the app recovered. Its stdout is discarded; the last line "
@@ -83,7 +96,8 @@ struct ExploreCommand: Subcommand {
 
         Flags:
         \(TextLayout.row("-o OPT[,OPT...]", "mount options for the run (see purgefs mount --help); may be given more than once"))
-        \(TextLayout.row("--check CMD", "the checker, run through sh -c for each state (required)"))
+        \(TextLayout.row("--check CMD", "the checker, run through sh -c for each state"))
+        \(TextLayout.row("--golden CMD", "a view of a state (run in it): each state's must be one the command acknowledged"))
         \(TextLayout.row("--model NAME", "the crash model: ext4 (default), ext4-noauto_da_alloc, xfs, btrfs or posix"))
         \(TextLayout.row("--models LIST", "explore under several models (names separated by commas, or all)"))
         \(TextLayout.row("--torn", "also the states where a prefix of the unsynced writes survives, in whole 4 KiB pages"))
@@ -108,7 +122,10 @@ struct ExploreCommand: Subcommand {
 
     var containerArgument = ""
     var options: [String] = []
+    /// `--check`: empty when only `--golden` is given.
     var check = ""
+    /// `--golden CMD`.
+    var golden: String?
     var torn = false
     /// The models the states follow: `--model NAME` (ext4 by default) or `--models LIST`.
     var models: [CrashFilesystemModel] = [.ext4]
@@ -145,14 +162,16 @@ struct ExploreCommand: Subcommand {
         var flags = Array(arguments[..<separator])
         options = try OptionArguments.collect(from: &flags, command: Self.name)
         let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
-                                         valueFlags: ["--check": "CMD", "--model": "NAME", "--models": "LIST", "--max-states": "N", "--keep": "DIR",
+                                         valueFlags: ["--check": "CMD", "--golden": "CMD", "--model": "NAME", "--models": "LIST", "--max-states": "N", "--keep": "DIR",
                                                       "--report": "FILE", "--html": "FILE", "--timeout": "DURATION", "--check-timeout": "DURATION"],
                                          switchFlags: ["--torn", "--json"])
         containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
-        guard let check = parsed.values["--check"] else {
-            throw .usage("explore: --check CMD is required: the command that tells whether a crash state recovered")
+        golden = parsed.values["--golden"]
+        if let golden, golden.allSatisfy(\.isWhitespace) { throw .usage("explore: --golden needs a command") }
+        guard let check = parsed.values["--check"] ?? (golden != nil ? "" : nil) else {
+            throw .usage("explore: --check CMD is required, or --golden CMD: the command that tells whether a crash state recovered")
         }
-        guard !check.allSatisfy(\.isWhitespace) else { throw .usage("explore: --check needs a command") }
+        guard golden != nil || !check.allSatisfy(\.isWhitespace) else { throw .usage("explore: --check needs a command") }
         self.check = check
         guard let program = command.first, !program.isEmpty else {
             throw .usage("explore: the command after -- is missing (see purgefs explore --help)")
@@ -202,6 +221,9 @@ struct ExploreCommand: Subcommand {
         if let htmlArgument { htmlPath = try Self.absolute(htmlArgument) }
         if let missing = Self.missingProgram(check) {
             throw .usage("explore: the checker cannot run: \(missing): command not found")
+        }
+        if let golden, let missing = Self.missingProgram(golden) {
+            throw .usage("explore: the --golden command cannot run: \(missing): command not found")
         }
         guard Paths.exists("/dev/fuse") else {
             throw .failure("explore: /dev/fuse is missing, so nothing can be mounted (load the fuse module)")
@@ -306,10 +328,17 @@ struct ExploreCommand: Subcommand {
         let sized = CrashExploration.sizedUnionIDs(explorations, torn: torn)
         let all = sized.map(\.id)
         let chosen = maxStates.map { CrashExploration.sample(all, limit: $0) } ?? all
+        var warnings: [String] = []
+        let acknowledgments = CrashAcknowledgments(output: output, exploration: exploration)
+        if golden != nil, acknowledgments.looksBlockBuffered {
+            warnings.append(ExploreGolden.blockBufferedWarning)
+            try? FileDescriptor.standardError.writeAll("explore: warning: \(ExploreGolden.blockBufferedWarning)\n")
+        }
         var checked = ExploreChecker.Outcome(results: [], interruptedBy: run.interruptedBy)
         if run.interruptedBy == nil {
-            let checker = ExploreChecker(work: work, base: recording.base, data: data, check: check, parallel: Self.parallelChecks,
+            var checker = ExploreChecker(work: work, base: recording.base, data: data, check: check.isEmpty ? nil : check, parallel: Self.parallelChecks,
                                          output: output, explorations: explorations, keep: keep, timeout: checkTimeout?.seconds)
+            checker.golden = golden.map { ExploreGolden(command: $0, acknowledgments: acknowledgments) }
             let entries = Dictionary(sized.map { ($0.id, $0.entries) }, uniquingKeysWith: { first, _ in first })
             checked = try checker.check(chosen, sizes: chosen.map { entries[$0] ?? 1 })
         }
@@ -320,6 +349,9 @@ struct ExploreCommand: Subcommand {
                                    commandEnded: Self.ended(run, timeout: timeout), commandStatus: run.status.map(Self.status),
                                    commandTimedOut: run.timedOut, commandStderr: run.stderrTail,
                                    fingerprint: fingerprint, torn: torn, models: models, interruptedBy: checked.interruptedBy)
+        report.golden = golden
+        report.acknowledgments = golden == nil ? nil : acknowledgments.lines.count
+        report.warnings = warnings
         if let reportPath {
             let saved = reportPath + ".recording"
             report.recording = saved

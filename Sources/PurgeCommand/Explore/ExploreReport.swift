@@ -33,6 +33,11 @@ struct ExploreReport {
     var recording: String?
     /// The signal that ended the exploration early.
     var interruptedBy: Int32?
+    /// `--golden CMD`, and the lines the command printed (its acknowledgments).
+    var golden: String?
+    var acknowledgments: Int?
+    /// What the user should know about how the exploration was made.
+    var warnings: [String] = []
 
     var states: Int { results.count }
     var failed: Int { results.filter { !$0.passed }.count }
@@ -104,12 +109,16 @@ struct ExploreReport {
                 ("stderr", .string(item.stderr)),
                 ("group", .integer(groups[index] ?? 0)),
                 ("models", .array(modelsOf(index).map { .string($0.rawValue) })),
+                ("kind", .string(failure.kind.rawValue)),
             ])
         }
         return .object([
             ("container", .string(container)),
             ("command", .array(command.map(JSONValue.string))),
-            ("check", .string(check)),
+            ("check", check.isEmpty ? .null : .string(check)),
+            ("golden", golden.map(JSONValue.string) ?? .null),
+            ("acknowledgments", acknowledgments.map { .integer($0) } ?? .null),
+            ("warnings", .array(warnings.map(JSONValue.string))),
             ("commandEnded", .string(commandEnded)),
             ("commandStatus", commandStatus.map { .integer(Int($0)) } ?? .null),
             ("commandTimedOut", .bool(commandTimedOut)),
@@ -172,6 +181,8 @@ struct ExploreReport {
             lines.append("explore: \(states) crash states of \(operations) operations\(sampling): \(passed) passed, \(failed) failed, in \(Self.format(seconds)) s")
         }
         lines.append(models.count == 1 ? "  model: \(models[0].rawValue) (\(verdict))" : "  models: \(verdict)")
+        if let golden { lines.append("  golden: \(golden) (\(acknowledgments ?? 0) acknowledgment\(acknowledgments == 1 ? "" : "s") printed)") }
+        lines += warnings.map { "  warning: " + $0 }
         lines.append("  the command \(commandEnded)" + (commandFailed ? " (a finding: the run itself did not end well)" : ""))
         if !commandStderr.isEmpty {
             lines.append("  its stderr ended with:")
