@@ -157,7 +157,8 @@ final class ExploreTests: XCTestCase {
             XCTAssertTrue((failure["lost"] as? [String] ?? []).contains("config.json: bytes 0-14"), "\(failure)")
             XCTAssertEqual(failure["stderr"] as? String, "config.json: 0 bytes, no version")
         }
-        XCTAssertEqual(Set(found.compactMap { $0["group"] as? Int }), [1], "all after the same (no) durable operation")
+        XCTAssertEqual(Set(renames.compactMap { $0["group"] as? Int }), [1], "the same operation after the same (no) durable one, the same message")
+        XCTAssertEqual((json["groups"] as? [[String: Any]])?.first?["smallest"] as? String, renames.first?["state"] as? String)
         XCTAssertTrue(result.stdout.contains("operation:    rename tmp/config.json.new -> config.json"), result.stdout)
         // The kept state and the replayed one are the state as built: config.json empty.
         let point = try XCTUnwrap(renames.first?["point"] as? Int)
