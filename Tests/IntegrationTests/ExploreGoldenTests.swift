@@ -111,6 +111,31 @@ final class ExploreGoldenTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("  warning: every line"), result.stdout)
     }
 
+    /// --junit: a failing test case per group, one passing for the states that passed, as ElementTree reads it.
+    func testJUnitHasACasePerGroup() throws {
+        let junit = fixture.scratch + "/explore.xml"
+        let result = try fixture.explore(["--golden", "cat config.json", "--model", "xfs", "--junit", junit, "--report", fixture.report,
+                                          fixture.container, "--", try fixture.writer(fsync: false)])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        let json = try fixture.reportJSON()
+        let groups = try XCTUnwrap(json["groups"] as? [[String: Any]])
+        XCTAssertGreaterThan(groups.count, 1, "both kinds of failure: \(groups)")
+        XCTAssertEqual(groups.map { $0["kind"] as? String ?? "" }.sorted { $0 < $1 }, groups.map { $0["kind"] as? String ?? "" },
+                       "corruption before lost-acknowledgment")
+        let parsed = try Subprocess.run(["python3", "-c", """
+            import sys, xml.etree.ElementTree as E
+            suite = E.parse(sys.argv[1]).getroot().find('testsuite')
+            cases = suite.findall('testcase')
+            print(suite.get('tests'), suite.get('failures'), len(cases), sum(1 for c in cases if c.find('failure') is not None))
+            print(cases[0].find('failure').get('message'))
+            print(cases[-1].get('name'))
+            """, junit], timeout: 60)
+        XCTAssertEqual(parsed.status, 0, "\(parsed)")
+        let passed = try XCTUnwrap(json["passed"] as? Int), states = try XCTUnwrap(json["states"] as? Int)
+        XCTAssertEqual(parsed.stdout, "\(groups.count + 1) \(groups.count) \(groups.count + 1) \(groups.count)\n"
+            + "\(groups[0]["message"] as? String ?? "")\n\(passed) of \(states) crash states passed\n")
+    }
+
     func testAGoldenCommandThatIsNotThereIsAUsageError() throws {
         let result = try fixture.explore(["--golden", "no-such-view-command x", fixture.container, "--", "true"])
         XCTAssertEqual(result.status, 64, "\(result)")

@@ -17,7 +17,7 @@ struct ExploreCommand: Subcommand {
                                [--model NAME | --models LIST] [--torn]
                                [--max-states N] [--keep DIR]
                                [--timeout DURATION] [--check-timeout DURATION]
-                               [--json] [--report FILE] [--html FILE]
+                               [--json] [--report FILE] [--html FILE] [--junit FILE]
                                CONTAINER -- COMMAND [ARG...]
                purgefs explore --replay REPORT STATE DIR
 
@@ -107,6 +107,7 @@ struct ExploreCommand: Subcommand {
         \(TextLayout.row("--keep DIR", "make each failed state again in DIR/POINT-VARIANT, and the recording in DIR/recording (DIR new or empty)"))
         \(TextLayout.row("--json", "print the report as JSON"))
         \(TextLayout.row("--report FILE", "write the JSON report to FILE, and the recording to FILE.recording"))
+        \(TextLayout.row("--junit FILE", "write the report as JUnit XML: a failing test case per group, one for the states that passed"))
         \(TextLayout.row("--html FILE", "write the report as one self-contained page: the states as a strip along the operations"))
         \(TextLayout.row("--replay REPORT STATE DIR", "make state STATE (POINT or POINT/VARIANT, as the report names it) of REPORT in DIR, which must not exist"))
         \(TextLayout.row("-h, --help", "show this help"))
@@ -126,6 +127,9 @@ struct ExploreCommand: Subcommand {
     var check = ""
     /// `--golden CMD`.
     var golden: String?
+    /// `--junit FILE`.
+    var junitArgument: String?
+    private(set) var junitPath: String?
     var torn = false
     /// The models the states follow: `--model NAME` (ext4 by default) or `--models LIST`.
     var models: [CrashFilesystemModel] = [.ext4]
@@ -162,7 +166,7 @@ struct ExploreCommand: Subcommand {
         var flags = Array(arguments[..<separator])
         options = try OptionArguments.collect(from: &flags, command: Self.name)
         let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
-                                         valueFlags: ["--check": "CMD", "--golden": "CMD", "--model": "NAME", "--models": "LIST", "--max-states": "N", "--keep": "DIR",
+                                         valueFlags: ["--check": "CMD", "--golden": "CMD", "--junit": "FILE", "--model": "NAME", "--models": "LIST", "--max-states": "N", "--keep": "DIR",
                                                       "--report": "FILE", "--html": "FILE", "--timeout": "DURATION", "--check-timeout": "DURATION"],
                                          switchFlags: ["--torn", "--json"])
         containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
@@ -203,6 +207,7 @@ struct ExploreCommand: Subcommand {
         torn = parsed.switches.contains("--torn")
         json = parsed.switches.contains("--json")
         keepArgument = parsed.values["--keep"]
+        junitArgument = parsed.values["--junit"]
         reportArgument = parsed.values["--report"]
         htmlArgument = parsed.values["--html"]
         let mount = try MountCommand(parsing: [containerArgument] + options.flatMap { ["-o", $0] })
@@ -219,6 +224,7 @@ struct ExploreCommand: Subcommand {
         }
         if let reportArgument { reportPath = try Self.absolute(reportArgument) }
         if let htmlArgument { htmlPath = try Self.absolute(htmlArgument) }
+        if let junitArgument { junitPath = try Self.absolute(junitArgument) }
         if let missing = Self.missingProgram(check) {
             throw .usage("explore: the checker cannot run: \(missing): command not found")
         }
@@ -367,6 +373,13 @@ struct ExploreCommand: Subcommand {
                 try ExplorePage(report.json).page.write(to: htmlPath)
             } catch {
                 throw .failure("explore: cannot write the page \(htmlPath): \(error)")
+            }
+        }
+        if let junitPath {
+            do throws(Errno) {
+                try Self.write(ExploreJUnit.xml(report), to: junitPath)
+            } catch {
+                throw .failure("explore: cannot write the JUnit report \(junitPath): \(error)")
             }
         }
         if let keep, report.failed > 0 {
