@@ -52,6 +52,7 @@ final class ExploreGroupsTests: XCTestCase {
         XCTAssertEqual(groups[0]["smallest"]?.stringValue, "5/torn-1")
         XCTAssertEqual(groups[0]["count"], .integer(2))
         XCTAssertEqual(groups[2]["kind"]?.stringValue, "lost-acknowledgment")
+        XCTAssertEqual(groups[0]["models"], .array([.string("ext4")]))
         let failures = try XCTUnwrap(report.json["failures"]?.arrayValue)
         XCTAssertEqual(failures.map { $0["group"] }, [.integer(3), .integer(3), .integer(1), .integer(1), .integer(2)])
     }

@@ -19,7 +19,7 @@ enum ExploreJUnit {
             var body = ["smallest state: \(smallest.id)", "states: \(group.members.count)", "operation: \(smallest.failure?.operation ?? "")",
                         "last durable: \(group.lastDurable?.text ?? "none")"]
             if let failure = smallest.failure { body.append("lost: " + ExploreReport.lostText(failure)) }
-            if report.models.count > 1 { body.append("models: " + CrashFilesystemModel.sentence(report.modelsOf(group.smallest))) }
+            if report.models.count > 1 { body.append("models: " + CrashFilesystemModel.sentence(report.groupModels(group))) }
             body.append("message: \(group.message)")
             body.append("replay: purgefs explore --replay REPORT \(smallest.id) DIR")
             cases.append("    <testcase classname=\"\(escape("explore." + model))\" name=\"\(escape(name))\" time=\"0\">\n"

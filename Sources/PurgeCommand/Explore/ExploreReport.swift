@@ -135,9 +135,16 @@ struct ExploreReport {
                     ("lastDurablePoint", group.lastDurable.map { .integer($0.point) } ?? .null),
                     ("message", .string(group.message)),
                     ("smallest", .string(results[group.smallest].id.description)),
+                    ("models", .array(groupModels(group).map { .string($0.rawValue) })),
                 ])
             })),
         ])
+    }
+
+    /// The models under which some state of `group` can happen, in the report's order.
+    func groupModels(_ group: ExploreGroups.Group) -> [CrashFilesystemModel] {
+        let found = Set(group.members.flatMap(modelsOf))
+        return models.filter(found.contains)
     }
 
     func modelsOf(_ index: Int) -> [CrashFilesystemModel] {
@@ -192,7 +199,7 @@ struct ExploreReport {
                 let smallest = results[group.smallest]
                 let kind = group.kind == .corruption ? "corruption" : "lost acknowledgment"
                 lines.append("  group \(group.number), \(kind): \(group.members.count) state\(group.members.count == 1 ? "" : "s"), smallest \(smallest.id)"
-                    + (models.count > 1 ? ", on \(CrashFilesystemModel.sentence(modelsOf(group.smallest)))" : ""))
+                    + (models.count > 1 ? ", on \(CrashFilesystemModel.sentence(groupModels(group)))" : ""))
                 lines.append("    operation:    \(group.operation)")
                 lines.append("    last durable: \(group.lastDurable?.text ?? "none")")
                 lines.append("    message:      \(group.message.isEmpty ? "(no stderr)" : group.message)")
