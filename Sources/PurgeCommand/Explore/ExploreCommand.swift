@@ -75,12 +75,15 @@ struct ExploreCommand: Subcommand {
 
         \(TextLayout.paragraph(
             "The report (stdout): states explored, passed and failed; how the command ended (its exit status, or that "
-            + "it ran out of time) and the last 20 lines of its stderr; for each failed state (the first 20; all with "
-            + "--json) the point and variant, the operation at k and the last durable one before it (paths relative "
-            + "to the container), what the state lost compared with the moment of the crash (the first 10 items and "
-            + "how many there are in all, lostCount in JSON), and the checker's last line of stderr. Failed states with the same last durable operation and variant are one group: they "
-            + "differ only in what they lost after it. --json prints the report as JSON; --report FILE writes it to "
-            + "FILE and keeps the recording beside it (FILE.recording), which --replay needs."))
+            + "it ran out of time) and the last 20 lines of its stderr; then every group of failed states (the same "
+            + "operation at k, a write's byte range left out, the same last durable operation and the same message; "
+            + "corruption-like groups first, then lost acknowledgments) with its count, message and smallest state "
+            + "(the one that lost least); then for each failed state (the first 20; all with --json) the point and "
+            + "variant, the operation at k and the last durable one before it (paths relative to the container), what "
+            + "the state lost compared with the moment of the crash (the first 10 items and how many there are in all, "
+            + "lostCount in JSON), and the checker's last line of stderr or --golden's verdict. --json prints the "
+            + "report as JSON; --report FILE writes it to FILE and keeps the recording beside it (FILE.recording), "
+            + "which --replay needs; --junit FILE writes it as JUnit XML for CI."))
 
         \(TextLayout.paragraph(
             "SIGINT or SIGTERM (or SIGHUP) ends the exploration early: the checkers running are killed, the report "
