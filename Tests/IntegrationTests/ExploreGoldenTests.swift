@@ -136,6 +136,21 @@ final class ExploreGoldenTests: XCTestCase {
             + "\(groups[0]["message"] as? String ?? "")\n\(passed) of \(states) crash states passed\n")
     }
 
+    /// A view that hangs on a crash state is killed at --check-timeout and its state fails as timed out;
+    /// one that hangs on a state the command itself made stops the exploration.
+    func testAGoldenCommandThatHangsRunsOutOfTime() throws {
+        let view = #"if [ -s config.json ]; then cat config.json; else exec sleep 600; fi"#
+        let result = try fixture.explore(["--golden", view, "--model", "xfs", "--check-timeout", "1s", "--report", fixture.report,
+                                          fixture.container, "--", try fixture.writer(fsync: false, rounds: 1)])
+        XCTAssertEqual(result.status, 1, "\(result)")
+        let found = fixture.failures(try fixture.reportJSON())
+        XCTAssertEqual(found.first { $0["state"] as? String == "3/names-kept" }?["stderr"] as? String, "timed out after 1s", "\(found)")
+        let hangs = try fixture.explore(["--golden", "exec sleep 600", "--check-timeout", "1s", fixture.container, "--",
+                                         try fixture.writer(fsync: true, rounds: 1)])
+        XCTAssertEqual(hangs.status, 1, "\(hangs)")
+        XCTAssertTrue(hangs.stderr.contains("explore: the --golden command ran out of time (--check-timeout) on the state at the start"), hangs.stderr)
+    }
+
     func testAGoldenCommandThatIsNotThereIsAUsageError() throws {
         let result = try fixture.explore(["--golden", "no-such-view-command x", fixture.container, "--", "true"])
         XCTAssertEqual(result.status, 64, "\(result)")
