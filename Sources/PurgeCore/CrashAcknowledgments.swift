@@ -5,7 +5,7 @@
 /// what `purgefs explore --golden` makes of a crash state's view.
 ///
 /// The views compared are those of the container as the command saw it
-/// (`CrashExploration.liveStates`) at the reference points: 0 (before the
+/// (`CrashExploration.forEachLiveState`) at the reference points: 0 (before the
 /// first operation), each point a line was printed at, and the end. A crash
 /// state at k, by which m lines had been printed, passes when its view
 /// equals the view at the point of line m (0 when m = 0) or at a later

@@ -4,19 +4,19 @@ extension CrashExploration {
     /// every name and every byte, nothing lost to a crash. What
     /// `purgefs explore --golden` takes the view of at each point the
     /// command acknowledged something. `points` ascending (others are
-    /// skipped); one pass over the operations.
-    public func liveStates(_ points: [Int]) -> [State] {
+    /// skipped); one pass over the operations, one state held at a time
+    /// (a run that prints a line per file it makes has as many points as
+    /// files, and each state holds them all).
+    public func forEachLiveState<Failure: Error>(_ points: [Int], _ body: (State) throws(Failure) -> Void) throws(Failure) {
         var simulation = Simulation(initial: initial, model: model)
         var applied = 0
-        var states: [State] = []
         for point in points where point >= applied && point <= operationCount {
             while applied < point {
                 simulation.apply(operations[applied], point: applied + 1)
                 applied += 1
             }
-            states.append(simulation.liveState(point: point, outputLength: outputLength(at: point)))
+            try body(simulation.liveState(point: point, outputLength: outputLength(at: point)))
         }
-        return states
     }
 }
 

@@ -71,7 +71,8 @@ final class CrashAcknowledgmentsTests: XCTestCase {
             .removed(parent: root, name: bytes("config.json"), entry: config),
         ]
         let exploration = CrashExploration(initial: initial, records: records, model: .xfs)
-        let live = exploration.liveStates([0, 2, 3])
+        var live: [CrashExploration.State] = []
+        exploration.forEachLiveState([0, 2, 3]) { live.append($0) }
         XCTAssertEqual(live.map(\.id.point), [0, 2, 3])
         XCTAssertEqual(live[0].entries.map(\.path), ["config.json"])
         XCTAssertEqual(live[1].entries.first { $0.path == "new" }?.image?.size, 7, "the unsynced write is there")

@@ -31,7 +31,9 @@ struct ExploreGolden {
                             timeout: UInt64?) throws(CommandExit) -> Int32? {
         let environment = ExploreJob.environment
         let viewFile = work + "/golden.view", stderrFile = work + "/golden.stderr", outputFile = work + "/golden.output"
-        for state in exploration.liveStates(acknowledgments.referencePoints) {
+        var interrupted: Int32?
+        try exploration.forEachLiveState(acknowledgments.referencePoints) { (state) throws(CommandExit) in
+            guard interrupted == nil else { return }
             let point = state.id.point
             let name = acknowledgments.name(of: point)
             let pid: ProcessID
@@ -44,7 +46,7 @@ struct ExploreGolden {
                 throw .failure("explore: cannot take the --golden view at \(name) (point \(point)): \(error)")
             }
             switch ExploreJob.wait(pid, timeout: timeout) {
-            case .interrupted(let signal): return signal
+            case .interrupted(let signal): interrupted = signal
             case .timedOut:
                 throw .failure("explore: the --golden command ran out of time (--check-timeout) on the state at \(name) (point \(point)), "
                     + "which the command itself made: no view to compare crash states with")
@@ -55,7 +57,7 @@ struct ExploreGolden {
                 views[point] = ExploreJob.view(at: viewFile, status: status)
             }
         }
-        return nil
+        return interrupted
     }
 
     /// The verdict on a crash state's `view`, its output having run to `outputLength`.
