@@ -10,6 +10,7 @@
 #include <linux/fuse.h>
 #include <pthread.h>
 #include <sched.h>
+#include <spawn.h>
 #include <sys/uio.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -206,4 +207,8 @@ int clinux_pin_thread(int cpu) {
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     return -pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+int clinux_spawn_addchdir(void *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np((posix_spawn_file_actions_t *)actions, path);
 }

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Starting and reaping child processes with `posix_spawn`, never `fork`:
@@ -10,6 +11,8 @@ public enum ChildProcess {
         case duplicate(FileDescriptor, to: FileDescriptor)
         /// Open `path` as descriptor `fd` in the child.
         case open(String, as: FileDescriptor, flags: Int32)
+        /// Start in directory `path` (the actions after it open relative to it).
+        case changeDirectory(String)
     }
 
     /// Starts `path` with `arguments` (including argv[0]) and `environment`;
@@ -45,6 +48,8 @@ public enum ChildProcess {
                 result = posix_spawn_file_actions_adddup2(&actions, from.rawValue, to.rawValue)
             case .open(let path, let fd, let flags):
                 result = posix_spawn_file_actions_addopen(&actions, fd.rawValue, path, flags, 0)
+            case .changeDirectory(let path):
+                result = clinux_spawn_addchdir(&actions, path)
             }
             guard result == 0 else { throw Errno(result) }
         }

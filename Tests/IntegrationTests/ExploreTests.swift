@@ -10,22 +10,19 @@ import XCTest
 /// `run --explore`, the same states from the same run, `--html` and
 /// `--torn`; the bad input of the command line, and `--replay`.
 final class ExploreTests: XCTestCase {
-    private var directory: CommandScratch!
-    private var scratch: String { directory.path }
-    private var binary = ""
-    private var container: String { scratch + "/app" }
-    private var report: String { scratch + "/report.json" }
+    private var fixture: ExploreFixture!
+    private var directory: CommandScratch { fixture.directory }
+    private var scratch: String { fixture.scratch }
+    private var binary: String { fixture.binary }
+    private var container: String { fixture.container }
+    private var report: String { fixture.report }
 
     override func setUpWithError() throws {
-        binary = try MountFixture.locateBinary()
-        directory = try CommandScratch(prefix: "purgefs-explore-test")
-        chmod(scratch, 0o755)
-        try FileManager.default.createDirectory(atPath: container + "/tmp", withIntermediateDirectories: true)
-        try Data("{\"version\": 0}\n".utf8).write(to: URL(fileURLWithPath: container + "/config.json"))
+        fixture = try ExploreFixture()
     }
 
     override func tearDownWithError() throws {
-        directory?.remove()
+        fixture?.remove()
     }
 
     private func explore(_ arguments: [String], environment extra: [String: String] = [:]) throws -> CommandResult {
@@ -44,33 +41,17 @@ final class ExploreTests: XCTestCase {
         return result
     }
 
-    private func script(_ name: String, _ text: String) throws -> String {
-        let path = scratch + "/" + name
-        try Data(("#!/bin/sh\n" + text).utf8).write(to: URL(fileURLWithPath: path))
-        chmod(path, 0o755)
-        return path
-    }
+    private func script(_ name: String, _ text: String) throws -> String { try fixture.script(name, text) }
 
-    private func reportJSON() throws -> [String: Any] {
-        try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
-    }
+    private func reportJSON() throws -> [String: Any] { try fixture.reportJSON() }
 
-    private func failures(_ json: [String: Any]) -> [[String: Any]] { json["failures"] as? [[String: Any]] ?? [] }
+    private func failures(_ json: [String: Any]) -> [[String: Any]] { fixture.failures(json) }
 
     /// Holds when config.json holds one whole version.
     private let configCheck = #"grep -q '^{"version": [0-9]*}$' "$PURGEFS_CRASH_STATE/config.json" || { echo "config.json: $(wc -c < "$PURGEFS_CRASH_STATE/config.json") bytes, no version" >&2; exit 1; }"#
 
     private func writer(careful: Bool) throws -> String {
-        try script(careful ? "careful" : "careless", """
-            cd "$PURGEFS_MOUNT" || exit 1
-            for i in 1 2; do
-              printf '{"version": %d}\\n' $i > tmp/config.json.new
-              \(careful ? "sync tmp/config.json.new" : ":")
-              mv tmp/config.json.new config.json
-              \(careful ? "sync ." : ":")
-              echo "saved $i"
-            done
-            """)
+        try fixture.writer(fsync: careful)
     }
 
     // MARK: The four apps
@@ -157,7 +138,8 @@ final class ExploreTests: XCTestCase {
             XCTAssertTrue((failure["lost"] as? [String] ?? []).contains("config.json: bytes 0-14"), "\(failure)")
             XCTAssertEqual(failure["stderr"] as? String, "config.json: 0 bytes, no version")
         }
-        XCTAssertEqual(Set(found.compactMap { $0["group"] as? Int }), [1], "all after the same (no) durable operation")
+        XCTAssertEqual(Set(renames.compactMap { $0["group"] as? Int }), [1], "the same operation after the same (no) durable one, the same message")
+        XCTAssertEqual((json["groups"] as? [[String: Any]])?.first?["smallest"] as? String, renames.first?["state"] as? String)
         XCTAssertTrue(result.stdout.contains("operation:    rename tmp/config.json.new -> config.json"), result.stdout)
         // The kept state and the replayed one are the state as built: config.json empty.
         let point = try XCTUnwrap(renames.first?["point"] as? Int)

@@ -115,7 +115,7 @@ final class PageTests: XCTestCase {
          "results":[{"point":0,"variant":"","passed":true},{"point":1,"variant":"","passed":true},
                     {"point":2,"variant":"","passed":false},{"point":2,"variant":"torn","passed":true}],
          "failures":[{"point":2,"variant":"","operation":"rename tmp/db Documents/db","lastDurable":"write Documents/db.tmp",
-                      "lost":["Documents/db"],"lostCount":12,"stderr":"db missing <b>","group":null}]}
+                      "lost":["Documents/db"],"lostCount":12,"stderr":"db missing <b>","group":null,"kind":"lost-acknowledgment"}]}
         """)!
 
     /// Found by the parser fuzzing (CommandParserFuzzTests.testReport): a report is a file
@@ -143,6 +143,7 @@ final class PageTests: XCTestCase {
         XCTAssertTrue(text.contains("<details class=\"failure\" id=\"failure-2-\">"))
         XCTAssertTrue(text.contains("db missing &lt;b&gt;"), "the checker's output is escaped")
         XCTAssertTrue(text.contains(", 12 lost</summary>"), "lostCount, not the items listed")
+        XCTAssertTrue(text.contains("<tr><th>Kind</th><td>lost acknowledgment</td></tr>"), "what kind of failure")
         XCTAssertTrue(text.contains("<li>and 11 more</li>"), "the items not listed are counted")
         XCTAssertThrowsError(try ReportCommand.page(for: "{\"something\":1}", named: "x.json"))
         XCTAssertThrowsError(try ReportCommand.page(for: "not json", named: "x.json"))

@@ -35,6 +35,19 @@ final class ChildProcessTests: XCTestCase {
         XCTAssertEqual(try ChildProcess.wait(pid).exitCode, 0)
     }
 
+    func testTheChildStartsInTheDirectoryGiven() throws {
+        let directory = try TemporaryDirectory()
+        let output = try FileDescriptor.pipe()
+        defer { output.read.closeQuietly() }
+        let pid = try ChildProcess.spawn("/bin/sh", arguments: ["sh", "-c", "pwd -P"], environment: [],
+                                         fileActions: [.duplicate(output.write, to: .standardOutput), .changeDirectory(directory.path)])
+        try output.write.close()
+        let real = try XCTUnwrap(realpath(directory.path, nil))
+        defer { free(real) }
+        XCTAssertEqual(String(decoding: try output.read.readAll(), as: UTF8.self), String(cString: real) + "\n")
+        XCTAssertEqual(try ChildProcess.wait(pid).exitCode, 0)
+    }
+
     func testTheChildStartsWithNoSignalBlocked() throws {
         // This thread blocks SIGTERM, as a test runner's or a dispatch thread may: the child must not inherit it.
         var blocked = sigset_t(), previous = sigset_t()

@@ -31,6 +31,8 @@ extern const int clinux_FALLOC_FL_ZERO_RANGE;
 extern const int clinux_XATTR_CREATE;
 extern const int clinux_XATTR_REPLACE;
 
+/// posix_spawn_file_actions_addchdir_np(3) on a `posix_spawn_file_actions_t *`.
+int clinux_spawn_addchdir(void *actions, const char *path);
 /// renameat2(2).
 int clinux_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags);
 /// The birth time of `name` in `dirfd` (or of `dirfd` itself for ""), not

@@ -11,6 +11,10 @@ import PurgeSys
 /// States are made as slots come free, so only `parallel` of them are held
 /// at a time; a result keeps what the report says of its state (for a
 /// failed one, the first `lostShown` items of what it lost and their count).
+/// With `golden` (`--golden`), the views at the acknowledged points are
+/// taken first, in slot 0's directory, and each state's view is compared
+/// with them (after the checker passed, if there is one: on the state made
+/// again, as the checker may have changed it): both must pass.
 /// A checker that runs longer than `timeout` has its process group killed
 /// and its state fails as timed out. SIGINT or SIGTERM (`TerminationRequests`)
 /// stops the checking: the checkers running are killed, and the results so
@@ -20,7 +24,8 @@ struct ExploreChecker {
     let work: String
     let base: String
     let data: FileDescriptor
-    let check: String
+    /// `--check`: nil when only `--golden` judges.
+    let check: String?
     let parallel: Int
     let output: [UInt8]
     /// The recorded run under each model explored (one at least).
@@ -28,6 +33,8 @@ struct ExploreChecker {
     let keep: String?
     /// Seconds one checker run may take.
     var timeout: UInt64?
+    /// `--golden`, its views not taken yet.
+    var golden: ExploreGolden?
 
     /// Items of a failed state's loss the report lists; the rest are counted.
     static let lostShown = 10
@@ -50,6 +57,16 @@ struct ExploreChecker {
         /// The first `lostShown` items.
         var lost: [String]
         var lostCount: Int
+        var kind: Kind = .corruption
+    }
+
+    /// What a failure looks like: a checker's verdict, a timeout or a view
+    /// `--golden` found at no reference point is corruption-like (the state
+    /// is damaged or half-made); a view from before the last acknowledged
+    /// point is an acknowledgment lost (whole, but older than promised).
+    enum Kind: String {
+        case corruption
+        case lostAcknowledgment = "lost-acknowledgment"
     }
 
     struct Outcome {
@@ -66,12 +83,15 @@ struct ExploreChecker {
         var state: CrashExploration.State
         var models: [CrashFilesystemModel]
         var started: Double
+        /// Running `--golden` (else the checker).
+        var golden: Bool
     }
 
     /// Checks the states `ids` names, in that order, under each model (a
     /// state several models leave alike once, `CrashExploration.labelledIterator`);
     /// `sizes`: the entries of each (`CrashExploration.sizedStateIDs`), for the time left.
     func check(_ ids: [CrashExploration.StateID], sizes: [Int]) throws(CommandExit) -> Outcome {
+        var golden = self.golden
         var builders: [CrashStateBuilder] = []
         do throws(Errno) {
             for slot in 0..<parallel {
@@ -79,6 +99,9 @@ struct ExploreChecker {
             }
         } catch {
             throw .failure("explore: cannot make the state directories in \(work): \(error)")
+        }
+        if golden != nil, let signal = try golden!.takeViews(of: explorations[0], output: output, builder: builders[0], work: work, timeout: timeout) {
+            return Outcome(results: [], interruptedBy: signal)
         }
         var states = CrashExploration.labelledIterator(explorations, ids: ids, lostLimit: Self.lostShown)
         /// States in all: one an id until the models split one.
@@ -93,7 +116,13 @@ struct ExploreChecker {
         var estimate = TimeLeft(sizes: sizes, parallel: parallel)
         /// Per slot, whether the state it built last was a names-lost one (nil: none yet).
         var slotHoldsNamesLost: [Bool?] = Array(repeating: nil, count: parallel)
-        let environment = CurrentProcess.environment.filter { !$0.hasPrefix("PURGEFS_CRASH_") && !$0.hasPrefix("PURGEFS_MOUNT=") }
+        let environment = ExploreJob.environment
+        /// Starts the state's checker, or its `--golden` run.
+        func start(_ state: CrashExploration.State, slot: Int, golden: Bool) throws(Errno) -> ProcessID {
+            try ExploreJob.start(golden ? self.golden!.command : check!, state: builders[slot].directory, point: state.id.point,
+                                 output: work + "/output\(slot)", view: golden ? work + "/view\(slot)" : nil,
+                                 stderr: work + "/stderr\(slot)", environment: environment)
+        }
         func stopAll() {
             for job in running {
                 try? ProcessGroup.signal(job.pid, SIGKILL)
@@ -126,25 +155,14 @@ struct ExploreChecker {
                 guard let (state, models) = states.next() else { break }
                 // States the models split this id into beyond the one counted.
                 for _ in 0..<max(0, states.expected - expected) { estimate.added(states.position) }
-                let stateDirectory = builders[slot].directory
-                let outputFile = work + "/output\(slot)"
-                let stderrFile = work + "/stderr\(slot)"
                 do throws(Errno) {
                     try builders[slot].build(state)
-                    try writeOutput(upTo: state.id.point, to: outputFile)
-                    let errors = try FileDescriptor.open(path: stderrFile, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o600)
-                    defer { errors.closeQuietly() }
-                    let pid = try ChildProcess.spawn(
-                        "/bin/sh", arguments: ["sh", "-c", check],
-                        environment: environment + ["PURGEFS_CRASH_STATE=" + stateDirectory, "PURGEFS_CRASH_POINT=\(state.id.point)",
-                                                    "PURGEFS_CRASH_OUTPUT=" + outputFile],
-                        fileActions: [.open("/dev/null", as: .standardInput, flags: OpenFlags.readOnly),
-                                      .open("/dev/null", as: .standardOutput, flags: OpenFlags.writeOnly),
-                                      .duplicate(errors, to: .standardError)],
-                        ownProcessGroup: true)
+                    try ExploreJob.writeOutput(output, length: outputLength(at: state.id.point), to: work + "/output\(slot)")
+                    let pid = try start(state, slot: slot, golden: check == nil)
                     let now = WallClock.seconds()
                     estimate.built(states.position, seconds: now - building)
-                    running.append(Running(pid: pid, slot: slot, index: results.count, state: state, models: models, started: now))
+                    running.append(Running(pid: pid, slot: slot, index: results.count, state: state, models: models, started: now,
+                                           golden: check == nil))
                     results.append(nil)
                 } catch {
                     stopAll()
@@ -165,19 +183,40 @@ struct ExploreChecker {
                 }
                 guard let status else { continue }
                 try? ProcessGroup.signal(job.pid, SIGKILL)  // whatever it left running in its group
+                var stderr = timedOut ? "timed out after \(DurationSeconds(seconds: timeout ?? 0))" : Self.lastLine(of: work + "/stderr\(job.slot)")
+                if !timedOut, status.exitCode == 127 {
+                    stopAll()
+                    throw .failure("explore: the \(job.golden ? "--golden command" : "checker") could not run (sh -c exited 127): \(stderr)")
+                }
+                var passed = !timedOut && status.exitCode == 0
+                var kind = Kind.corruption
+                let state = job.state
+                if job.golden, !timedOut, let golden {
+                    let verdict = golden.verdict(ExploreJob.view(at: work + "/view\(job.slot)", status: status),
+                                                 outputLength: outputLength(at: state.id.point))
+                    passed = verdict == .passed
+                    stderr = verdict.message ?? ""
+                    if case .lostAcknowledgment = verdict { kind = .lostAcknowledgment }
+                } else if passed, golden != nil {
+                    // The checker passed: the view of the state as the crash left it (made again: the checker may have changed it).
+                    do throws(Errno) {
+                        try builders[job.slot].build(state)
+                        running[position].pid = try start(state, slot: job.slot, golden: true)
+                        running[position].golden = true
+                        running[position].started = now
+                    } catch {
+                        stopAll()
+                        throw .failure("explore: cannot check state \(state.id) with --golden: \(error)")
+                    }
+                    continue
+                }
                 running.remove(at: position)
                 ended = true
                 estimate.checked(seconds: now - job.started)
-                let stderr = timedOut ? "timed out after \(DurationSeconds(seconds: timeout ?? 0))" : Self.lastLine(of: work + "/stderr\(job.slot)")
-                if !timedOut, status.exitCode == 127 {
-                    stopAll()
-                    throw .failure("explore: the checker could not run (sh -c exited 127): \(stderr)")
-                }
-                let passed = !timedOut && status.exitCode == 0
-                let state = job.state
                 results[job.index] = Result(
                     id: state.id, passed: passed, stderr: stderr,
-                    failure: passed ? nil : Failure(operation: state.operation, lastDurable: state.lastDurable, lost: state.lost, lostCount: state.lostCount),
+                    failure: passed ? nil : Failure(operation: state.operation, lastDurable: state.lastDurable, lost: state.lost,
+                                                    lostCount: state.lostCount, kind: kind),
                     models: job.models)
                 done += 1
                 if !passed {
@@ -284,18 +323,9 @@ struct ExploreChecker {
         return "explore: \(done) of \(count) states checked, \(failed) failed, \(estimate)"
     }
 
-    /// The command's stdout before operation `point` + 1 (all of it after the last operation).
-    private func writeOutput(upTo point: Int, to path: String) throws(Errno) {
-        let length = point >= explorations[0].operationCount ? output.count
-            : Int(min(UInt64(output.count), explorations[0].outputLength(at: point)))
-        let file = try FileDescriptor.open(path: path, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
-        defer { file.closeQuietly() }
-        let prefix = Array(output[..<length])
-        var failure: Errno?
-        prefix.withUnsafeBytes { bytes in
-            do throws(Errno) { try file.writeAll(bytes) } catch { failure = error }
-        }
-        if let failure { throw failure }
+    /// Bytes of the command's stdout printed before operation `point` + 1 (all of it after the last operation).
+    private func outputLength(at point: Int) -> UInt64 {
+        point >= explorations[0].operationCount ? UInt64(output.count) : min(UInt64(output.count), explorations[0].outputLength(at: point))
     }
 
     /// Makes the failed state again, as it was before its checker ran, in KEEP/POINT-VARIANT.

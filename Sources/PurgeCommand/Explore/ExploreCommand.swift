@@ -3,7 +3,7 @@ import PurgeCore
 import PurgeEngines
 import PurgeSys
 
-/// `purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST]
+/// `purgefs explore [-o OPTS] [--check CMD] [--golden CMD] [--model NAME | --models LIST]
 /// [--torn] [--max-states N] [--keep DIR] [--timeout DURATION] [--check-timeout DURATION] [--json] [--report
 /// FILE] [--html FILE] CONTAINER -- COMMAND [ARG...]`: runs the
 /// command once on a recorded mount of a copy of the container, then
@@ -14,10 +14,11 @@ struct ExploreCommand: Subcommand {
     static let abstract = "Run a command once, then check that it recovers from a power loss at every point that matters"
     static var help: String {
         """
-        Usage: purgefs explore [-o OPTS] --check CMD [--model NAME | --models LIST]
-                               [--torn] [--max-states N] [--keep DIR]
+        Usage: purgefs explore [-o OPTS] [--check CMD] [--golden CMD]
+                               [--model NAME | --models LIST] [--torn]
+                               [--max-states N] [--keep DIR]
                                [--timeout DURATION] [--check-timeout DURATION]
-                               [--json] [--report FILE] [--html FILE]
+                               [--json] [--report FILE] [--html FILE] [--junit FILE]
                                CONTAINER -- COMMAND [ARG...]
                purgefs explore --replay REPORT STATE DIR
 
@@ -56,6 +57,18 @@ struct ExploreCommand: Subcommand {
             + "which it can happen; the report says which fail and which survive."))
 
         \(TextLayout.paragraph(
+            "--golden CMD is a checker for free: CMD prints a view of a state (sqlite3 app.db .dump, cat config.json), "
+            + "run through sh -c in the state's directory with the checker's variables and --check-timeout. Each line "
+            + "COMMAND printed is an acknowledgment, placed where it came among the operations; the view (stdout and "
+            + "exit status) is taken of the container as COMMAND saw it at the start, at each acknowledgment and at "
+            + "the end, and a crash state passes when its view equals the one at the last line printed before the "
+            + "crash, or a later one. It fails with \"view matches line M, before the last acknowledged: line N\" (an "
+            + "acknowledgment lost) or \"view matches no acknowledged point; last acknowledged: line N\". With --check "
+            + "too, both must pass (the view is taken after the checker passed, of the state made again). When every "
+            + "line came after the last operation, as block-buffered output does, explore warns: use stdbuf -oL or "
+            + "flush after each line."))
+
+        \(TextLayout.paragraph(
             "CMD gets PURGEFS_CRASH_STATE (a directory holding the state, its own for this state), "
             + "PURGEFS_CRASH_POINT (k) and PURGEFS_CRASH_OUTPUT (a file with what COMMAND had printed on stdout "
             + "before operation k + 1 began); exit 0 means the app recovered. Its stdout is discarded; the last line "
@@ -63,12 +76,15 @@ struct ExploreCommand: Subcommand {
 
         \(TextLayout.paragraph(
             "The report (stdout): states explored, passed and failed; how the command ended (its exit status, or that "
-            + "it ran out of time) and the last 20 lines of its stderr; for each failed state (the first 20; all with "
-            + "--json) the point and variant, the operation at k and the last durable one before it (paths relative "
-            + "to the container), what the state lost compared with the moment of the crash (the first 10 items and "
-            + "how many there are in all, lostCount in JSON), and the checker's last line of stderr. Failed states with the same last durable operation and variant are one group: they "
-            + "differ only in what they lost after it. --json prints the report as JSON; --report FILE writes it to "
-            + "FILE and keeps the recording beside it (FILE.recording), which --replay needs."))
+            + "it ran out of time) and the last 20 lines of its stderr; then every group of failed states (the same "
+            + "operation at k, a write's byte range left out, the same last durable operation and the same message; "
+            + "corruption-like groups first, then lost acknowledgments) with its count, message and smallest state "
+            + "(the one that lost least); then for each failed state (the first 20; all with --json) the point and "
+            + "variant, the operation at k and the last durable one before it (paths relative to the container), what "
+            + "the state lost compared with the moment of the crash (the first 10 items and how many there are in all, "
+            + "lostCount in JSON), and the checker's last line of stderr or --golden's verdict. --json prints the "
+            + "report as JSON; --report FILE writes it to FILE and keeps the recording beside it (FILE.recording), "
+            + "which --replay needs; --junit FILE writes it as JUnit XML for CI."))
 
         \(TextLayout.paragraph(
             "SIGINT or SIGTERM (or SIGHUP) ends the exploration early: the checkers running are killed, the report "
@@ -84,7 +100,8 @@ struct ExploreCommand: Subcommand {
 
         Flags:
         \(TextLayout.row("-o OPT[,OPT...]", "mount options for the run (see purgefs mount --help); may be given more than once"))
-        \(TextLayout.row("--check CMD", "the checker, run through sh -c for each state (required)"))
+        \(TextLayout.row("--check CMD", "the checker, run through sh -c for each state"))
+        \(TextLayout.row("--golden CMD", "a view of a state (run in it): each state's must be one the command acknowledged"))
         \(TextLayout.row("--model NAME", "the crash model: ext4 (default), ext4-noauto_da_alloc, xfs, btrfs or posix"))
         \(TextLayout.row("--models LIST", "explore under several models (names separated by commas, or all)"))
         \(TextLayout.row("--torn", "also the states where a prefix of the unsynced writes survives, in whole 4 KiB pages"))
@@ -94,6 +111,7 @@ struct ExploreCommand: Subcommand {
         \(TextLayout.row("--keep DIR", "make each failed state again in DIR/POINT-VARIANT, and the recording in DIR/recording (DIR new or empty)"))
         \(TextLayout.row("--json", "print the report as JSON"))
         \(TextLayout.row("--report FILE", "write the JSON report to FILE, and the recording to FILE.recording"))
+        \(TextLayout.row("--junit FILE", "write the report as JUnit XML: a failing test case per group, one for the states that passed"))
         \(TextLayout.row("--html FILE", "write the report as one self-contained page: the states as a strip along the operations"))
         \(TextLayout.row("--replay REPORT STATE DIR", "make state STATE (POINT or POINT/VARIANT, as the report names it) of REPORT in DIR, which must not exist"))
         \(TextLayout.row("-h, --help", "show this help"))
@@ -109,7 +127,13 @@ struct ExploreCommand: Subcommand {
 
     var containerArgument = ""
     var options: [String] = []
+    /// `--check`: empty when only `--golden` is given.
     var check = ""
+    /// `--golden CMD`.
+    var golden: String?
+    /// `--junit FILE`.
+    var junitArgument: String?
+    private(set) var junitPath: String?
     var torn = false
     /// The models the states follow: `--model NAME` (ext4 by default) or `--models LIST`.
     var models: [CrashFilesystemModel] = [.ext4]
@@ -146,14 +170,16 @@ struct ExploreCommand: Subcommand {
         var flags = Array(arguments[..<separator])
         options = try OptionArguments.collect(from: &flags, command: Self.name)
         let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
-                                         valueFlags: ["--check": "CMD", "--model": "NAME", "--models": "LIST", "--max-states": "N", "--keep": "DIR",
+                                         valueFlags: ["--check": "CMD", "--golden": "CMD", "--junit": "FILE", "--model": "NAME", "--models": "LIST", "--max-states": "N", "--keep": "DIR",
                                                       "--report": "FILE", "--html": "FILE", "--timeout": "DURATION", "--check-timeout": "DURATION"],
                                          switchFlags: ["--torn", "--json"])
         containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
-        guard let check = parsed.values["--check"] else {
-            throw .usage("explore: --check CMD is required: the command that tells whether a crash state recovered")
+        golden = parsed.values["--golden"]
+        if let golden, golden.allSatisfy(\.isWhitespace) { throw .usage("explore: --golden needs a command") }
+        guard let check = parsed.values["--check"] ?? (golden != nil ? "" : nil) else {
+            throw .usage("explore: --check CMD is required, or --golden CMD: the command that tells whether a crash state recovered")
         }
-        guard !check.allSatisfy(\.isWhitespace) else { throw .usage("explore: --check needs a command") }
+        guard golden != nil || !check.allSatisfy(\.isWhitespace) else { throw .usage("explore: --check needs a command") }
         self.check = check
         guard let program = command.first, !program.isEmpty else {
             throw .usage("explore: the command after -- is missing (see purgefs explore --help)")
@@ -185,6 +211,7 @@ struct ExploreCommand: Subcommand {
         torn = parsed.switches.contains("--torn")
         json = parsed.switches.contains("--json")
         keepArgument = parsed.values["--keep"]
+        junitArgument = parsed.values["--junit"]
         reportArgument = parsed.values["--report"]
         htmlArgument = parsed.values["--html"]
         let mount = try MountCommand(parsing: [containerArgument] + options.flatMap { ["-o", $0] })
@@ -201,8 +228,12 @@ struct ExploreCommand: Subcommand {
         }
         if let reportArgument { reportPath = try Self.absolute(reportArgument) }
         if let htmlArgument { htmlPath = try Self.absolute(htmlArgument) }
+        if let junitArgument { junitPath = try Self.absolute(junitArgument) }
         if let missing = Self.missingProgram(check) {
             throw .usage("explore: the checker cannot run: \(missing): command not found")
+        }
+        if let golden, let missing = Self.missingProgram(golden) {
+            throw .usage("explore: the --golden command cannot run: \(missing): command not found")
         }
         guard Paths.exists("/dev/fuse") else {
             throw .failure("explore: /dev/fuse is missing, so nothing can be mounted (load the fuse module)")
@@ -307,10 +338,17 @@ struct ExploreCommand: Subcommand {
         let sized = CrashExploration.sizedUnionIDs(explorations, torn: torn)
         let all = sized.map(\.id)
         let chosen = maxStates.map { CrashExploration.sample(all, limit: $0) } ?? all
+        var warnings: [String] = []
+        let acknowledgments = CrashAcknowledgments(output: output, exploration: exploration)
+        if golden != nil, acknowledgments.looksBlockBuffered {
+            warnings.append(ExploreGolden.blockBufferedWarning)
+            try? FileDescriptor.standardError.writeAll("explore: warning: \(ExploreGolden.blockBufferedWarning)\n")
+        }
         var checked = ExploreChecker.Outcome(results: [], interruptedBy: run.interruptedBy)
         if run.interruptedBy == nil {
-            let checker = ExploreChecker(work: work, base: recording.base, data: data, check: check, parallel: Self.parallelChecks,
+            var checker = ExploreChecker(work: work, base: recording.base, data: data, check: check.isEmpty ? nil : check, parallel: Self.parallelChecks,
                                          output: output, explorations: explorations, keep: keep, timeout: checkTimeout?.seconds)
+            checker.golden = golden.map { ExploreGolden(command: $0, acknowledgments: acknowledgments) }
             let entries = Dictionary(sized.map { ($0.id, $0.entries) }, uniquingKeysWith: { first, _ in first })
             checked = try checker.check(chosen, sizes: chosen.map { entries[$0] ?? 1 })
         }
@@ -321,6 +359,9 @@ struct ExploreCommand: Subcommand {
                                    commandEnded: Self.ended(run, timeout: timeout), commandStatus: run.status.map(Self.status),
                                    commandTimedOut: run.timedOut, commandStderr: run.stderrTail,
                                    fingerprint: fingerprint, torn: torn, models: models, interruptedBy: checked.interruptedBy)
+        report.golden = golden
+        report.acknowledgments = golden == nil ? nil : acknowledgments.lines.count
+        report.warnings = warnings
         if let reportPath {
             let saved = reportPath + ".recording"
             report.recording = saved
@@ -336,6 +377,13 @@ struct ExploreCommand: Subcommand {
                 try ExplorePage(report.json).page.write(to: htmlPath)
             } catch {
                 throw .failure("explore: cannot write the page \(htmlPath): \(error)")
+            }
+        }
+        if let junitPath {
+            do throws(Errno) {
+                try Self.write(ExploreJUnit.xml(report), to: junitPath)
+            } catch {
+                throw .failure("explore: cannot write the JUnit report \(junitPath): \(error)")
             }
         }
         if let keep, report.failed > 0 {

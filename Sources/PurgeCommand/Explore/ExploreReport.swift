@@ -6,8 +6,8 @@ import PurgeSys
 /// fixed (pages draw it): `states`, `passed`, `failed`, `sampled`,
 /// `operations`, `interrupted`, `results` (`point`, `variant`, `passed`, in
 /// exploration order) and `failures` (`point`, `variant`, `operation`,
-/// `lastDurable`, `lost` (its first items), `lostCount`, `stderr`, `group`);
-/// other fields may be added.
+/// `lastDurable`, `lost` (its first items), `lostCount`, `stderr`, `group`,
+/// `kind`) and `groups` (`ExploreGroups`); other fields may be added.
 struct ExploreReport {
     var container: String
     var command: [String]
@@ -33,6 +33,11 @@ struct ExploreReport {
     var recording: String?
     /// The signal that ended the exploration early.
     var interruptedBy: Int32?
+    /// `--golden CMD`, and the lines the command printed (its acknowledgments).
+    var golden: String?
+    var acknowledgments: Int?
+    /// What the user should know about how the exploration was made.
+    var warnings: [String] = []
 
     var states: Int { results.count }
     var failed: Int { results.filter { !$0.passed }.count }
@@ -67,29 +72,12 @@ struct ExploreReport {
         return kept.suffix(stderrLines).joined(separator: "\n")
     }
 
-    /// The group of each failed state (by index in `results`): states with
-    /// the same last durable operation and the same kind of variant, which
-    /// differ only in what they lost after it; numbered from 1 in order.
-    var groups: [Int: Int] {
-        var numbers: [String: Int] = [:]
-        var result: [Int: Int] = [:]
-        for (index, item) in results.enumerated() where !item.passed {
-            let kind: String
-            switch item.id.variant {
-            case .namesKept: kind = "kept"
-            case .namesLost: kind = "lost"
-            case .torn: kind = "torn"
-            case .reordered: kind = "reordered"
-            }
-            let key = "\(item.failure?.lastDurable?.point ?? 0)/\(kind)"
-            if numbers[key] == nil { numbers[key] = numbers.count + 1 }
-            result[index] = numbers[key]
-        }
-        return result
-    }
+    /// The failed states in groups (`ExploreGroups`).
+    var grouped: ExploreGroups { ExploreGroups(results) }
 
     var json: JSONValue {
-        let groups = self.groups
+        let grouped = self.grouped
+        let groups = grouped.numbers
         let failures: [JSONValue] = results.enumerated().compactMap { index, item in
             guard let failure = item.failure else { return nil }
             return .object([
@@ -104,12 +92,16 @@ struct ExploreReport {
                 ("stderr", .string(item.stderr)),
                 ("group", .integer(groups[index] ?? 0)),
                 ("models", .array(modelsOf(index).map { .string($0.rawValue) })),
+                ("kind", .string(failure.kind.rawValue)),
             ])
         }
         return .object([
             ("container", .string(container)),
             ("command", .array(command.map(JSONValue.string))),
-            ("check", .string(check)),
+            ("check", check.isEmpty ? .null : .string(check)),
+            ("golden", golden.map(JSONValue.string) ?? .null),
+            ("acknowledgments", acknowledgments.map { .integer($0) } ?? .null),
+            ("warnings", .array(warnings.map(JSONValue.string))),
             ("commandEnded", .string(commandEnded)),
             ("commandStatus", commandStatus.map { .integer(Int($0)) } ?? .null),
             ("commandTimedOut", .bool(commandTimedOut)),
@@ -133,7 +125,26 @@ struct ExploreReport {
                          ("passed", .bool(item.passed))])
             })),
             ("failures", .array(failures)),
+            ("groups", .array(grouped.groups.map { group in
+                .object([
+                    ("group", .integer(group.number)),
+                    ("kind", .string(group.kind.rawValue)),
+                    ("count", .integer(group.members.count)),
+                    ("operation", .string(group.operation)),
+                    ("lastDurable", group.lastDurable.map { .string($0.text) } ?? .null),
+                    ("lastDurablePoint", group.lastDurable.map { .integer($0.point) } ?? .null),
+                    ("message", .string(group.message)),
+                    ("smallest", .string(results[group.smallest].id.description)),
+                    ("models", .array(groupModels(group).map { .string($0.rawValue) })),
+                ])
+            })),
         ])
+    }
+
+    /// The models under which some state of `group` can happen, in the report's order.
+    func groupModels(_ group: ExploreGroups.Group) -> [CrashFilesystemModel] {
+        let found = Set(group.members.flatMap(modelsOf))
+        return models.filter(found.contains)
     }
 
     func modelsOf(_ index: Int) -> [CrashFilesystemModel] {
@@ -172,36 +183,36 @@ struct ExploreReport {
             lines.append("explore: \(states) crash states of \(operations) operations\(sampling): \(passed) passed, \(failed) failed, in \(Self.format(seconds)) s")
         }
         lines.append(models.count == 1 ? "  model: \(models[0].rawValue) (\(verdict))" : "  models: \(verdict)")
+        if let golden { lines.append("  golden: \(golden) (\(acknowledgments ?? 0) acknowledgment\(acknowledgments == 1 ? "" : "s") printed)") }
+        lines += warnings.map { "  warning: " + $0 }
         lines.append("  the command \(commandEnded)" + (commandFailed ? " (a finding: the run itself did not end well)" : ""))
         if !commandStderr.isEmpty {
             lines.append("  its stderr ended with:")
             lines += commandStderr.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }
         }
-        let groups = self.groups
+        let grouped = self.grouped
         let failedItems = results.enumerated().compactMap { index, item in item.failure.map { (index, item, $0) } }
         if !failedItems.isEmpty {
             lines.append("")
+            lines.append("Groups (the same operation, last durable operation and message; corruption first, then lost acknowledgments):")
+            for group in grouped.groups {
+                let smallest = results[group.smallest]
+                let kind = group.kind == .corruption ? "corruption" : "lost acknowledgment"
+                lines.append("  group \(group.number), \(kind): \(group.members.count) state\(group.members.count == 1 ? "" : "s"), smallest \(smallest.id)"
+                    + (models.count > 1 ? ", on \(CrashFilesystemModel.sentence(groupModels(group)))" : ""))
+                lines.append("    operation:    \(group.operation)")
+                lines.append("    last durable: \(group.lastDurable?.text ?? "none")")
+                lines.append("    message:      \(group.message.isEmpty ? "(no stderr)" : group.message)")
+                if let failure = smallest.failure { lines.append("    smallest lost: \(Self.lostText(failure))") }
+            }
+            lines.append("")
             lines.append(failedItems.count > shown ? "Failed states (the first \(shown) of \(failedItems.count); all with --json):" : "Failed states:")
             for (index, item, failure) in failedItems.prefix(shown) {
-                lines.append("  state \(item.id) (group \(groups[index] ?? 0))" + (models.count > 1 ? ", on \(CrashFilesystemModel.sentence(modelsOf(index)))" : ""))
+                lines.append("  state \(item.id) (group \(grouped.numbers[index] ?? 0))" + (models.count > 1 ? ", on \(CrashFilesystemModel.sentence(modelsOf(index)))" : ""))
                 lines.append("    operation:    \(failure.operation)")
                 lines.append("    last durable: \(failure.lastDurable?.text ?? "none")")
                 lines.append("    lost:         \(Self.lostText(failure))")
                 lines.append("    checker:      \(item.stderr.isEmpty ? "(no stderr)" : item.stderr)")
-            }
-            lines.append("")
-            lines.append("Groups (failed states that differ only in what they lost after the same durable operation):")
-            var members: [Int: [String]] = [:]
-            var after: [Int: String] = [:]
-            for (index, item, failure) in failedItems {
-                let group = groups[index] ?? 0
-                members[group, default: []].append(item.id.description)
-                after[group] = failure.lastDurable?.text ?? "none (nothing was durable yet)"
-            }
-            for group in members.keys.sorted() {
-                let names = members[group]!
-                let listed = names.prefix(6).joined(separator: ", ") + (names.count > 6 ? ", ..." : "")
-                lines.append("  group \(group): \(names.count) state\(names.count == 1 ? "" : "s") (\(listed)), after: \(after[group]!)")
             }
         }
         return lines.joined(separator: "\n") + "\n"

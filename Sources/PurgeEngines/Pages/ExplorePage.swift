@@ -91,6 +91,9 @@ public struct ExplorePage {
             if let group = failure["group"], group != .null {
                 html += "<tr><th>Group</th><td>\(HTMLPage.escape(Self.text(group)))</td></tr>"
             }
+            if let kind = failure["kind"]?.stringValue {
+                html += "<tr><th>Kind</th><td>\(kind == "lost-acknowledgment" ? "lost acknowledgment" : HTMLPage.escape(kind))</td></tr>"
+            }
             html += "<tr><th>Checker's stderr</th><td><pre>\(HTMLPage.escape(failure["stderr"]?.stringValue ?? ""))</pre></td></tr>"
             html += "</table></details>"
         }
