@@ -1,5 +1,6 @@
 import Glibc
 import PurgeCore
+import PurgeEngines
 import PurgeSys
 
 /// `--golden CMD`: a checker for free. CMD prints a view of a state (run
