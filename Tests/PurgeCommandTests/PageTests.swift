@@ -149,6 +149,41 @@ final class PageTests: XCTestCase {
         XCTAssertThrowsError(try ReportCommand.page(for: "not json", named: "x.json"))
     }
 
+    /// Each kind of crash state has its rows, labelled; the run's command,
+    /// checker, container and model head the page.
+    func testTheStripLabelsItsRowsAndThePageSaysWhatWasExplored() throws {
+        let report = try XCTUnwrap(JSONValue(parsing: """
+            {"states":6,"passed":4,"failed":2,"operations":1,"command":["python3","writer.py"],"check":"python3 check.py",
+             "container":"/tmp/c","model":"xfs",
+             "results":[{"point":0,"variant":"names-kept","passed":true},{"point":1,"variant":"names-kept","passed":true},
+                        {"point":1,"variant":"names-lost","passed":false},{"point":1,"variant":"torn-1","passed":true},
+                        {"point":1,"variant":"torn-2","passed":false},{"point":0,"variant":"torn-1","passed":true}],
+             "failures":[]}
+            """))
+        let text = ExplorePage(report).page.text
+        XCTAssertEqual(text.components(separatedBy: "<text class=\"row-label\" x=\"0\" y=\"").count - 1, 3, "one label a band")
+        for label in ["names-kept", "names-lost", "torn"] {
+            XCTAssertTrue(text.contains("\">\(label)</text>"), label)
+        }
+        XCTAssertFalse(text.contains(">reordered</text>"), "no band for a kind with no state")
+        // Bands: names-kept row 0, names-lost row 1, torn rows 2 and 3 (two torn states at point 1).
+        func y(_ point: Int, _ variant: String) -> String? {
+            guard let range = text.range(of: "data-point=\"\(point)\" data-variant=\"\(variant)\" ") else { return nil }
+            let rest = text[range.upperBound...]
+            guard let start = rest.range(of: "y=\"") else { return nil }
+            return String(rest[start.upperBound...].prefix { $0 != "\"" })
+        }
+        XCTAssertEqual(y(1, "names-kept"), "0")
+        XCTAssertEqual(y(1, "names-lost"), "18")
+        XCTAssertEqual(y(1, "torn-1"), "36")
+        XCTAssertEqual(y(1, "torn-2"), "54")
+        XCTAssertEqual(y(0, "torn-1"), "36", "a kind keeps its band at every point")
+        for shown in ["<th>Command</th><td><code>python3 writer.py</code>", "<th>Checker</th><td><code>python3 check.py</code>",
+                      "<th>Container</th><td><code>/tmp/c</code>", "<th>Model</th><td><code>xfs</code>"] {
+            XCTAssertTrue(text.contains(shown), shown)
+        }
+    }
+
     func testTheUIServerWantsItsToken() {
         var handled: [UIServer.Request] = []
         let listener = ListeningSocketStub.none

@@ -71,6 +71,7 @@ public struct ExplorePage {
             html += "<tr><th>\(label)</th><td id=\"count-\(key)\">\(HTMLPage.escape(count(key)))</td></tr>"
         }
         html += "</table></div>"
+        html += run
         html += "<div class=\"card\"><h2>States along the operations</h2>" + strip + "</div>"
         let failures = report["failures"]?.arrayValue ?? []
         html += "<div class=\"card\" id=\"failures\"><h2>Failures</h2>"
@@ -100,7 +101,37 @@ public struct ExplorePage {
         return html + "</div>"
     }
 
-    static let width = 940.0, left = 40.0, right = 16.0, cellHeight = 18.0
+    /// What was explored, and how: the command, the checker, the golden
+    /// view's command, the container and the model(s), as the report says.
+    private var run: String {
+        var rows: [(String, String)] = []
+        if let command = report["command"]?.arrayValue {
+            rows.append(("Command", command.map { Self.text($0) }.joined(separator: " ")))
+        }
+        for (label, key) in [("Checker", "check"), ("Golden view", "golden"), ("Container", "container"), ("Model", "model")] {
+            if let value = report[key]?.stringValue, !value.isEmpty { rows.append((label, value)) }
+        }
+        if let models = report["models"]?.arrayValue, !models.isEmpty {
+            rows.append(("Models", models.map { Self.text($0) }.joined(separator: ", ")))
+        }
+        guard !rows.isEmpty else { return "" }
+        return "<div class=\"card\" id=\"run\"><h2>The run</h2><table class=\"figures\">"
+            + rows.map { "<tr><th>\($0.0)</th><td><code>\(HTMLPage.escape($0.1))</code></td></tr>" }.joined()
+            + "</table></div>"
+    }
+
+    /// The kind of crash state a variant is, one row (or more) of the strip
+    /// each: `names-kept` (written `""` by older reports), `names-lost`,
+    /// `torn` (every `torn-N`), `reordered` (every `reordered-N`).
+    static func family(_ variant: String) -> String {
+        if variant.isEmpty { return "names-kept" }
+        for prefix in ["torn", "reordered"] where variant.hasPrefix(prefix + "-") { return prefix }
+        return variant
+    }
+
+    static let families = ["names-kept", "names-lost", "torn", "reordered"]
+
+    static let width = 940.0, left = 96.0, right = 16.0, cellHeight = 18.0
 
     /// A column per crash point from 0 to the operations, a cell per state at that point.
     private var strip: String {
@@ -108,7 +139,21 @@ public struct ExplorePage {
         let operations = max(report["operations"]?.integerValue ?? 0, states.map(\.point).max() ?? 0)
         var variants: [UInt64: [State]] = [:]
         for state in states { variants[state.point, default: []].append(state) }
-        let rows = max(variants.values.map(\.count).max() ?? 1, 1)
+        // A band of rows per family, as many as its most states at one point.
+        var depth: [String: Int] = [:]
+        for list in variants.values {
+            var here: [String: Int] = [:]
+            for state in list { here[Self.family(state.variant), default: 0] += 1 }
+            depth.merge(here) { max($0, $1) }
+        }
+        let order = Self.families.filter { depth[$0] != nil } + depth.keys.filter { !Self.families.contains($0) }.sorted()
+        var band: [String: Int] = [:]
+        var rows = 0
+        for family in order {
+            band[family] = rows
+            rows += depth[family] ?? 0
+        }
+        rows = max(rows, 1)
         let height = Double(rows) * Self.cellHeight + 30
         let plotWidth = Self.width - Self.left - Self.right
         // In Double: a report's "operations" may be anything up to 2^64-1.
@@ -116,8 +161,16 @@ public struct ExplorePage {
         let c = HTMLPage.coordinate
         var svg = "<svg id=\"strip\" width=\"100%\" style=\"max-width:\(c(Self.width))px\" viewBox=\"0 0 \(c(Self.width)) \(c(height))\" "
             + "role=\"img\" aria-label=\"crash states along the operations\" data-states=\"\(states.count)\">"
+        for family in order {
+            let y = Double(band[family] ?? 0) * Self.cellHeight + Self.cellHeight * 0.7
+            svg += "<text class=\"row-label\" x=\"0\" y=\"\(c(y))\">\(HTMLPage.escape(family))</text>"
+        }
         for (point, list) in variants.sorted(by: { $0.key < $1.key }) {
-            for (row, state) in list.enumerated() {
+            var placed: [String: Int] = [:]
+            for state in list {
+                let family = Self.family(state.variant)
+                let row = (band[family] ?? 0) + placed[family, default: 0]
+                placed[family, default: 0] += 1
                 let outcome = state.passed ? "passed" : "failed"
                 var cell = "<rect class=\"state \(outcome)\" data-point=\"\(point)\" data-variant=\"\(HTMLPage.escape(state.variant))\" "
                 if !state.passed { cell += "data-target=\"\(HTMLPage.escape(Self.anchor(point: point, variant: state.variant)))\" " }
