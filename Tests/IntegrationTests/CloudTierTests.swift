@@ -596,6 +596,21 @@ final class CloudDirectoryRemoteTests: CloudTestCase {
         XCTAssertTrue(readBytes(doc) == bytes, "and it downloads")
     }
 
+    /// `optimize_storage`'s eviction checks the remote's copy too: the
+    /// least recently used document, whose copy the store lost, is kept
+    /// (and uploaded again), and the write evicts the other one instead.
+    func testEvictionForRoomSkipsADocumentTheRemoteLacks() throws {
+        try fixture.mount(options: cloudOptions(["optimize_storage", "capacity=12M", "low=0", "high=0"]))
+        let m = fixture.mountpoint
+        uploadTwo()
+        XCTAssertEqual(unlink(remote + "/files/Documents/old"), 0)
+        XCTAssertEqual(writeBytes(m + "/other/new", tiled(6 * MiB, seed: 3)), 0, "fits once a document is evicted")
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path)" },
+                       ["write Documents/recent"])
+        XCTAssertGreaterThan(backingBlocks("Documents/old"), 0, "the document the remote lacks keeps its data")
+        XCTAssertTrue(eventually(timeout: 15) { remoteCopy("Documents/old") == tiled(4 * MiB, seed: 2) }, "and is uploaded again")
+    }
+
     func testAnOpenWaitsForAHungRemoteOnlyABoundedTime() throws {
         // The daemon's deadline for an open's download, from its environment.
         setenv("PURGEFS_DOWNLOAD_TIMEOUT", "1", 1)
@@ -685,6 +700,32 @@ class CloudOptimizeStorageTests: CloudTestCase {
         XCTAssertEqual(getAttr(m + "/Documents/recent", pf("download_status")), .value("current"))
         XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path)" },
                        ["write Documents/old"])
+    }
+
+    /// The check of the remote's copy while a read of that copy's status
+    /// is under way (a `download_status`, held up here by a delay rule on
+    /// `remote-list`, as a slow S3 remote holds up every read): it waits for
+    /// that read and asks again, so the least recently used document is
+    /// still the one evicted. It used to find the read under way, give up
+    /// at once, and evict the other document instead.
+    func testAWriteMakingRoomWaitsForAStatusReadUnderWay() throws {
+        try fixture.mount(options: cloudOptions(["optimize_storage", "capacity=12M", "low=0", "high=0"]))
+        uploadTwo()
+        let m = fixture.mountpoint
+        let added = try Subprocess.run([fixture.binary, "fault", "add", m, "--op", "remote-list",
+                                        "--path", "Documents/old", "--delay", "8s", "--times", "1"], timeout: 30)
+        XCTAssertEqual(added.status, 0, "\(added)")
+        func delayEnded() -> Bool {
+            (try? Subprocess.run([fixture.binary, "log", m, "--faults", "--json"], timeout: 30))?.stdout.contains("delayed") == true
+        }
+        // Gives up after its 2 s; the read it began goes on for the rest of the 8 s.
+        _ = getAttr(m + "/Documents/old", pf("download_status"))
+        XCTAssertFalse(delayEnded(), "the status read is still under way when the write begins")
+        XCTAssertEqual(writeBytes(m + "/other/new", tiled(6 * MiB, seed: 3)), 0, "fits once a document is evicted")
+        XCTAssertTrue(delayEnded(), "the write waited for the read")
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path)" },
+                       ["write Documents/old"])
+        XCTAssertEqual(getAttr(m + "/Documents/recent", pf("download_status")), .value("current"))
     }
 
     func testADownloadThatDoesNotFitEvictsAnotherDocument() throws {

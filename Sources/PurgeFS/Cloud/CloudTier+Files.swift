@@ -130,22 +130,34 @@ extension CloudTier {
     }
 
     /// The remote copy's status (nil: there is none), or why the remote
-    /// could not say; nil when it did not answer within the deadline, or
-    /// when the path's status is being read already (a remote that hangs
-    /// gathers no threads). The call runs on a global queue and the caller
-    /// waits for it holding nothing of its own.
+    /// could not say; nil when no answer came within the deadline. One read
+    /// per path at a time, on a global queue, so a remote that hangs gathers
+    /// no threads: a caller that finds one under way waits for it (holding
+    /// nothing of its own) and takes its answer only if it began after the
+    /// caller asked; one that began before may have been asked before the
+    /// copy was there (an upload recorded since), so the caller waits for
+    /// its end and then reads, or joins the read begun after it.
     private func probe(_ path: String, deadlineMilliseconds: Int) -> Result<stat?, CloudFailure>? {
-        guard withBooks({ $0.probing.insert(path).inserted }) else { return nil }
-        let answer = Mutex<Result<stat?, CloudFailure>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { [self] in
-            let status = Result { () throws(CloudFailure) -> stat? in try remote.copyStatus(path) }
-            answer.withLock { $0 = status }
-            withBooks { _ = $0.probing.remove(path) }
-            done.signal()
+        let deadline = DispatchTime.now() + .milliseconds(deadlineMilliseconds)
+        var waitedForAnEarlierRead = false
+        while true {
+            let (read, began) = withBooks { books -> (StatusRead, Bool) in
+                if let read = books.probing[path] { return (read, false) }
+                let read = StatusRead()
+                books.probing[path] = read
+                return (read, true)
+            }
+            if began {
+                DispatchQueue.global().async { [self] in
+                    let status = Result { () throws(CloudFailure) -> stat? in try remote.copyStatus(path) }
+                    read.finish(status) { withBooks { books in if books.probing[path] === read { books.probing[path] = nil } } }
+                }
+            }
+            guard let answer = read.answer(before: deadline) else { return nil }
+            if began || waitedForAnEarlierRead { return answer }
+            // Begun before this call: the next one under way began after it.
+            waitedForAnEarlierRead = true
         }
-        guard done.wait(timeout: .now() + .milliseconds(deadlineMilliseconds)) == .success else { return nil }
-        return answer.withLock { $0 }
     }
 
     /// How long reading `download_status` waits for the remote.
@@ -343,10 +355,10 @@ extension CloudTier {
         }
         var freed: UInt64 = 0
         for (id, path) in ordered where freed < bytes {
-            // Unlike a manual eviction, the remote is not asked here: on an S3
-            // remote the check made the monitor pass over the least recently
-            // used document and evict a newer one (CloudOptimizeStorageS3Tests).
-            guard let checked = withBooks({ $0.manifest.records[path] }), !checked.evicted else { continue }
+            // The remote's copy is checked before `transfers` is taken (unless held already: `room`).
+            guard let checked = withBooks({ $0.manifest.records[path] }), !checked.evicted,
+                  remoteHoldsCopy(path, of: checked)
+            else { continue }
             let evictOne = { [self] () -> UInt64 in
                 guard let file = try? CloudLocal.open(path, from: root, flags: O_WRONLY | O_NONBLOCK) else { return 0 }
                 defer { file.closeQuietly() }

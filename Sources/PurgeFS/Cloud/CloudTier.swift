@@ -72,8 +72,8 @@ final class CloudTier: Sendable {
         /// Files being copied to the remote (`upload`): none of them is
         /// evicted meanwhile, so an upload never copies a hole.
         var uploading: Set<EntryID> = []
-        /// Remote paths whose status is being read by a `download_status` that gave up waiting.
-        var probing: Set<String> = []
+        /// Remote paths whose status is being read (`probe`), one read each.
+        var probing: [String: StatusRead] = [:]
     }
 
     /// Runs `body` holding the tier's lock, with everything it guards.
@@ -348,5 +348,28 @@ extension String {
         let milliseconds = UInt64((value * 1000).rounded())
         let fraction = milliseconds % 1000
         self = "\(milliseconds / 1000).\(fraction < 10 ? "00" : fraction < 100 ? "0" : "")\(fraction)"
+    }
+}
+
+/// One read of a remote copy's status (`CloudTier.probe`): every caller
+/// that joins it waits for its answer, each up to its own deadline.
+final class StatusRead: Sendable {
+    private let outcome = Mutex<Result<stat?, CloudFailure>?>(nil)
+    private let done = DispatchGroup()
+
+    init() { done.enter() }
+
+    /// Keeps `answer`, runs `forget` (which takes the read out of the
+    /// books: a caller from now on begins another), then wakes the callers.
+    func finish(_ answer: Result<stat?, CloudFailure>, forget: () -> Void) {
+        outcome.withLock { $0 = answer }
+        forget()
+        done.leave()
+    }
+
+    /// The answer, or nil when none came before `deadline`.
+    func answer(before deadline: DispatchTime) -> Result<stat?, CloudFailure>? {
+        guard done.wait(timeout: deadline) == .success else { return nil }
+        return outcome.withLock { $0 }
     }
 }
