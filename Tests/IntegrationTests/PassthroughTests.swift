@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import XCTest
 
 /// Kernel passthrough (the default; `-o passthrough=off` turns it off): a
@@ -129,6 +130,43 @@ final class PassthroughTests: PassthroughTestCase {
         XCTAssertGreaterThanOrEqual(third, 0)
         defer { close(third) }
         XCTAssertTrue(try readsBypassDaemon(third, "data"), "a new reader is passed through")
+    }
+
+    /// The kernel takes an open's reply when the opener's thread resumes,
+    /// which may be after a reader answered later registered the node's
+    /// backing file: an open answered without it then fails (`EIO`). So a
+    /// write-only open, answered without the backing file while no reader
+    /// is passed through, keeps readers from passing through until its
+    /// release. Writers and readers open one file at once, a plain one and
+    /// a linked clone that the writers' appends break; no open may fail.
+    func testWriteOnlyOpensBesideReadersOpeningAtOnceNeverFail() throws {
+        let m = fixture.mountpoint
+        try copy("data", to: "clone")
+        XCTAssertGreaterThan(numberAttr(m, "clone_savings") ?? 0, 0, "cp made a linked clone")
+        for name in ["data", "clone"] {
+            let path = m + "/" + name
+            let failed = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 2) { side in
+                for round in 0..<2_000 {
+                    let flags = side == 0 ? O_WRONLY | O_APPEND : O_RDONLY
+                    let fd = open(path, flags | O_CLOEXEC)
+                    guard fd >= 0 else {
+                        let error = Errno.name(errno)
+                        failed.withLock { $0.append("\(side == 0 ? "write-only" : "read-only") open \(round): \(error)") }
+                        continue
+                    }
+                    if side == 0 && round % 500 == 0 { XCTAssertEqual(write(fd, "+", 1), 1) }
+                    close(fd)
+                }
+            }
+            let failures = failed.withLock { $0 }
+            XCTAssertEqual(failures.count, 0, "\(name): \(failures.prefix(5))")
+        }
+        XCTAssertEqual(readBytes(m + "/clone"), data + Array(repeating: UInt8(ascii: "+"), count: 4), "the clone broke away")
+        XCTAssertEqual(readBytes(fixture.container + "/data")?.count, data.count + 4)
+        // Once the writers have closed, a reader passes through again.
+        let reader = try openPassedThrough("clone")
+        close(reader)
     }
 
     func testWritesBesidePassedThroughReadersAreChargedAndRecorded() throws {

@@ -22,7 +22,7 @@ import Synchronization
 ///
 /// - a reader (`O_RDONLY`, no `O_TRUNC` or `O_DIRECT`) that
 ///   `ContainerFileSystem.mayPassThrough` allows is passed through when the
-///   node has no cached open (`.passThrough`);
+///   node has no ordinary open (`.passThrough`);
 /// - any other open of a node with passed-through opens (a writer, `O_DIRECT`,
 ///   a reader a fault rule added since could match) gets the node's backing
 ///   with `FOPEN_DIRECT_IO` too (`.throughDaemon`): its reads and writes go
@@ -32,9 +32,13 @@ import Synchronization
 ///   none of a shared mapping's stores, so the file's figures are taken
 ///   again when it is released;
 /// - otherwise an open is ordinary, as libfuse replies: cached, or direct
-///   I/O (`O_DIRECT`, write-only) as `describe` says. A write-only open
-///   cannot map the file and takes no io mode, so it does not keep readers
-///   from passing through; every other ordinary open does.
+///   I/O (`O_DIRECT`, write-only) as `describe` says. Every ordinary open,
+///   a write-only one included, keeps readers from passing through until its
+///   release: the kernel checks an open's reply only when its opener's
+///   thread resumes, which may be after a reader answered later has
+///   registered the node's backing file, and an open without
+///   `FOPEN_PASSTHROUGH` of a node with a backing file fails (`EIO`). A
+///   write-only open takes no io mode, but its reply may still be on its way.
 ///
 /// Linked clones: a passed-through node is never made a clone's
 /// destination (its backing file would become the anchor, and the data it
@@ -48,7 +52,11 @@ import Synchronization
 /// before its open is answered (`replyOpen`). The counts drop at release, which the kernel
 /// sends after its own close; until the daemon has seen it, it may answer
 /// an ordinary open (the kernel's count is already lower, and it accepts),
-/// never a wrong passed-through one.
+/// never a wrong passed-through one. The count of an open rises before its
+/// reply is sent, so the daemon never answers an open of a node without the
+/// backing file the kernel may hold for it, nor registers a second one
+/// while the kernel may hold the first: the kernel would fail either open
+/// (`EIO` here; a mismatched backing file is `EBUSY` inside the kernel).
 ///
 /// When the kernel refuses to register a backing file (no `CAP_SYS_ADMIN`,
 /// a backing filesystem it cannot stack on), the open is ordinary and
@@ -64,13 +72,13 @@ final class KernelPassthrough: Sendable {
         var passedThrough: Set<ObjectIdentifier> = []
         /// Those of them open for writing (able to map the backing file writable).
         var writers: Set<ObjectIdentifier> = []
-        /// Ordinary opens that keep readers from passing through (cached, or able to map).
-        var cached = 0
-        /// Ordinary write-only opens (direct I/O, no mapping, no io mode).
-        var writeOnly = 0
+        /// Ordinary opens (cached, or direct I/O without the backing file),
+        /// each until its release: none of them may find a backing file on
+        /// the node when the kernel takes its reply.
+        var ordinary = 0
         /// Clones being made of or into the node.
         var withheld = 0
-        var isEmpty: Bool { passedThrough.isEmpty && cached == 0 && writeOnly == 0 && withheld == 0 }
+        var isEmpty: Bool { passedThrough.isEmpty && ordinary == 0 && withheld == 0 }
     }
 
     private struct State {
@@ -110,7 +118,6 @@ final class KernelPassthrough: Sendable {
     func admit(_ file: OpenFile, flags: Int32, eligible: Bool, backing: EntryID) -> Decision {
         guard wanted, KernelWire.passesThrough, file.inode.isRegularFile else { return .ordinary }
         let reader = flags & O_ACCMODE == O_RDONLY && flags & (O_TRUNC | OpenFlags.direct) == 0
-        let writeOnly = flags & O_ACCMODE == O_WRONLY
         let (decision, refusal) = state.withLock { state -> (Decision, Int32?) in
             var entry = state.entries[file.inode.id] ?? Entry()
             defer { state.entries[file.inode.id] = entry }
@@ -119,7 +126,7 @@ final class KernelPassthrough: Sendable {
                 if flags & O_ACCMODE != O_RDONLY { entry.writers.insert(ObjectIdentifier(file)) }
                 return (reader && eligible ? .passThrough(backing: entry.backing) : .throughDaemon(backing: entry.backing), nil)
             }
-            if reader && eligible && entry.cached == 0 && entry.withheld == 0 && file.inode.backing == backing
+            if reader && eligible && entry.ordinary == 0 && entry.withheld == 0 && file.inode.backing == backing
                 && !state.refused && state.device >= 0 {
                 let id = clinux_fuse_backing_open(state.device, file.descriptor.rawValue)
                 if id > 0 {
@@ -128,10 +135,10 @@ final class KernelPassthrough: Sendable {
                     return (.passThrough(backing: id), nil)
                 }
                 state.refused = true
-                entry.cached += 1
+                entry.ordinary += 1
                 return (.ordinary, -id)
             }
-            if writeOnly { entry.writeOnly += 1 } else { entry.cached += 1 }
+            entry.ordinary += 1
             return (.ordinary, nil)
         }
         if let refusal {
@@ -157,11 +164,7 @@ final class KernelPassthrough: Sendable {
                 }
                 return true
             }
-            if file.flags & O_ACCMODE == O_WRONLY && entry.writeOnly > 0 {
-                entry.writeOnly -= 1
-            } else if entry.cached > 0 {
-                entry.cached -= 1
-            }
+            if entry.ordinary > 0 { entry.ordinary -= 1 }
             return false
         }
     }
