@@ -132,6 +132,11 @@ final class SparseMemberFileTests: XCTestCase {
                 apply(truncate: Int(size), to: &model)
             case 6:
                 try file.sync()
+            case 7 where generator.next() % 2 == 0:
+                let offset = generator.next() % span, length = generator.next() % (3 * block)
+                try file.punch(offset: offset, length: length)
+                let end = min(Int(offset + length), model.count)
+                if Int(offset) < end { model.replaceSubrange(Int(offset)..<end, with: repeatElement(0, count: end - Int(offset))) }
             default:
                 let offset = generator.next() % span, count = Int(generator.next() % (3 * block))
                 let expected = offset < UInt64(model.count) ? Array(model[Int(offset)..<min(model.count, Int(offset) + count)]) : []
@@ -233,6 +238,11 @@ final class SparseMemberFileTests: XCTestCase {
                     let bytes = randomBytes(Int(1 + generator.next() % (block + block / 2)), &generator)
                     try write(file, bytes, at: offset)
                     apply(write: bytes, at: Int(offset), to: &latest[id]!)
+                case 5 where generator.next() % 3 == 0:
+                    let offset = generator.next() % span, length = generator.next() % (2 * block)
+                    try file.punch(offset: offset, length: length)
+                    let end = min(Int(offset + length), latest[id]!.count)
+                    if Int(offset) < end { latest[id]!.replaceSubrange(Int(offset)..<end, with: repeatElement(0, count: end - Int(offset))) }
                 case 5:
                     let size = UInt64(latest[id]!.count) - min(UInt64(latest[id]!.count), generator.next() % (3 * block)) + generator.next() % 2 * block
                     let sharedLength = file.snapshot.map.sharedLength

@@ -83,7 +83,8 @@ public struct BlockMap: Equatable, Sendable {
 
     /// The shared blocks a write of [offset, offset + length) touches: each
     /// must be copied into the anchor (the write laid over it) before it is
-    /// marked own.
+    /// marked own. A punch is a write of zeros below `sharedLength` (so an
+    /// own block there always holds data) and a punch of the anchor past it.
     public func sharedBlocks(offset: UInt64, length: UInt64) -> [Range<UInt64>] {
         guard length > 0, offset < sharedLength else { return [] }
         let touched = Self.blocks(offset: offset, length: min(offset + length, sharedLength) - offset)

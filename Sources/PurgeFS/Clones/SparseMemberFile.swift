@@ -150,6 +150,34 @@ final class SparseMemberFile: Sendable {
         try anchor.truncate(to: Int64(size))
     }
 
+    /// `fallocate(PUNCH_HOLE | KEEP_SIZE)` of [offset, offset + length):
+    /// the range reads as zeros. Below `sharedLength` zeros are written (the
+    /// shared blocks touched copied first, as for any write), so an own
+    /// block there always holds data (`BlockShareCheck`); past it the
+    /// anchor is punched.
+    func punch(offset: UInt64, length: UInt64) throws(Errno) {
+        let current = snapshot
+        let end = min(offset + length, current.size)
+        guard offset < end else { return }
+        let zeroEnd = min(end, current.map.sharedLength)
+        if offset < zeroEnd {
+            try makeOwn(current.map.sharedBlocks(offset: offset, length: zeroEnd - offset))
+            let zeros = [UInt8](repeating: 0, count: Int(Self.blockSize))
+            var position = offset
+            while position < zeroEnd {
+                let count = Int(min(Self.blockSize, zeroEnd - position))
+                let at = Int64(position)
+                let written = try zeros.withUnsafeBytes { bytes in
+                    Result { () throws(Errno) in try anchor.write(UnsafeRawBufferPointer(rebasing: bytes[..<count]), at: at) }
+                }.get()
+                guard written == count else { throw Errno.noSpace }
+                position += UInt64(count)
+            }
+        }
+        let holeStart = max(offset, current.map.sharedLength)
+        if holeStart < end { try anchor.punchHole(offset: Int64(holeStart), length: Int64(end - holeStart)) }
+    }
+
     /// Makes what was written durable: the anchor's data first, then the
     /// member's pending map records (journal appended and synced).
     func sync() throws(Errno) {
