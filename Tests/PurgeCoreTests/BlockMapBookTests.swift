@@ -1,3 +1,4 @@
+import FuzzHarness
 @testable import PurgeCore
 import XCTest
 
@@ -166,5 +167,13 @@ final class BlockMapBookTests: XCTestCase {
             handle: Array(repeating: 0xFF, count: Record.maximumHandleBytes))
         XCTAssertLessThanOrEqual(longest.line.count - 1, Record.maximumLineLength)
         XCTAssertEqual(try Record.parse(line: longest.line.dropLast()), longest)
+    }
+
+    /// The fuzz target's seeds are valid books (the fuzzer mutates from
+    /// accepted inputs, not only refused ones); the last ends torn.
+    func testTheFuzzSeedsAreValidBooks() throws {
+        let seeds = try FuzzCorpus.seeds(.blockMaps)
+        XCTAssertEqual(seeds.count, 3)
+        for seed in seeds { XCTAssertFalse(try BlockMapBook.decode(seed).durable.isEmpty) }
     }
 }
