@@ -330,4 +330,27 @@ final class SparseMemberFileTests: XCTestCase {
         try maps.commit(nil)
         XCTAssertEqual(try BlockMaps(directory: state).book.durable[one]?.map.own, BlockRanges([4..<5, 6..<7]))
     }
+
+    /// A truncate down whose sync fails leaves the anchor longer than the
+    /// view: the member refuses changes (a write past the new end would
+    /// otherwise expose the anchor's old bytes) but still reads.
+    func testATruncateThatFailsHalfWayRefusesFurtherChanges() throws {
+        let dir = try directory(), stateDirectory = try directory()
+        var generator = SplitMix64(seed: 5)
+        let baseBytes = randomBytes(Int(6 * block), &generator)
+        let base = try create("base", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
+        // The journal cannot be made: every commit fails.
+        try stateDirectory.makeDirectory("block-maps.journal", mode: 0o700)
+        let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+        try write(file, [UInt8](repeating: 1, count: 100), at: 5 * block)
+        XCTAssertThrowsError(try file.truncate(to: 2 * block + 10))
+        XCTAssertEqual(try whole(file), Array(baseBytes[..<Int(2 * block + 10)]), "reads stop at the new end")
+        XCTAssertThrowsError(try file.write(UnsafeRawBufferPointer(start: nil, count: 0), at: 3 * block)) { error in
+            XCTAssertEqual(error as? Errno, Errno.ioError)
+        }
+        XCTAssertThrowsError(try file.truncate(to: 6 * block))
+        XCTAssertThrowsError(try file.punch(offset: 0, length: 10))
+        XCTAssertEqual(file.size, 2 * block + 10)
+    }
 }

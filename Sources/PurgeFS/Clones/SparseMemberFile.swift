@@ -27,6 +27,10 @@ final class SparseMemberFile: Sendable {
         /// The member's size (the anchor's, but lowered first by a truncate
         /// down, so reads stop there while its blocks are freed).
         var size: UInt64
+        /// A truncate down failed half-way (the view at the new size, the
+        /// anchor not truncated): every change is refused with `EIO` until
+        /// the member is reopened from the journal, whose replay mends it.
+        var failed = false
     }
 
     private static var blockSize: UInt64 { BlockMap.blockSize }
@@ -66,6 +70,13 @@ final class SparseMemberFile: Sendable {
     }
 
     var snapshot: View { view.withLock { $0 } }
+
+    /// The view, unless a change failed half-way (`EIO`).
+    private func changeable() throws(Errno) -> View {
+        let current = snapshot
+        guard !current.failed else { throw Errno.ioError }
+        return current
+    }
     var size: UInt64 { snapshot.size }
 
     // MARK: Reading
@@ -122,8 +133,9 @@ final class SparseMemberFile: Sendable {
     /// Writes `buffer` at `offset`: the shared blocks it touches are copied
     /// from the base first (and marked own, pending), then the bytes written.
     func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws(Errno) -> Int {
+        let current = try changeable()
         guard buffer.count > 0 else { return 0 }
-        try makeOwn(snapshot.map.sharedBlocks(offset: offset, length: UInt64(buffer.count)))
+        try makeOwn(current.map.sharedBlocks(offset: offset, length: UInt64(buffer.count)))
         let written = try anchor.write(buffer, at: Int64(offset))
         view.withLock { $0.size = max($0.size, offset + UInt64(written)) }
         return written
@@ -134,20 +146,25 @@ final class SparseMemberFile: Sendable {
     /// member synced (so the map no longer claims what is freed), then the
     /// anchor truncated. Up: the anchor grows (own zeros); the map stays.
     func truncate(to size: UInt64) throws(Errno) {
-        let current = snapshot
+        let current = try changeable()
         if size >= current.size {
             try anchor.truncate(to: Int64(size))
             view.withLock { $0.size = size }
             return
         }
         view.withLock { $0.size = size }
-        if let block = current.map.blockToCopy(truncatingTo: size) { try makeOwn([block..<block + 1]) }
-        let lowered = view.withLock { view -> UInt64? in view.map.truncate(to: size) ? view.map.sharedLength : nil }
-        if let lowered {
-            maps.record(.sharedLength(member: member, length: lowered))
-            try sync()
+        do throws(Errno) {
+            if let block = current.map.blockToCopy(truncatingTo: size) { try makeOwn([block..<block + 1]) }
+            let lowered = view.withLock { view -> UInt64? in view.map.truncate(to: size) ? view.map.sharedLength : nil }
+            if let lowered {
+                maps.record(.sharedLength(member: member, length: lowered))
+                try sync()
+            }
+            try anchor.truncate(to: Int64(size))
+        } catch {
+            view.withLock { $0.failed = true }
+            throw error
         }
-        try anchor.truncate(to: Int64(size))
     }
 
     /// `fallocate(PUNCH_HOLE | KEEP_SIZE)` of [offset, offset + length):
@@ -156,7 +173,7 @@ final class SparseMemberFile: Sendable {
     /// block there always holds data (`BlockShareCheck`); past it the
     /// anchor is punched.
     func punch(offset: UInt64, length: UInt64) throws(Errno) {
-        let current = snapshot
+        let current = try changeable()
         let end = min(offset + length, current.size)
         guard offset < end else { return }
         let zeroEnd = min(end, current.map.sharedLength)
@@ -181,6 +198,7 @@ final class SparseMemberFile: Sendable {
     /// Makes what was written durable: the anchor's data first, then the
     /// member's pending map records (journal appended and synced).
     func sync() throws(Errno) {
+        _ = try changeable()
         try anchor.sync(dataOnly: true)
         try maps.commit(member)
     }
@@ -189,7 +207,7 @@ final class SparseMemberFile: Sendable {
     /// map (durably): the anchor is a plain file. The caller drops the
     /// base's link when no map names it any more.
     func flatten() throws(Errno) {
-        try makeOwn(snapshot.map.shared)
+        try makeOwn(try changeable().map.shared)
         try anchor.sync(dataOnly: true)
         maps.record(.drop(member: member))
         try maps.commit(member)
