@@ -353,4 +353,39 @@ final class SparseMemberFileTests: XCTestCase {
         XCTAssertThrowsError(try file.punch(offset: 0, length: 10))
         XCTAssertEqual(file.size, 2 * block + 10)
     }
+
+    /// The primary's break: its data copied, the member moved onto the copy
+    /// (durably) before the primary is written; the member reads as before
+    /// and its journaled map names the copy.
+    func testARebasedMemberReadsTheCopyOnceThePrimaryIsWritten() throws {
+        let dir = try directory(), stateDirectory = try directory()
+        var generator = SplitMix64(seed: 9)
+        let baseBytes = randomBytes(Int(8 * block + 99), &generator)
+        let primary = try create("primary", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
+        let member = try identity(anchor)
+        var maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        let file = try SparseMemberFile.start(member: member, anchor: anchor, base: primary, handle: (1, []), maps: maps)
+        var model = baseBytes
+        let bytes = randomBytes(5000, &generator)
+        try write(file, bytes, at: 3 * block - 100)
+        apply(write: bytes, at: Int(3 * block - 100), to: &model)
+        try file.sync()
+        let copy = try create("z", in: dir, bytes: baseBytes)
+        try file.rebase(to: copy)
+        // The primary is written now, all over.
+        let garbage = randomBytes(baseBytes.count, &generator)
+        _ = try garbage.withUnsafeBytes { try primary.write($0, at: 0) }
+        XCTAssertEqual(try whole(file), model)
+        maps.forgetPending()
+        maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        XCTAssertEqual(maps.book.durable[member]?.map.base, try identity(copy), "the rebase is durable when rebase returns")
+        XCTAssertThrowsError(try SparseMemberFile.open(member: member, anchor: anchor, base: primary, maps: maps))
+        XCTAssertEqual(try whole(SparseMemberFile.open(member: member, anchor: anchor, base: copy, maps: maps)), model)
+        let maps1 = maps.book.durable.mapValues(\.map)
+        let state = try BlockShareCheck.Anchor(reading: anchor)
+        XCTAssertEqual(BlockShareCheck.findings(maps: maps1, anchors: [member: state], baseLinks: [try identity(copy)]), [])
+        XCTAssertEqual(BlockShareCheck.findings(maps: maps1, anchors: [member: state], baseLinks: [try identity(primary)]), [
+            .danglingBase(member: member, base: try identity(copy)), .unreferencedBase(base: try identity(primary)),
+        ])
+    }
 }

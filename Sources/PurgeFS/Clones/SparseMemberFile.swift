@@ -10,20 +10,24 @@ import Synchronization
 ///
 /// Writes, truncates, syncs and flattening are called under the member's
 /// data lock (one at a time); reads take only the view's lock (a leaf, to
-/// copy the map and size). A block is marked own only after its copy is in
+/// copy the map, size and base descriptor). A block is marked own only after its copy is in
 /// the anchor, so a read in between reads the base or the whole copy.
-/// The descriptors are the caller's: it keeps them open while this lives.
+/// The descriptors are the caller's: it keeps them open while this lives
+/// (a base replaced by `rebase` until the member's release).
 final class SparseMemberFile: Sendable {
     let member: EntryID
     /// The anchor, open for reading and writing.
     let anchor: FileDescriptor
     /// The base, open for reading; never written while a map names it.
-    let base: FileDescriptor
+    var base: FileDescriptor { snapshot.base }
     let maps: BlockMaps
     private let view: Mutex<View>
 
     struct View: Sendable {
         var map: BlockMap
+        /// Open for reading; `rebase` replaces it (the old one stays open
+        /// until the member's release: a read may be using it).
+        var base: FileDescriptor
         /// The member's size (the anchor's, but lowered first by a truncate
         /// down, so reads stop there while its blocks are freed).
         var size: UInt64
@@ -35,10 +39,9 @@ final class SparseMemberFile: Sendable {
 
     private static var blockSize: UInt64 { BlockMap.blockSize }
 
-    private init(member: EntryID, anchor: FileDescriptor, base: FileDescriptor, maps: BlockMaps, view: View) {
+    private init(member: EntryID, anchor: FileDescriptor, maps: BlockMaps, view: View) {
         self.member = member
         self.anchor = anchor
-        self.base = base
         self.maps = maps
         self.view = Mutex(view)
     }
@@ -58,7 +61,7 @@ final class SparseMemberFile: Sendable {
             try copy(from: base, to: anchor, offset: map.sharedLength, length: size - map.sharedLength)
         }
         maps.record(.start(member: member, base: map.base, sharedLength: map.sharedLength, handleType: handle.0, handle: handle.1))
-        return SparseMemberFile(member: member, anchor: anchor, base: base, maps: maps, view: View(map: map, size: size))
+        return SparseMemberFile(member: member, anchor: anchor, maps: maps, view: View(map: map, base: base, size: size))
     }
 
     /// Opens a member the book has a map of (at mount, after replay).
@@ -66,7 +69,7 @@ final class SparseMemberFile: Sendable {
         guard let entry = maps.current(member) else { throw Errno.noEntry }
         guard EntryID(try base.status()) == entry.map.base else { throw Errno(ESTALE) }
         let size = UInt64(try anchor.status().st_size)
-        return SparseMemberFile(member: member, anchor: anchor, base: base, maps: maps, view: View(map: entry.map, size: size))
+        return SparseMemberFile(member: member, anchor: anchor, maps: maps, view: View(map: entry.map, base: base, size: size))
     }
 
     var snapshot: View { view.withLock { $0 } }
@@ -90,7 +93,7 @@ final class SparseMemberFile: Sendable {
         for piece in view.map.pieces(offset: offset, length: length) {
             let start = Int(piece.offset - offset)
             let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[start..<start + Int(piece.length)])
-            let got = try (piece.shared ? base : anchor).read(into: slice, at: Int64(piece.offset))
+            let got = try (piece.shared ? view.base : anchor).read(into: slice, at: Int64(piece.offset))
             // An anchor shorter than the view (a truncate down under way) reads as zeros.
             if got < slice.count { slice.baseAddress!.advanced(by: got).initializeMemory(as: UInt8.self, repeating: 0, count: slice.count - got) }
         }
@@ -167,6 +170,23 @@ final class SparseMemberFile: Sendable {
         }
     }
 
+    /// Moves the member onto `newBase`, a copy holding the same bytes (the
+    /// primary's break copies the old base before writing it): the `base`
+    /// record is made durable before this returns, so the caller may then
+    /// drop the old base's link and let the primary be written.
+    func rebase(to newBase: FileDescriptor) throws(Errno) {
+        let current = try changeable()
+        let status = try newBase.status()
+        guard UInt64(status.st_size) >= current.map.sharedLength else { throw Errno.invalidArgument }
+        let identity = EntryID(status)
+        view.withLock { view in
+            view.base = newBase
+            view.map.base = identity
+        }
+        maps.record(.rebase(member: member, base: identity))
+        try sync()
+    }
+
     /// `fallocate(PUNCH_HOLE | KEEP_SIZE)` of [offset, offset + length):
     /// the range reads as zeros. Below `sharedLength` zeros are written (the
     /// shared blocks touched copied first, as for any write), so an own
@@ -217,7 +237,7 @@ final class SparseMemberFile: Sendable {
     private func makeOwn(_ blocks: [Range<UInt64>]) throws(Errno) {
         for range in blocks where !range.isEmpty {
             try Self.copy(
-                from: base, to: anchor, offset: range.lowerBound * Self.blockSize, length: UInt64(range.count) * Self.blockSize)
+                from: snapshot.base, to: anchor, offset: range.lowerBound * Self.blockSize, length: UInt64(range.count) * Self.blockSize)
             view.withLock { _ = $0.map.makeOwn(range) }
             maps.record(.own(member: member, blocks: range))
         }
