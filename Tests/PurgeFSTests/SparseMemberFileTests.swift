@@ -388,4 +388,39 @@ final class SparseMemberFileTests: XCTestCase {
             .danglingBase(member: member, base: try identity(copy)), .unreferencedBase(base: try identity(primary)),
         ])
     }
+
+    /// Replay's repairs on files: a member killed before its rename (still a
+    /// linked member) is dropped durably and its anchor emptied; a base
+    /// nobody names is unlinked; a copy no record claims is punched.
+    func testRepairsEmptyDropPunchAndUnlink() throws {
+        let dir = try directory(), stateDirectory = try directory()
+        var generator = SplitMix64(seed: 3)
+        let base = try create("base", in: dir, bytes: randomBytes(Int(4 * block), &generator))
+        let early = try create("early", in: dir), kept = try create("kept", in: dir)
+        var maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        var files: [SparseMemberFile] = []
+        for anchor in [early, kept] {
+            let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+            try file.sync()
+            files.append(file)
+        }
+        try write(files[1], [7], at: 2 * block + 1)
+        maps.forgetPending()
+        maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        let orphan = EntryID(device: 1, inode: 999_999)
+        let anchors = [early, kept]
+        var states: [EntryID: BlockShareCheck.Anchor] = [:]
+        for anchor in anchors { states[try identity(anchor)] = try BlockShareCheck.Anchor(reading: anchor) }
+        let repairs = BlockShareCheck.replay(
+            book: maps.book, anchors: states, linkedMembers: [try identity(early)], baseLinks: [try identity(base), orphan])
+        XCTAssertEqual(repairs.punches, [try identity(kept): [2..<3]])
+        var unlinked: [EntryID] = []
+        let byIdentity = Dictionary(uniqueKeysWithValues: try anchors.map { (try identity($0), $0) })
+        try maps.repair(repairs, anchor: { (id) throws(Errno) in try byIdentity[id]!.duplicate() }, unlinkBase: { unlinked.append($0) })
+        XCTAssertEqual(unlinked, [orphan])
+        XCTAssertEqual(try early.status().st_size, 0)
+        XCTAssertEqual(try kept.status().st_blocks, 0, "the unclaimed copy is punched")
+        let reread = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        XCTAssertEqual(Array(reread.book.durable.keys), [try identity(kept)], "the drop is durable")
+    }
 }
