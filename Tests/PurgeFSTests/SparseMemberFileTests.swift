@@ -158,6 +158,33 @@ final class SparseMemberFileTests: XCTestCase {
         XCTAssertEqual(reopened.book, BlockMapBook())
     }
 
+    /// Flattened, a member is its anchor: changes go there and make no
+    /// records (a record about a dropped map would not apply).
+    func testAFlattenedMemberChangesItsAnchorAlone() throws {
+        let dir = try directory(), stateDirectory = try directory()
+        var generator = SplitMix64(seed: 8)
+        let baseBytes = randomBytes(Int(8 * block), &generator)
+        let base = try create("base", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
+        let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+        var model = baseBytes
+        try write(file, [9], at: 3 * block)
+        apply(write: [9], at: Int(3 * block), to: &model)
+        try file.flatten()
+        XCTAssertEqual(maps.book, BlockMapBook())
+        try write(file, [1, 2, 3], at: 10)
+        apply(write: [1, 2, 3], at: 10, to: &model)
+        try file.truncate(to: 5 * block + 5)
+        apply(truncate: Int(5 * block + 5), to: &model)
+        try file.punch(offset: 0, length: 4)
+        model.replaceSubrange(0..<4, with: [0, 0, 0, 0])
+        try file.sync()
+        XCTAssertEqual(try plainRead(anchor), model)
+        XCTAssertEqual(try whole(file), model)
+        XCTAssertEqual(maps.book, BlockMapBook())
+        XCTAssertThrowsError(try file.rebase(to: base))
+    }
+
     func testAFourKilobyteWriteIntoA256MebibyteMemberCostsOneBlock() throws {
         let dir = try directory(), stateDirectory = try directory()
         var generator = SplitMix64(seed: 256)

@@ -35,6 +35,9 @@ final class SparseMemberFile: Sendable {
         /// anchor not truncated): every change is refused with `EIO` until
         /// the member is reopened from the journal, whose replay mends it.
         var failed = false
+        /// Flattened: the map is dropped and nothing is shared any more
+        /// (`sharedLength` 0); the member is its anchor, a plain file.
+        var flattened = false
     }
 
     private static var blockSize: UInt64 { BlockMap.blockSize }
@@ -176,6 +179,7 @@ final class SparseMemberFile: Sendable {
     /// drop the old base's link and let the primary be written.
     func rebase(to newBase: FileDescriptor) throws(Errno) {
         let current = try changeable()
+        guard !current.flattened else { throw Errno.invalidArgument }
         let status = try newBase.status()
         guard UInt64(status.st_size) >= current.map.sharedLength else { throw Errno.invalidArgument }
         let identity = EntryID(status)
@@ -224,11 +228,18 @@ final class SparseMemberFile: Sendable {
     }
 
     /// Copies every shared block into the anchor, syncs it, then drops the
-    /// map (durably): the anchor is a plain file. The caller drops the
-    /// base's link when no map names it any more.
+    /// map (durably): the anchor is a plain file, and this file's changes
+    /// go to it alone from then on. The caller drops the base's link when
+    /// no map names it any more.
     func flatten() throws(Errno) {
-        try makeOwn(try changeable().map.shared)
+        let current = try changeable()
+        guard !current.flattened else { return }
+        try makeOwn(current.map.shared)
         try anchor.sync(dataOnly: true)
+        view.withLock { view in
+            view.map.lowerSharedLength(to: 0)
+            view.flattened = true
+        }
         maps.record(.drop(member: member))
         try maps.commit(member)
     }
