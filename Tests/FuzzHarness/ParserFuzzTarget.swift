@@ -29,6 +29,8 @@ public enum ParserFuzzTarget: String, CaseIterable, Sendable {
     case deviceRequests = "device-requests"
     /// The cloud tier's manifest (`cloud` in the state directory).
     case cloudManifest = "cloud-manifest"
+    /// The block maps of sparse clone members (`block-maps` and its journal in the state directory).
+    case blockMaps = "block-maps"
     /// A JSON report given to `purgefs report` or `explore --replay`.
     case report
     /// The recording beside an explore report (`initial` and the operations log), as `--replay` reads it.
@@ -52,6 +54,7 @@ public enum ParserFuzzTarget: String, CaseIterable, Sendable {
         case .deviceRecords: return Self.deviceRecords(input)
         case .deviceRequests: return Self.deviceRequests(input)
         case .cloudManifest: return Self.cloudManifest(input)
+        case .blockMaps: return Self.blockMaps(input)
         case .report: return Self.report(text)
         case .replayRecording: return Self.replayRecording(text)
         case .uiRequest: return Self.uiRequest(input)
@@ -229,6 +232,29 @@ public enum ParserFuzzTarget: String, CaseIterable, Sendable {
         guard let manifest = CloudManifest(decoding: input) else { return nil }
         guard CloudManifest(decoding: manifest.encoded) == manifest else {
             return "cloud manifest: encoded does not decode the same"
+        }
+        return nil
+    }
+
+    /// Decoded maps encode to what decodes the same; a refusal is one line;
+    /// the check and replay run over whatever was accepted.
+    static func blockMaps(_ input: [UInt8]) -> String? {
+        let book: BlockMapBook
+        do throws(BlockMapRecord.Malformed) {
+            book = try BlockMapBook.decode(input)
+        } catch {
+            return oneLine(error, input: "", "block maps")
+        }
+        guard (try? BlockMapBook.decode(book.encoded)) == book else { return "block maps: encoded does not decode the same" }
+        let maps = book.durable.mapValues(\.map)
+        _ = BlockShareCheck.findings(maps: maps, anchors: [:], baseLinks: [])
+        let anchors = maps.mapValues { BlockShareCheck.Anchor(size: $0.sharedLength / 2, data: [0..<$0.sharedLength]) }
+        let repairs = BlockShareCheck.replay(book: book, anchors: anchors, linkedMembers: [], baseLinks: [])
+        var repaired = book
+        do throws(BlockMapRecord.Malformed) {
+            try repaired.applyDurable(repairs.records)
+        } catch {
+            return "block maps: replay's repairs do not apply: \(error)"
         }
         return nil
     }

@@ -24,6 +24,7 @@ final class ParserFuzzTests: XCTestCase {
     func testDeviceRecords() throws { try fuzz(.deviceRecords) }
     func testDeviceRequests() throws { try fuzz(.deviceRequests) }
     func testCloudManifest() throws { try fuzz(.cloudManifest) }
+    func testBlockMaps() throws { try fuzz(.blockMaps) }
 
     /// Inputs libFuzzer found (scripts/fuzz), each once a failure; they are in
     /// Tests/FuzzCorpus too, so both runners start from them.
@@ -37,6 +38,6 @@ final class ParserFuzzTests: XCTestCase {
     }
 
     func testEveryCoreTargetHasATest() {
-        XCTAssertEqual(ParserFuzzTarget.allCases.filter(\.isCore).count, 9)
+        XCTAssertEqual(ParserFuzzTarget.allCases.filter(\.isCore).count, 10)
     }
 }

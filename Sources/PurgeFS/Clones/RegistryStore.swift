@@ -43,7 +43,19 @@ final class RegistryStore<Registry: JournaledRecords>: Sendable {
 
     /// The stored registry; empty (with a line in the log) when malformed.
     func load() -> Registry {
-        guard let snapshot = try? directory.read(snapshotName) else { return Registry() }
+        guard let bytes = storedLines() else { return Registry() }
+        guard let registry = Registry(decoding: bytes) else {
+            Diagnostics.note("state file \(snapshotName) is malformed; the clone relationships in it are forgotten")
+            return Registry()
+        }
+        return registry
+    }
+
+    /// The snapshot's lines followed by the current journal's, without
+    /// their epoch lines (nil: nothing stored), for an owner that decodes
+    /// them itself (and refuses rather than forgets what it cannot read).
+    func storedLines() -> [UInt8]? {
+        guard let snapshot = try? directory.read(snapshotName) else { return nil }
         let (snapshotEpoch, snapshotBody) = Self.splitEpoch(snapshot)
         var bytes = snapshotBody
         var journalBytes = 0
@@ -59,11 +71,7 @@ final class RegistryStore<Registry: JournaledRecords>: Sendable {
             files.snapshotBytes = snapshot.count
             files.journalBytes = journalBytes
         }
-        guard let registry = Registry(decoding: bytes) else {
-            Diagnostics.note("state file \(snapshotName) is malformed; the clone relationships in it are forgotten")
-            return Registry()
-        }
-        return registry
+        return bytes
     }
 
     /// Appends the registry's changes, synced; folds the journal when long.
@@ -89,10 +97,20 @@ final class RegistryStore<Registry: JournaledRecords>: Sendable {
     /// the journal be folded, the registry as it is then; so changes are
     /// appended in the order they were taken, and a fold never misses one.
     func save(taking take: () -> (changes: [UInt8], registry: Registry)) throws(Errno) {
-        try files.withLock { (files) throws(Errno) in
+        try save(taking: { () -> (changes: [UInt8], registry: Registry, fold: Bool) in
             let (changes, registry) = take()
+            return (changes, registry, false)
+        })
+    }
+
+    /// `save(taking:)` whose `take` may ask for a new snapshot instead of an
+    /// append (`fold`: the journal may end in a torn line, after which an
+    /// append would not be read back), decided under this store's lock.
+    func save(taking take: () -> (changes: [UInt8], registry: Registry, fold: Bool)) throws(Errno) {
+        try files.withLock { (files) throws(Errno) in
+            let (changes, registry, mustFold) = take()
             guard !changes.isEmpty else { return }
-            if files.journalBytes + changes.count > max(Self.foldAt, files.snapshotBytes) {
+            if mustFold || files.journalBytes + changes.count > max(Self.foldAt, files.snapshotBytes) {
                 return try fold(registry, in: &files)
             }
             let file = try openJournal(&files)

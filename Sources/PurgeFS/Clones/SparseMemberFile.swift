@@ -1,0 +1,274 @@
+import CLinux
+import Glibc
+import PurgeCore
+import PurgeSys
+import Synchronization
+
+/// A sparse clone member's data as one file (docs/DESIGN.md, "Block sharing
+/// without reflinks"): own blocks in its anchor, shared blocks read from the
+/// immutable base, as its `BlockMap` says.
+///
+/// Writes, truncates, syncs and flattening are called under the member's
+/// data lock (one at a time); reads take only the view's lock (a leaf, to
+/// copy the map, size and base descriptor). A block is marked own only after its copy is in
+/// the anchor, so a read in between reads the base or the whole copy.
+/// The descriptors are the caller's: it keeps them open while this lives
+/// (a base replaced by `rebase` until the member's release).
+final class SparseMemberFile: Sendable {
+    let member: EntryID
+    /// The anchor, open for reading and writing.
+    let anchor: FileDescriptor
+    /// The base, open for reading; never written while a map names it.
+    var base: FileDescriptor { snapshot.base }
+    let maps: BlockMaps
+    private let view: Mutex<View>
+
+    struct View: Sendable {
+        var map: BlockMap
+        /// Open for reading; `rebase` replaces it (the old one stays open
+        /// until the member's release: a read may be using it).
+        var base: FileDescriptor
+        /// The member's size (the anchor's, but lowered first by a truncate
+        /// down, so reads stop there while its blocks are freed).
+        var size: UInt64
+        /// A truncate down failed half-way (the view at the new size, the
+        /// anchor not truncated): every change is refused with `EIO` until
+        /// the member is reopened from the journal, whose replay mends it.
+        var failed = false
+        /// Flattened: the map is dropped and nothing is shared any more
+        /// (`sharedLength` 0); the member is its anchor, a plain file.
+        var flattened = false
+    }
+
+    private static var blockSize: UInt64 { BlockMap.blockSize }
+
+    private init(member: EntryID, anchor: FileDescriptor, maps: BlockMaps, view: View) {
+        self.member = member
+        self.anchor = anchor
+        self.maps = maps
+        self.view = Mutex(view)
+    }
+
+    /// Makes `member` sparse on `base`: its anchor is sized as the base, the
+    /// base's partial last block (never shared) copied into it, and the
+    /// `start` record queued. `sync()` before the anchor replaces the name.
+    static func start(
+        member: EntryID, anchor: FileDescriptor, base: FileDescriptor, handle: (Int32, [UInt8]), maps: BlockMaps
+    ) throws(Errno) -> SparseMemberFile {
+        let baseStatus = try base.status()
+        let size = UInt64(baseStatus.st_size)
+        let map = BlockMap(base: EntryID(baseStatus), sharedLength: size)
+        try anchor.truncate(to: 0)
+        try anchor.truncate(to: Int64(size))
+        if map.sharedLength < size {
+            try copy(from: base, to: anchor, offset: map.sharedLength, length: size - map.sharedLength)
+        }
+        maps.record(.start(member: member, base: map.base, sharedLength: map.sharedLength, handleType: handle.0, handle: handle.1))
+        return SparseMemberFile(member: member, anchor: anchor, maps: maps, view: View(map: map, base: base, size: size))
+    }
+
+    /// Opens a member the book has a map of (at mount, after replay).
+    static func open(member: EntryID, anchor: FileDescriptor, base: FileDescriptor, maps: BlockMaps) throws(Errno) -> SparseMemberFile {
+        guard let entry = maps.current(member) else { throw Errno.noEntry }
+        guard EntryID(try base.status()) == entry.map.base else { throw Errno(ESTALE) }
+        let size = UInt64(try anchor.status().st_size)
+        return SparseMemberFile(member: member, anchor: anchor, maps: maps, view: View(map: entry.map, base: base, size: size))
+    }
+
+    var snapshot: View { view.withLock { $0 } }
+
+    /// The view, unless a change failed half-way (`EIO`).
+    private func changeable() throws(Errno) -> View {
+        let current = snapshot
+        guard !current.failed else { throw Errno.ioError }
+        return current
+    }
+    var size: UInt64 { snapshot.size }
+
+    // MARK: Reading
+
+    /// Reads up to `buffer.count` bytes at `offset`: own pieces from the
+    /// anchor, shared ones from the base; fewer only at the member's end.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(Errno) -> Int {
+        let view = snapshot
+        guard offset < view.size, buffer.count > 0 else { return 0 }
+        let length = min(UInt64(buffer.count), view.size - offset)
+        for piece in view.map.pieces(offset: offset, length: length) {
+            let start = Int(piece.offset - offset)
+            let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[start..<start + Int(piece.length)])
+            let got = try (piece.shared ? view.base : anchor).read(into: slice, at: Int64(piece.offset))
+            // An anchor shorter than the view (a truncate down under way) reads as zeros.
+            if got < slice.count { slice.baseAddress!.advanced(by: got).initializeMemory(as: UInt8.self, repeating: 0, count: slice.count - got) }
+        }
+        return Int(length)
+    }
+
+    /// `lseek` with `SEEK_DATA` or `SEEK_HOLE` in the member: shared blocks
+    /// are data, own ones are what the anchor says. `ENXIO` at or past the end.
+    func seek(to offset: UInt64, whence: Int32) throws(Errno) -> UInt64 {
+        let view = snapshot
+        guard offset < view.size else { throw Errno(ENXIO) }
+        let block = BlockMap.blockSize
+        var position = offset
+        while position < view.size {
+            let here = BlockMap.block(of: position)
+            if !view.map.isOwn(here) {
+                if whence == clinux_SEEK_DATA { return position }
+                position = (view.map.shared.first { $0.contains(here) }!.upperBound) * block
+                continue
+            }
+            // Own from `position` up to the next shared run (or the end).
+            let nextShared = view.map.shared.first { $0.lowerBound > here }.map { $0.lowerBound * block } ?? view.size
+            let limit = min(nextShared, view.size)
+            let found: UInt64
+            do throws(Errno) {
+                found = UInt64(try anchor.seek(to: Int64(position), whence: whence))
+            } catch where error == Errno(ENXIO) {
+                found = whence == clinux_SEEK_DATA ? UInt64.max : view.size
+            }
+            if found < limit { return found }
+            if whence == clinux_SEEK_HOLE, limit == view.size { return view.size }
+            position = limit
+        }
+        if whence == clinux_SEEK_HOLE { return view.size }
+        throw Errno(ENXIO)
+    }
+
+    // MARK: Changing (under the member's data lock)
+
+    /// Writes `buffer` at `offset`: the shared blocks it touches are copied
+    /// from the base first (and marked own, pending), then the bytes written.
+    func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws(Errno) -> Int {
+        let current = try changeable()
+        guard buffer.count > 0 else { return 0 }
+        try makeOwn(current.map.sharedBlocks(offset: offset, length: UInt64(buffer.count)))
+        let written = try anchor.write(buffer, at: Int64(offset))
+        view.withLock { $0.size = max($0.size, offset + UInt64(written)) }
+        return written
+    }
+
+    /// Sets the member's size. Down: reads stop at `size` at once, the
+    /// shared block `size` falls in is copied, `sharedLength` lowered, the
+    /// member synced (so the map no longer claims what is freed), then the
+    /// anchor truncated. Up: the anchor grows (own zeros); the map stays.
+    func truncate(to size: UInt64) throws(Errno) {
+        let current = try changeable()
+        if size >= current.size {
+            try anchor.truncate(to: Int64(size))
+            view.withLock { $0.size = size }
+            return
+        }
+        view.withLock { $0.size = size }
+        do throws(Errno) {
+            if let block = current.map.blockToCopy(truncatingTo: size) { try makeOwn([block..<block + 1]) }
+            let lowered = view.withLock { view -> UInt64? in view.map.truncate(to: size) ? view.map.sharedLength : nil }
+            if let lowered {
+                maps.record(.sharedLength(member: member, length: lowered))
+                try sync()
+            }
+            try anchor.truncate(to: Int64(size))
+        } catch {
+            view.withLock { $0.failed = true }
+            throw error
+        }
+    }
+
+    /// Moves the member onto `newBase`, a copy holding the same bytes (the
+    /// primary's break copies the old base before writing it): the `base`
+    /// record is made durable before this returns, so the caller may then
+    /// drop the old base's link and let the primary be written.
+    func rebase(to newBase: FileDescriptor) throws(Errno) {
+        let current = try changeable()
+        guard !current.flattened else { throw Errno.invalidArgument }
+        let status = try newBase.status()
+        guard UInt64(status.st_size) >= current.map.sharedLength else { throw Errno.invalidArgument }
+        let identity = EntryID(status)
+        view.withLock { view in
+            view.base = newBase
+            view.map.base = identity
+        }
+        maps.record(.rebase(member: member, base: identity))
+        try sync()
+    }
+
+    /// `fallocate(PUNCH_HOLE | KEEP_SIZE)` of [offset, offset + length):
+    /// the range reads as zeros. Below `sharedLength` zeros are written (the
+    /// shared blocks touched copied first, as for any write), so an own
+    /// block there always holds data (`BlockShareCheck`); past it the
+    /// anchor is punched.
+    func punch(offset: UInt64, length: UInt64) throws(Errno) {
+        let current = try changeable()
+        let end = min(offset + length, current.size)
+        guard offset < end else { return }
+        let zeroEnd = min(end, current.map.sharedLength)
+        if offset < zeroEnd {
+            try makeOwn(current.map.sharedBlocks(offset: offset, length: zeroEnd - offset))
+            let zeros = [UInt8](repeating: 0, count: Int(Self.blockSize))
+            var position = offset
+            while position < zeroEnd {
+                let count = Int(min(Self.blockSize, zeroEnd - position))
+                let at = Int64(position)
+                let written = try zeros.withUnsafeBytes { bytes in
+                    Result { () throws(Errno) in try anchor.write(UnsafeRawBufferPointer(rebasing: bytes[..<count]), at: at) }
+                }.get()
+                guard written == count else { throw Errno.noSpace }
+                position += UInt64(count)
+            }
+        }
+        let holeStart = max(offset, current.map.sharedLength)
+        if holeStart < end { try anchor.punchHole(offset: Int64(holeStart), length: Int64(end - holeStart)) }
+    }
+
+    /// Makes what was written durable: the anchor's data first, then the
+    /// member's pending map records (journal appended and synced).
+    func sync() throws(Errno) {
+        _ = try changeable()
+        try anchor.sync(dataOnly: true)
+        try maps.commit(member)
+    }
+
+    /// Copies every shared block into the anchor, syncs it, then drops the
+    /// map (durably): the anchor is a plain file, and this file's changes
+    /// go to it alone from then on. The caller drops the base's link when
+    /// no map names it any more.
+    func flatten() throws(Errno) {
+        let current = try changeable()
+        guard !current.flattened else { return }
+        try makeOwn(current.map.shared)
+        try anchor.sync(dataOnly: true)
+        view.withLock { view in
+            view.map.lowerSharedLength(to: 0)
+            view.flattened = true
+        }
+        maps.record(.drop(member: member))
+        try maps.commit(member)
+    }
+
+    /// Copies `blocks` (shared) from the base into the anchor, then marks them own.
+    private func makeOwn(_ blocks: [Range<UInt64>]) throws(Errno) {
+        for range in blocks where !range.isEmpty {
+            try Self.copy(
+                from: snapshot.base, to: anchor, offset: range.lowerBound * Self.blockSize, length: UInt64(range.count) * Self.blockSize)
+            view.withLock { _ = $0.map.makeOwn(range) }
+            maps.record(.own(member: member, blocks: range))
+        }
+    }
+
+    /// Copies bytes [offset, offset + length) between the files, a block at a time.
+    private static func copy(from source: FileDescriptor, to destination: FileDescriptor, offset: UInt64, length: UInt64) throws(Errno) {
+        var buffer = [UInt8](repeating: 0, count: Int(blockSize))
+        var done: UInt64 = 0
+        while done < length {
+            let count = Int(min(blockSize, length - done))
+            let position = Int64(offset + done)
+            try buffer.withUnsafeMutableBytes { bytes in
+                Result { () throws(Errno) in
+                    let chunk = UnsafeMutableRawBufferPointer(rebasing: bytes[..<count])
+                    guard try source.read(into: chunk, at: position) == count else { throw Errno.ioError }
+                    guard try destination.write(UnsafeRawBufferPointer(chunk), at: position) == count else { throw Errno.noSpace }
+                }
+            }.get()
+            done += UInt64(count)
+        }
+    }
+}
