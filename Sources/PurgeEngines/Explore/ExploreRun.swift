@@ -1,6 +1,5 @@
 import Glibc
 import PurgeCore
-import PurgeEngines
 import PurgeSys
 
 /// The one run `purgefs explore` records: the copy mounted with `record=`,
@@ -91,14 +90,14 @@ struct ExploreRun {
                 try? ProcessGroup.signal(pid, SIGTERM)
                 signalledAt = WallClock.seconds()
             }
-            if let signalledAt, WallClock.seconds() - signalledAt > Double(RunCommand.graceMilliseconds) / 1000 {
+            if let signalledAt, WallClock.seconds() - signalledAt > Double(RunJob.graceMilliseconds) / 1000 {
                 try? ProcessGroup.signal(pid, SIGKILL)
             }
             // A command that prints a pipe's worth between two operations would block: empty it here.
             if reader.bytesWaiting >= capacity - 65536 {
                 outcome.trailingOutput += Self.drain(reader)
             }
-            CurrentProcess.sleep(milliseconds: RunCommand.tickMilliseconds)
+            CurrentProcess.sleep(milliseconds: RunJob.tickMilliseconds)
         }
         try? ProcessGroup.signal(pid, SIGKILL)
         outcome.trailingOutput += Self.drain(reader)

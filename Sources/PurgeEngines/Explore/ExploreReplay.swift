@@ -1,6 +1,5 @@
 import Glibc
 import PurgeCore
-import PurgeEngines
 import PurgeSys
 
 /// A recording kept beside a report (`--report FILE` → `FILE.recording`,
@@ -10,7 +9,7 @@ import PurgeSys
 /// DIR` makes one state again from it and the container the report names,
 /// which must still be the one explored (its fingerprint: every entry's
 /// path, kind, mode and size, a link's target and a file's bytes).
-enum ExploreReplay {
+public enum ExploreReplay {
     /// FNV-1a over the tree `entries` describes, read under `root`: a file
     /// changed in place to the same size is another container too (a state
     /// rebuilt on it would hold bytes the run never had).
@@ -65,8 +64,8 @@ enum ExploreReplay {
             let lines = initial.map {
                 "\(RecordedOperation.hex(Array($0.path.utf8))) \(RecordedOperation.text($0.id)) \($0.kind.rawValue) \(String($0.mode, radix: 8)) \($0.size) \(RecordedOperation.hex($0.target))"
             }
-            try ExploreCommand.write(lines.joined(separator: "\n") + "\n", to: directory + "/initial")
-            try ExploreCommand.write(String(decoding: output, as: UTF8.self), to: directory + "/trailing")
+            try ExploreSession.write(lines.joined(separator: "\n") + "\n", to: directory + "/initial")
+            try ExploreSession.write(String(decoding: output, as: UTF8.self), to: directory + "/trailing")
         } catch {
             throw .failure("explore: cannot keep the recording in \(directory): \(error)")
         }
@@ -95,7 +94,7 @@ enum ExploreReplay {
         return name.flatMap(CrashFilesystemModel.init(rawValue:)) ?? .posix
     }
 
-    static func run(report path: String, state: CrashExploration.StateID, into directory: String) throws(CommandExit) {
+    public static func run(report path: String, state: CrashExploration.StateID, into directory: String) throws(CommandExit) {
         let bytes: [UInt8]
         do throws(Errno) { bytes = try FileDescriptor.readFile(path, limit: 1 << 28) } catch {
             throw .failure("explore: cannot read the report \(path): \(error)")

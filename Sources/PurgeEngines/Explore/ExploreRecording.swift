@@ -1,6 +1,5 @@
 import Glibc
 import PurgeCore
-import PurgeEngines
 import PurgeSys
 
 /// The recording half of `purgefs explore`: a work directory
