@@ -1,5 +1,6 @@
 import Glibc
 import PurgeCore
+import PurgeFS
 import PurgeSys
 
 /// A recording kept beside a report (`--report FILE` → `FILE.recording`,
@@ -40,25 +41,14 @@ public enum ExploreReplay {
         path == MountOptions.defaultStateDirectoryName || path.hasPrefix(MountOptions.defaultStateDirectoryName + "/")
     }
 
-    /// The command's stdout as the log's output records hold it, in order.
-    static func output(_ records: [RecordedOperation], data: FileDescriptor) -> [UInt8] {
-        var bytes: [UInt8] = []
-        for case .output(let offset, let length) in records where length > 0 {
-            var chunk = [UInt8](repeating: 0, count: Int(length))
-            let count = chunk.withUnsafeMutableBytes { (buffer) -> Int in (try? data.read(into: buffer, at: Int64(offset))) ?? 0 }
-            bytes += chunk[..<count]
-        }
-        return bytes
-    }
-
-    static func save(recording: ExploreRecording, initial: [CrashExploration.InitialEntry], output: [UInt8], to directory: String) throws(CommandExit) {
+    static func save(workspace: ExploreWorkspace, initial: [CrashExploration.InitialEntry], output: [UInt8], to directory: String) throws(CommandExit) {
         var failed: String?
         do throws(Errno) {
             try OwnMount.removeWithPatience(directory, missingIsFine: true)
             try Paths.makeDirectory(directory, mode: 0o755)
             for name in [RecordedOperation.operationsFileName, RecordedOperation.dataFileName] {
-                let (status, text) = try OwnMount.capture("cp", arguments: ["cp", "--reflink=auto", "--", recording.record + "/" + name, directory + "/" + name],
-                                                          outputPath: recording.work + "/.output")
+                let (status, text) = try OwnMount.capture("cp", arguments: ["cp", "--reflink=auto", "--", workspace.record + "/" + name, directory + "/" + name],
+                                                          outputPath: workspace.work + "/.output")
                 if status.exitCode != 0 { failed = OwnMount.reason(text, status) }
             }
             let lines = initial.map {
@@ -108,7 +98,7 @@ public enum ExploreReplay {
         }
         guard !Paths.exists(directory) else { throw .usage("explore: \(directory) exists already: give a new directory for the state") }
         let now: [CrashExploration.InitialEntry]
-        do throws(Errno) { now = try ExploreRecording.walk(container) } catch {
+        do throws(Errno) { now = try OperationLog.tree(of: container) } catch {
             throw .failure("explore: cannot read the container \(container) that \(path) names: \(error)")
         }
         guard Self.fingerprint(now, root: container) == fingerprint else {
@@ -118,14 +108,13 @@ public enum ExploreReplay {
         let initial: [CrashExploration.InitialEntry]
         let data: FileDescriptor
         do throws(Errno) {
-            let text = String(decoding: try FileDescriptor.readFile(recording + "/" + RecordedOperation.operationsFileName, limit: 1 << 30), as: UTF8.self)
-            guard let parsed = try? RecordedOperation.parse(text[...]),
+            guard let parsed = try OperationLog.records(in: recording),
                   let tree = loadInitial(String(decoding: try FileDescriptor.readFile(recording + "/initial", limit: 1 << 28), as: UTF8.self)) else {
                 throw Errno(EINVAL)
             }
             records = parsed
             initial = tree
-            data = try FileDescriptor.open(path: recording + "/" + RecordedOperation.dataFileName, flags: O_RDONLY | O_CLOEXEC)
+            data = try OperationLog.openData(in: recording)
         } catch {
             throw .failure("explore: cannot read the recording \(recording): \(error)")
         }

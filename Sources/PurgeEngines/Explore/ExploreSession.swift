@@ -1,10 +1,12 @@
 import Glibc
 import PurgeCore
+import PurgeFS
 import PurgeSys
 
 /// `purgefs explore`'s work once its arguments are read: copies the
 /// container, runs the command once on a recorded mount of the copy
-/// (`ExploreRecording`, `ExploreRun`), reads the operation log, checks the crash states (`ExploreChecker`, with
+/// (`ExploreWorkspace`, `ExploreRun`), reads the operation log
+/// (`OperationLog`), checks the crash states (`ExploreChecker`, with
 /// `ExploreGolden`), writes the report files asked for (`--report` with the
 /// recording beside it, `--html`, `--junit`, `--keep`'s recording) and
 /// returns the report. The caller installs `TerminationRequests` first and
@@ -55,30 +57,28 @@ public struct ExploreSession {
     public func run() throws(CommandExit) -> ExploreReport {
         let started = WallClock.seconds()
         let work = try OwnMount.scratchDirectory("purgefs-explore")
-        let recording = ExploreRecording(work: work)
+        let workspace = ExploreWorkspace(work: work)
         defer {
-            _ = recording.unmount()
-            recording.remove()
+            _ = workspace.unmount()
+            workspace.remove()
         }
-        try recording.copy(container)
+        try workspace.copy(container)
         let initial: [CrashExploration.InitialEntry]
         let fingerprint: String
         do throws(Errno) {
-            initial = try ExploreRecording.walk(recording.runCopy)
-            fingerprint = ExploreReplay.fingerprint(try ExploreRecording.walk(recording.base), root: recording.base)
+            initial = try OperationLog.tree(of: workspace.runCopy)
+            fingerprint = ExploreReplay.fingerprint(try OperationLog.tree(of: workspace.base), root: workspace.base)
         } catch {
             throw .failure("explore: cannot read the copy of \(container): \(error)")
         }
-        let run = try ExploreRun(recording: recording, command: command, options: options, timeout: timeout?.seconds).run()
-        if let problem = recording.unmount() { throw .failure(problem) }
+        let run = try ExploreRun(workspace: workspace, command: command, options: options, timeout: timeout?.seconds).run()
+        if let problem = workspace.unmount() { throw .failure(problem) }
         let records: [RecordedOperation]
         let data: FileDescriptor
         do throws(Errno) {
-            let text = String(decoding: try FileDescriptor.readFile(recording.record + "/" + RecordedOperation.operationsFileName, limit: 1 << 30), as: UTF8.self)
-            do throws(OperationLogError) { records = try RecordedOperation.parse(text[...]) } catch {
-                throw Errno(EIO)
-            }
-            data = try FileDescriptor.open(path: recording.record + "/" + RecordedOperation.dataFileName, flags: O_RDONLY | O_CLOEXEC)
+            guard let parsed = try OperationLog.records(in: workspace.record) else { throw Errno(EIO) }
+            records = parsed
+            data = try OperationLog.openData(in: workspace.record)
         } catch {
             throw .failure("explore: cannot read the operation log: \(error)")
         }
@@ -89,7 +89,7 @@ public struct ExploreSession {
             let ended = run.status.map { "it \($0.description)" } ?? "it could not be started"
             throw .failure("explore: \(command[0]) changed nothing before it ended (\(ended)): no crash state to explore")
         }
-        var output = ExploreReplay.output(records, data: data)
+        var output = OperationLog.output(records, data: data)
         output += run.trailingOutput
 
         let sized = CrashExploration.sizedUnionIDs(explorations, torn: torn)
@@ -103,7 +103,7 @@ public struct ExploreSession {
         }
         var checked = ExploreChecker.Outcome(results: [], interruptedBy: run.interruptedBy)
         if run.interruptedBy == nil {
-            var checker = ExploreChecker(work: work, base: recording.base, data: data, check: check.isEmpty ? nil : check, parallel: Self.parallelChecks,
+            var checker = ExploreChecker(work: work, base: workspace.base, data: data, check: check.isEmpty ? nil : check, parallel: Self.parallelChecks,
                                          output: output, explorations: explorations, keep: keep, timeout: checkTimeout?.seconds)
             checker.golden = golden.map { ExploreGolden(command: $0, acknowledgments: acknowledgments) }
             let entries = Dictionary(sized.map { ($0.id, $0.entries) }, uniquingKeysWith: { first, _ in first })
@@ -122,7 +122,7 @@ public struct ExploreSession {
         if let reportPath {
             let saved = reportPath + ".recording"
             report.recording = saved
-            try ExploreReplay.save(recording: recording, initial: initial, output: run.trailingOutput, to: saved)
+            try ExploreReplay.save(workspace: workspace, initial: initial, output: run.trailingOutput, to: saved)
             do throws(Errno) {
                 try Self.write(report.json.pretty + "\n", to: reportPath)
             } catch {
@@ -144,7 +144,7 @@ public struct ExploreSession {
             }
         }
         if let keep, report.failed > 0 {
-            try ExploreReplay.save(recording: recording, initial: initial, output: run.trailingOutput, to: keep + "/recording")
+            try ExploreReplay.save(workspace: workspace, initial: initial, output: run.trailingOutput, to: keep + "/recording")
         }
         return report
     }
