@@ -28,7 +28,7 @@ final class OperationLogTests: XCTestCase {
     func testTheRecordsComeBackAsWrittenAndTheOutputInOrder() throws {
         let file = EntryID(device: 1, inode: 11)
         let records: [RecordedOperation] = [
-            .output(data: 0, length: 3), .write(file, offset: 0, length: 2, data: 3), .synced(file), .output(data: 5, length: 4),
+            .output(data: 0, length: 3), .write(file, offset: 0, length: 2, data: 3), .synced(file), .output(data: 5, length: 5),
             .output(data: 9, length: 0),
         ]
         try write(records.map { $0.line + "\n" }.joined(), to: RecordedOperation.operationsFileName)
