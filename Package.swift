@@ -77,7 +77,7 @@ let package = Package(
         .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeEngines", "PurgeCore", "PurgeSys", "FuzzHarness"]),
         .testTarget(name: "PurgeTestingTests", dependencies: ["PurgeTesting"]),
         .testTarget(name: "PurgeKitTests", dependencies: ["PurgeKit", "PurgeCore", "PurgeStore", "PurgeTesting"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "PurgeEngines", "CLinux", "TestSupport"]),
     ]
 )
 

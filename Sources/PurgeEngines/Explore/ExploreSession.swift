@@ -9,8 +9,10 @@ import PurgeSys
 /// (`OperationLog`), checks the crash states (`ExploreChecker`, with
 /// `ExploreGolden`), writes the report files asked for (`--report` with the
 /// recording beside it, `--html`, `--junit`, `--keep`'s recording) and
-/// returns the report. The caller installs `TerminationRequests` first and
-/// prints the report.
+/// returns the report. The caller installs `TerminationRequests` first
+/// (without it, only the timeouts stop anything early) and prints the
+/// report. A process other than purgefs (a test) drives it in-process by
+/// naming the `purgefs` binary that mounts the copy.
 public struct ExploreSession {
     public var container: String
     /// Mount options for the run (`-o`).
@@ -30,6 +32,9 @@ public struct ExploreSession {
     public var reportPath: String?
     public var htmlPath: String?
     public var junitPath: String?
+    /// The binary that mounts the copy: this one (`/proc/self/exe`) in the
+    /// command; a test process gives the purgefs it built.
+    public var purgefs = "/proc/self/exe"
 
     public init(container: String, options: [String], command: [String], check: String, golden: String? = nil, torn: Bool = false,
                 models: [CrashFilesystemModel] = [.ext4], maxStates: Int? = nil, timeout: DurationSeconds? = nil,
@@ -57,7 +62,7 @@ public struct ExploreSession {
     public func run() throws(CommandExit) -> ExploreReport {
         let started = WallClock.seconds()
         let work = try OwnMount.scratchDirectory("purgefs-explore")
-        let workspace = ExploreWorkspace(work: work)
+        let workspace = ExploreWorkspace(work: work, purgefs: purgefs)
         defer {
             _ = workspace.unmount()
             workspace.remove()

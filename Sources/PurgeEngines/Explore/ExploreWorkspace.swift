@@ -18,8 +18,13 @@ final class ExploreWorkspace {
     private(set) var daemon: ProcessID?
     private(set) var mounted = false
 
-    init(work: String) {
+    /// The binary that mounts the copy (`purgefs mount`): this one
+    /// (`/proc/self/exe`) when the command explores.
+    let purgefs: String
+
+    init(work: String, purgefs: String = "/proc/self/exe") {
         self.work = work
+        self.purgefs = purgefs
     }
 
     /// Copies `container` twice (`cp -a --reflink=auto`, without `.purgefs`).
@@ -43,12 +48,12 @@ final class ExploreWorkspace {
         try? Paths.makeDirectory(record, mode: 0o700)
     }
 
-    /// `purgefs mount run -o record=...,OPTIONS`.
+    /// `purgefs mount run -o record=...,OPTIONS`, with `purgefs`.
     func mount(options: [String]) throws(CommandExit) {
         let arguments = ["mount", runCopy, "-o", "record=" + record] + options.flatMap { ["-o", $0] }
         let (status, output): (WaitStatus, String)
         do throws(Errno) {
-            (status, output) = try OwnMount.purgefs(arguments, outputPath: outputPath)
+            (status, output) = try OwnMount.capture(purgefs, arguments: ["purgefs"] + arguments, outputPath: outputPath)
         } catch {
             throw .failure("explore: cannot run purgefs mount: \(error)")
         }
