@@ -56,15 +56,3 @@ public enum OperationLog {
         return entries
     }
 }
-
-extension RecordedOperation.EntryKind {
-    /// The kind of the entry `status` describes, as the log names it.
-    init(_ status: stat) {
-        switch status.st_mode & S_IFMT {
-        case S_IFREG: self = .file
-        case S_IFDIR: self = .directory
-        case S_IFLNK: self = .symbolicLink
-        default: self = .other
-        }
-    }
-}
