@@ -40,12 +40,14 @@ let package = Package(
         // CLinux for the kernel's own structures and constants (the wire, passthrough, fallocate modes).
         .target(name: "PurgeFS", dependencies: ["CFuse", "CLinux", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // The engines the commands drive, usable without the command line: `run` (the session, the
-        // job that supervises the command, the scenario player, the summary and timeline), the pages and the ui server, the usage report,
-        // the mounts a command makes for itself, reading attributes (docs/DESIGN.md, PurgeEngines).
-        // PurgeFS for a shared device's directory, which the device's usage report reads.
+        // job that supervises the command, the scenario player, the summary and timeline), `explore` (the
+        // recorded run, crash states built and checked, golden views, reports, replay), the pages and the
+        // ui server, the usage report, the mounts a command makes for itself, reading attributes (docs/DESIGN.md, PurgeEngines).
+        // PurgeFS for a shared device's directory, which the device's usage report reads, and for the
+        // operation log's reading side (OperationLog), beside the recorder that writes it.
         .target(name: "PurgeEngines", dependencies: ["PurgeCore", "PurgeSys", "PurgeFS"]),
         // The command line: argument parsing, subcommands, daemonizing; a library so it can be tested.
-        // A command whose work is an engine (run, ui) only parses for it.
+        // A command whose work is an engine (run, explore, ui) only parses for it.
         .target(name: "PurgeCommand", dependencies: ["PurgeEngines", "PurgeFS", "PurgeCore", "PurgeSys", "PurgeStore"]),
         // Before each build: the commit HEAD is at (git), or "unknown" without git.
         .plugin(name: "CommitStamp", capability: .buildTool()),
@@ -75,7 +77,7 @@ let package = Package(
         .testTarget(name: "PurgeCommandTests", dependencies: ["PurgeCommand", "PurgeEngines", "PurgeCore", "PurgeSys", "FuzzHarness"]),
         .testTarget(name: "PurgeTestingTests", dependencies: ["PurgeTesting"]),
         .testTarget(name: "PurgeKitTests", dependencies: ["PurgeKit", "PurgeCore", "PurgeStore", "PurgeTesting"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "CLinux", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["PurgeSys", "PurgeCore", "PurgeEngines", "CLinux", "TestSupport"]),
     ]
 )
 

@@ -296,123 +296,12 @@ struct ExploreCommand: Subcommand {
             throw .failure("explore: cannot catch SIGINT and SIGTERM: \(error)")
         }
         defer { TerminationRequests.restoreDefaults() }
-        let started = WallClock.seconds()
-        let work = try OwnMount.scratchDirectory("purgefs-explore")
-        let recording = ExploreRecording(work: work)
-        defer {
-            _ = recording.unmount()
-            recording.remove()
-        }
-        try recording.copy(container)
-        let initial: [CrashExploration.InitialEntry]
-        let fingerprint: String
-        do throws(Errno) {
-            initial = try ExploreRecording.walk(recording.runCopy)
-            fingerprint = ExploreReplay.fingerprint(try ExploreRecording.walk(recording.base), root: recording.base)
-        } catch {
-            throw .failure("explore: cannot read the copy of \(container): \(error)")
-        }
-        let run = try ExploreRun(recording: recording, command: command, options: options, timeout: timeout?.seconds).run()
-        if let problem = recording.unmount() { throw .failure(problem) }
-        let records: [RecordedOperation]
-        let data: FileDescriptor
-        do throws(Errno) {
-            let text = String(decoding: try FileDescriptor.readFile(recording.record + "/" + RecordedOperation.operationsFileName, limit: 1 << 30), as: UTF8.self)
-            do throws(OperationLogError) { records = try RecordedOperation.parse(text[...]) } catch {
-                throw Errno(EIO)
-            }
-            data = try FileDescriptor.open(path: recording.record + "/" + RecordedOperation.dataFileName, flags: O_RDONLY | O_CLOEXEC)
-        } catch {
-            throw .failure("explore: cannot read the operation log: \(error)")
-        }
-        defer { data.closeQuietly() }
-        let explorations = models.map { CrashExploration(initial: initial, records: records, model: $0) }
-        let exploration = explorations[0]
-        if exploration.operationCount == 0, run.interruptedBy == nil, !run.timedOut, run.status?.exitCode != 0 {
-            let ended = run.status.map { "it \($0.description)" } ?? "it could not be started"
-            throw .failure("explore: \(command[0]) changed nothing before it ended (\(ended)): no crash state to explore")
-        }
-        var output = ExploreReplay.output(records, data: data)
-        output += run.trailingOutput
-
-        let sized = CrashExploration.sizedUnionIDs(explorations, torn: torn)
-        let all = sized.map(\.id)
-        let chosen = maxStates.map { CrashExploration.sample(all, limit: $0) } ?? all
-        var warnings: [String] = []
-        let acknowledgments = CrashAcknowledgments(output: output, exploration: exploration)
-        if golden != nil, acknowledgments.looksBlockBuffered {
-            warnings.append(ExploreGolden.blockBufferedWarning)
-            try? FileDescriptor.standardError.writeAll("explore: warning: \(ExploreGolden.blockBufferedWarning)\n")
-        }
-        var checked = ExploreChecker.Outcome(results: [], interruptedBy: run.interruptedBy)
-        if run.interruptedBy == nil {
-            var checker = ExploreChecker(work: work, base: recording.base, data: data, check: check.isEmpty ? nil : check, parallel: Self.parallelChecks,
-                                         output: output, explorations: explorations, keep: keep, timeout: checkTimeout?.seconds)
-            checker.golden = golden.map { ExploreGolden(command: $0, acknowledgments: acknowledgments) }
-            let entries = Dictionary(sized.map { ($0.id, $0.entries) }, uniquingKeysWith: { first, _ in first })
-            checked = try checker.check(chosen, sizes: chosen.map { entries[$0] ?? 1 })
-        }
-
-        var report = ExploreReport(container: container, command: command, check: check, operations: exploration.operationCount,
-                                   allStates: all.count, chosenStates: chosen.count, sampled: chosen.count < all.count,
-                                   results: checked.results, seconds: WallClock.seconds() - started,
-                                   commandEnded: Self.ended(run, timeout: timeout), commandStatus: run.status.map(Self.status),
-                                   commandTimedOut: run.timedOut, commandStderr: run.stderrTail,
-                                   fingerprint: fingerprint, torn: torn, models: models, interruptedBy: checked.interruptedBy)
-        report.golden = golden
-        report.acknowledgments = golden == nil ? nil : acknowledgments.lines.count
-        report.warnings = warnings
-        if let reportPath {
-            let saved = reportPath + ".recording"
-            report.recording = saved
-            try ExploreReplay.save(recording: recording, initial: initial, output: run.trailingOutput, to: saved)
-            do throws(Errno) {
-                try Self.write(report.json.pretty + "\n", to: reportPath)
-            } catch {
-                throw .failure("explore: cannot write the report \(reportPath): \(error)")
-            }
-        }
-        if let htmlPath {
-            do throws(Errno) {
-                try ExplorePage(report.json).page.write(to: htmlPath)
-            } catch {
-                throw .failure("explore: cannot write the page \(htmlPath): \(error)")
-            }
-        }
-        if let junitPath {
-            do throws(Errno) {
-                try Self.write(ExploreJUnit.xml(report), to: junitPath)
-            } catch {
-                throw .failure("explore: cannot write the JUnit report \(junitPath): \(error)")
-            }
-        }
-        if let keep, report.failed > 0 {
-            try ExploreReplay.save(recording: recording, initial: initial, output: run.trailingOutput, to: keep + "/recording")
-        }
+        let session = ExploreSession(container: container, options: options, command: command, check: check, golden: golden, torn: torn,
+                                     models: models, maxStates: maxStates, timeout: timeout, checkTimeout: checkTimeout, keep: keep,
+                                     reportPath: reportPath, htmlPath: htmlPath, junitPath: junitPath)
+        let report = try session.run()
         let text = json ? report.json.pretty + "\n" : report.text(shown: Self.shownFailures)
         try? FileDescriptor.standardOutput.writeAll(text)
         if report.exitStatus != 0 { throw .passOn(report.exitStatus) }
-    }
-
-    /// How the recorded run ended, as the end of a sentence about the command.
-    static func ended(_ run: ExploreRun.Outcome, timeout: DurationSeconds?) -> String {
-        let status = run.status?.description ?? "was not started"
-        if run.timedOut, let timeout { return "ran out of time (--timeout \(timeout)) and was stopped: it \(status)" }
-        if let signal = run.interruptedBy { return "was stopped by explore's \(TerminationRequests.name(of: signal)): it \(status)" }
-        return status
-    }
-
-    /// An exit status as a shell gives it: 128 + N for signal N.
-    static func status(_ status: WaitStatus) -> Int32 {
-        status.exitCode ?? (128 + (status.signal ?? 0))
-    }
-
-    /// States checked at once: two where there are two CPUs (or more).
-    static var parallelChecks: Int { min(2, CurrentProcess.processorsOnline) }
-
-    static func write(_ text: String, to path: String) throws(Errno) {
-        let file = try FileDescriptor.open(path: path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
-        defer { file.closeQuietly() }
-        try file.writeAll(text)
     }
 }

@@ -3,8 +3,9 @@ import PurgeCore
 import PurgeSys
 import Synchronization
 
-/// The operation log of a mount with `record=DIR` (what `purgefs explore`
-/// replays): every change to the container's data and names, and every
+/// The writing side of the operation log of a mount with `record=DIR`
+/// (`OperationLog` is the reading side, through which `purgefs explore`
+/// replays it): every change to the container's data and names, and every
 /// sync, one `RecordedOperation` a line in `DIR/operations`, in the order
 /// the handlers made them; the bytes a change left in a file are read back
 /// after it (`changedData`) and appended to `DIR/data`.
@@ -19,10 +20,6 @@ import Synchronization
 /// change's size; nothing else of ours is taken under it but `Inode`'s leaf
 /// locks (DESIGN "Who may wait for whom").
 final class OperationRecorder: FileSystemObserver, Sendable {
-    static let operationsName = RecordedOperation.operationsFileName
-    static let dataName = RecordedOperation.dataFileName
-    static let outputName = RecordedOperation.outputFileName
-
     private struct Log: Sendable {
         let operations: FileDescriptor
         let data: FileDescriptor
@@ -37,12 +34,12 @@ final class OperationRecorder: FileSystemObserver, Sendable {
     /// Opens the log in `directory` (made by the caller), emptied.
     init(directory: String, inodes: InodeTable) throws(Errno) {
         self.inodes = inodes
-        let operations = try FileDescriptor.open(path: directory + "/" + Self.operationsName,
+        let operations = try FileDescriptor.open(path: directory + "/" + RecordedOperation.operationsFileName,
                                                  flags: O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, mode: 0o600)
-        let data = try FileDescriptor.open(path: directory + "/" + Self.dataName,
+        let data = try FileDescriptor.open(path: directory + "/" + RecordedOperation.dataFileName,
                                            flags: O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o600)
         // Without a FIFO there is no output to order.
-        let output = try? FileDescriptor.open(path: directory + "/" + Self.outputName, flags: O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let output = try? FileDescriptor.open(path: directory + "/" + RecordedOperation.outputFileName, flags: O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         log = Mutex(Log(operations: operations, data: data, output: output))
     }
 
@@ -143,17 +140,10 @@ final class OperationRecorder: FileSystemObserver, Sendable {
     }
 
     func created(_ status: stat, id: EntryID, name: CName, in parent: EntryID, opened: Bool) {
-        let kind: RecordedOperation.EntryKind
+        let kind = RecordedOperation.EntryKind(status)
         var target: [UInt8] = []
-        switch status.st_mode & S_IFMT {
-        case S_IFREG: kind = .file
-        case S_IFDIR: kind = .directory
-        case S_IFLNK:
-            kind = .symbolicLink
-            if let link = try? inodes.existing(id)?.withDescriptor({ (file) throws(Errno) in try file.readSymbolicLink() }) {
-                target = link.map { UInt8(bitPattern: $0) }
-            }
-        default: kind = .other
+        if kind == .symbolicLink, let link = try? inodes.existing(id)?.withDescriptor({ (file) throws(Errno) in try file.readSymbolicLink() }) {
+            target = link.map { UInt8(bitPattern: $0) }
         }
         let bytes = CrashRecorder.bytes(name)
         append { _ in .created(parent: parent, name: bytes, entry: id, kind: kind, mode: UInt32(status.st_mode & 0o7777), target: target) }

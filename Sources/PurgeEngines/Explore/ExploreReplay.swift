@@ -1,6 +1,6 @@
 import Glibc
 import PurgeCore
-import PurgeEngines
+import PurgeFS
 import PurgeSys
 
 /// A recording kept beside a report (`--report FILE` → `FILE.recording`,
@@ -10,7 +10,7 @@ import PurgeSys
 /// DIR` makes one state again from it and the container the report names,
 /// which must still be the one explored (its fingerprint: every entry's
 /// path, kind, mode and size, a link's target and a file's bytes).
-enum ExploreReplay {
+public enum ExploreReplay {
     /// FNV-1a over the tree `entries` describes, read under `root`: a file
     /// changed in place to the same size is another container too (a state
     /// rebuilt on it would hold bytes the run never had).
@@ -41,32 +41,21 @@ enum ExploreReplay {
         path == MountOptions.defaultStateDirectoryName || path.hasPrefix(MountOptions.defaultStateDirectoryName + "/")
     }
 
-    /// The command's stdout as the log's output records hold it, in order.
-    static func output(_ records: [RecordedOperation], data: FileDescriptor) -> [UInt8] {
-        var bytes: [UInt8] = []
-        for case .output(let offset, let length) in records where length > 0 {
-            var chunk = [UInt8](repeating: 0, count: Int(length))
-            let count = chunk.withUnsafeMutableBytes { (buffer) -> Int in (try? data.read(into: buffer, at: Int64(offset))) ?? 0 }
-            bytes += chunk[..<count]
-        }
-        return bytes
-    }
-
-    static func save(recording: ExploreRecording, initial: [CrashExploration.InitialEntry], output: [UInt8], to directory: String) throws(CommandExit) {
+    static func save(workspace: ExploreWorkspace, initial: [CrashExploration.InitialEntry], output: [UInt8], to directory: String) throws(CommandExit) {
         var failed: String?
         do throws(Errno) {
             try OwnMount.removeWithPatience(directory, missingIsFine: true)
             try Paths.makeDirectory(directory, mode: 0o755)
             for name in [RecordedOperation.operationsFileName, RecordedOperation.dataFileName] {
-                let (status, text) = try OwnMount.capture("cp", arguments: ["cp", "--reflink=auto", "--", recording.record + "/" + name, directory + "/" + name],
-                                                          outputPath: recording.work + "/.output")
+                let (status, text) = try OwnMount.capture("cp", arguments: ["cp", "--reflink=auto", "--", workspace.record + "/" + name, directory + "/" + name],
+                                                          outputPath: workspace.work + "/.output")
                 if status.exitCode != 0 { failed = OwnMount.reason(text, status) }
             }
             let lines = initial.map {
                 "\(RecordedOperation.hex(Array($0.path.utf8))) \(RecordedOperation.text($0.id)) \($0.kind.rawValue) \(String($0.mode, radix: 8)) \($0.size) \(RecordedOperation.hex($0.target))"
             }
-            try ExploreCommand.write(lines.joined(separator: "\n") + "\n", to: directory + "/initial")
-            try ExploreCommand.write(String(decoding: output, as: UTF8.self), to: directory + "/trailing")
+            try ExploreSession.write(lines.joined(separator: "\n") + "\n", to: directory + "/initial")
+            try ExploreSession.write(String(decoding: output, as: UTF8.self), to: directory + "/trailing")
         } catch {
             throw .failure("explore: cannot keep the recording in \(directory): \(error)")
         }
@@ -95,7 +84,7 @@ enum ExploreReplay {
         return name.flatMap(CrashFilesystemModel.init(rawValue:)) ?? .posix
     }
 
-    static func run(report path: String, state: CrashExploration.StateID, into directory: String) throws(CommandExit) {
+    public static func run(report path: String, state: CrashExploration.StateID, into directory: String) throws(CommandExit) {
         let bytes: [UInt8]
         do throws(Errno) { bytes = try FileDescriptor.readFile(path, limit: 1 << 28) } catch {
             throw .failure("explore: cannot read the report \(path): \(error)")
@@ -109,7 +98,7 @@ enum ExploreReplay {
         }
         guard !Paths.exists(directory) else { throw .usage("explore: \(directory) exists already: give a new directory for the state") }
         let now: [CrashExploration.InitialEntry]
-        do throws(Errno) { now = try ExploreRecording.walk(container) } catch {
+        do throws(Errno) { now = try OperationLog.tree(of: container) } catch {
             throw .failure("explore: cannot read the container \(container) that \(path) names: \(error)")
         }
         guard Self.fingerprint(now, root: container) == fingerprint else {
@@ -119,14 +108,13 @@ enum ExploreReplay {
         let initial: [CrashExploration.InitialEntry]
         let data: FileDescriptor
         do throws(Errno) {
-            let text = String(decoding: try FileDescriptor.readFile(recording + "/" + RecordedOperation.operationsFileName, limit: 1 << 30), as: UTF8.self)
-            guard let parsed = try? RecordedOperation.parse(text[...]),
+            guard let parsed = try OperationLog.records(in: recording),
                   let tree = loadInitial(String(decoding: try FileDescriptor.readFile(recording + "/initial", limit: 1 << 28), as: UTF8.self)) else {
                 throw Errno(EINVAL)
             }
             records = parsed
             initial = tree
-            data = try FileDescriptor.open(path: recording + "/" + RecordedOperation.dataFileName, flags: O_RDONLY | O_CLOEXEC)
+            data = try OperationLog.openData(in: recording)
         } catch {
             throw .failure("explore: cannot read the recording \(recording): \(error)")
         }

@@ -1,6 +1,5 @@
 import Glibc
 import PurgeCore
-import PurgeEngines
 import PurgeSys
 
 /// `--golden CMD`: a checker for free. CMD prints a view of a state (run

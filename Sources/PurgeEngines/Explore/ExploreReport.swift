@@ -8,7 +8,7 @@ import PurgeSys
 /// exploration order) and `failures` (`point`, `variant`, `operation`,
 /// `lastDurable`, `lost` (its first items), `lostCount`, `stderr`, `group`,
 /// `kind`) and `groups` (`ExploreGroups`); other fields may be added.
-struct ExploreReport {
+public struct ExploreReport {
     var container: String
     var command: [String]
     var check: String
@@ -39,16 +39,16 @@ struct ExploreReport {
     /// What the user should know about how the exploration was made.
     var warnings: [String] = []
 
-    var states: Int { results.count }
-    var failed: Int { results.filter { !$0.passed }.count }
-    var passed: Int { states - failed }
+    public var states: Int { results.count }
+    public var failed: Int { results.filter { !$0.passed }.count }
+    public var passed: Int { states - failed }
     var interrupted: Bool { interruptedBy != nil }
     /// The command did not end well: a finding of its own.
     var commandFailed: Bool { commandTimedOut || commandStatus != 0 }
 
     /// 128 + the signal when interrupted; else 1 when a state failed or the
     /// command did not exit 0; else 0.
-    var exitStatus: Int32 {
+    public var exitStatus: Int32 {
         if let interruptedBy { return 128 + interruptedBy }
         return failed > 0 || commandFailed ? 1 : 0
     }
@@ -75,7 +75,7 @@ struct ExploreReport {
     /// The failed states in groups (`ExploreGroups`).
     var grouped: ExploreGroups { ExploreGroups(results) }
 
-    var json: JSONValue {
+    public var json: JSONValue {
         let grouped = self.grouped
         let groups = grouped.numbers
         let failures: [JSONValue] = results.enumerated().compactMap { index, item in
@@ -173,7 +173,7 @@ struct ExploreReport {
         return failure.lost.joined(separator: "; ") + (more > 0 ? "; and \(more) more" : "")
     }
 
-    func text(shown: Int) -> String {
+    public func text(shown: Int) -> String {
         var lines: [String] = []
         let sampling = sampled ? " (sampled evenly: \(chosenStates) of \(allStates))" : ""
         if let interruptedBy {

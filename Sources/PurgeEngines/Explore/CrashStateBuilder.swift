@@ -1,6 +1,5 @@
 import Glibc
 import PurgeCore
-import PurgeEngines
 import PurgeSys
 
 /// Makes crash states (`CrashExploration.State`) in one directory, again and

@@ -1,6 +1,6 @@
 import Foundation
 import PurgeCore
-@testable import PurgeCommand
+@testable import PurgeEngines
 import XCTest
 
 /// `explore --junit FILE`: XML that Python's ElementTree (what CI tools

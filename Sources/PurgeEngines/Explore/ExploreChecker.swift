@@ -1,6 +1,5 @@
 import Glibc
 import PurgeCore
-import PurgeEngines
 import PurgeSys
 
 /// Checks crash states: each is built in a slot directory of its own

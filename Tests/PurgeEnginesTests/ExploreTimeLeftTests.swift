@@ -1,4 +1,4 @@
-@testable import PurgeCommand
+@testable import PurgeEngines
 import XCTest
 
 /// explore's time left: a run that makes files has its smallest states

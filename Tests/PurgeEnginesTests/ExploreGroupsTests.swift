@@ -1,6 +1,6 @@
 import Foundation
 import PurgeCore
-@testable import PurgeCommand
+@testable import PurgeEngines
 import XCTest
 
 /// explore's report groups failed states by operation (a write's range

@@ -1,14 +1,15 @@
 import Glibc
 import PurgeCore
-import PurgeEngines
 import PurgeSys
 
-/// The recording half of `purgefs explore`: a work directory
+/// Where `purgefs explore` records: a work directory
 /// (`$TMPDIR/purgefs-explore.XXXXXX`) with the base copy of the container
-/// (`base`, never mounted), the copy that is mounted and run on (`run`), and
-/// the operation log (`record`: `operations`, `data`, and the FIFO `output`
-/// that is the command's stdout). The container itself is only read.
-final class ExploreRecording {
+/// (`base`, never mounted), the copy that is mounted with `record=` and run
+/// on (`run`), and the directory the daemon's `OperationRecorder` writes the
+/// operation log into (`record`: `operations`, `data`, and the FIFO `output`
+/// that is the command's stdout), which `OperationLog` reads. The container
+/// itself is only read.
+final class ExploreWorkspace {
     let work: String
     var base: String { work + "/base" }
     var runCopy: String { work + "/run" }
@@ -17,8 +18,13 @@ final class ExploreRecording {
     private(set) var daemon: ProcessID?
     private(set) var mounted = false
 
-    init(work: String) {
+    /// The binary that mounts the copy (`purgefs mount`): this one
+    /// (`/proc/self/exe`) when the command explores.
+    let purgefs: String
+
+    init(work: String, purgefs: String = "/proc/self/exe") {
         self.work = work
+        self.purgefs = purgefs
     }
 
     /// Copies `container` twice (`cp -a --reflink=auto`, without `.purgefs`).
@@ -42,47 +48,12 @@ final class ExploreRecording {
         try? Paths.makeDirectory(record, mode: 0o700)
     }
 
-    /// The tree of `root` (lstat of every entry, parents first, names in
-    /// byte order), as the exploration model starts from it.
-    static func walk(_ root: String) throws(Errno) -> [CrashExploration.InitialEntry] {
-        let top = try Paths.linkStatus(root)
-        var entries = [CrashExploration.InitialEntry(path: "", id: ExploreRecording.identity(top), kind: .directory, mode: UInt32(top.st_mode & 0o7777))]
-        func visit(_ relative: String) throws(Errno) {
-            let path = relative.isEmpty ? root : root + "/" + relative
-            let names = try Paths.names(in: path).map { Array($0.utf8) }
-            for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                let leaf = String(decoding: name, as: UTF8.self)
-                let child = relative.isEmpty ? leaf : relative + "/" + leaf
-                let status = try Paths.linkStatus(root + "/" + child)
-                let kind: RecordedOperation.EntryKind
-                var target: [UInt8] = []
-                switch status.st_mode & S_IFMT {
-                case S_IFREG: kind = .file
-                case S_IFDIR: kind = .directory
-                case S_IFLNK:
-                    kind = .symbolicLink
-                    target = try Paths.symbolicLinkTarget(root + "/" + child)
-                default: kind = .other
-                }
-                entries.append(CrashExploration.InitialEntry(path: child, id: ExploreRecording.identity(status), kind: kind, mode: UInt32(status.st_mode & 0o7777),
-                                                             size: UInt64(max(0, status.st_size)), target: target))
-                if kind == .directory { try visit(child) }
-            }
-        }
-        try visit("")
-        return entries
-    }
-
-    static func identity(_ status: stat) -> EntryID {
-        EntryID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-    }
-
-    /// `purgefs mount run -o record=...,OPTIONS`.
+    /// `purgefs mount run -o record=...,OPTIONS`, with `purgefs`.
     func mount(options: [String]) throws(CommandExit) {
         let arguments = ["mount", runCopy, "-o", "record=" + record] + options.flatMap { ["-o", $0] }
         let (status, output): (WaitStatus, String)
         do throws(Errno) {
-            (status, output) = try OwnMount.purgefs(arguments, outputPath: outputPath)
+            (status, output) = try OwnMount.capture(purgefs, arguments: ["purgefs"] + arguments, outputPath: outputPath)
         } catch {
             throw .failure("explore: cannot run purgefs mount: \(error)")
         }

@@ -75,7 +75,7 @@ enum ExploreJob {
 
     /// The view a `--golden` run printed into `path`, with how it exited.
     static func view(at path: String, status: WaitStatus) -> CrashView {
-        var view = CrashView(status: ExploreCommand.status(status))
+        var view = CrashView(status: ExploreSession.status(status))
         guard let file = try? FileDescriptor.open(path: path, flags: O_RDONLY | O_CLOEXEC) else { return view }
         defer { file.closeQuietly() }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)

@@ -1,6 +1,5 @@
 import Glibc
 import PurgeCore
-import PurgeEngines
 import PurgeSys
 
 /// The one run `purgefs explore` records: the copy mounted with `record=`,
@@ -12,11 +11,11 @@ import PurgeSys
 /// SIGKILL if it is still there after the grace period; so does it on
 /// SIGINT or SIGTERM to explore.
 struct ExploreRun {
-    let recording: ExploreRecording
+    let workspace: ExploreWorkspace
     let command: [String]
     let options: [String]
     var timeout: UInt64?
-    var stderrPath: String { recording.work + "/command.stderr" }
+    var stderrPath: String { workspace.work + "/command.stderr" }
 
     struct Outcome {
         var status: WaitStatus?
@@ -34,7 +33,7 @@ struct ExploreRun {
     static let pipeCapacity: Int32 = 1 << 20
 
     func run() throws(CommandExit) -> Outcome {
-        let fifo = recording.record + "/" + RecordedOperation.outputFileName
+        let fifo = workspace.record + "/" + RecordedOperation.outputFileName
         do throws(Errno) { try Paths.makeFIFO(fifo, mode: 0o600) } catch {
             throw .failure("explore: cannot make \(fifo): \(error)")
         }
@@ -47,7 +46,7 @@ struct ExploreRun {
         }
         defer { reader.closeQuietly() }
         let capacity = max(4096, reader.setPipeCapacity(Self.pipeCapacity))
-        try recording.mount(options: options)
+        try workspace.mount(options: options)
         let writer: FileDescriptor
         do throws(Errno) {
             writer = try FileDescriptor.open(path: fifo, flags: O_WRONLY | O_CLOEXEC)
@@ -57,7 +56,7 @@ struct ExploreRun {
         var outcome = Outcome()
         let environment = CurrentProcess.environment.filter {
             !$0.hasPrefix("PURGEFS_MOUNT=") && !$0.hasPrefix(ReadySignal.environmentName + "=") && !$0.hasPrefix("PURGEFS_CRASH_")
-        } + ["PURGEFS_MOUNT=" + recording.runCopy]
+        } + ["PURGEFS_MOUNT=" + workspace.runCopy]
         let pid: ProcessID
         do throws(Errno) {
             let errors = try FileDescriptor.open(path: stderrPath, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o600)
@@ -91,14 +90,14 @@ struct ExploreRun {
                 try? ProcessGroup.signal(pid, SIGTERM)
                 signalledAt = WallClock.seconds()
             }
-            if let signalledAt, WallClock.seconds() - signalledAt > Double(RunCommand.graceMilliseconds) / 1000 {
+            if let signalledAt, WallClock.seconds() - signalledAt > Double(RunJob.graceMilliseconds) / 1000 {
                 try? ProcessGroup.signal(pid, SIGKILL)
             }
             // A command that prints a pipe's worth between two operations would block: empty it here.
             if reader.bytesWaiting >= capacity - 65536 {
                 outcome.trailingOutput += Self.drain(reader)
             }
-            CurrentProcess.sleep(milliseconds: RunCommand.tickMilliseconds)
+            CurrentProcess.sleep(milliseconds: RunJob.tickMilliseconds)
         }
         try? ProcessGroup.signal(pid, SIGKILL)
         outcome.trailingOutput += Self.drain(reader)
