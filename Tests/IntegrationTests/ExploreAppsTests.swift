@@ -5,7 +5,7 @@ import XCTest
 
 /// `purgefs explore` on applications nobody here wrote, each recorded on a
 /// real mount with a small workload and every crash state checked (no
-/// sampling: the largest run here has about 430 states): git, SQLite in
+/// sampling: a few hundred states a run at most): git, SQLite in
 /// both journal modes at two `synchronous` levels, LevelDB through plyvel
 /// and LMDB through the `lmdb` module (Debian's, from scripts/bootstrap, so
 /// `/usr/bin/python3`), and two files overwritten in place without a sync.
@@ -16,21 +16,17 @@ import XCTest
 /// SQLite 3.40, LevelDB 1.23 (plyvel 1.5) and LMDB 0.9.24 (py-lmdb 1.4);
 /// docs/BENCHMARKS.md has them as a table.
 final class ExploreAppsTests: XCTestCase {
-    private var directory: CommandScratch!
-    private var scratch: String { directory.path }
-    private var binary = ""
-    private var container: String { scratch + "/app" }
-    private var report: String { scratch + "/report.json" }
+    private var fixture: ExploreFixture!
+    private var scratch: String { fixture.scratch }
+    private var container: String { fixture.container }
+    private var report: String { fixture.report }
 
     override func setUpWithError() throws {
-        binary = try MountFixture.locateBinary()
-        directory = try CommandScratch(prefix: "purgefs-explore-apps")
-        chmod(scratch, 0o755)
-        try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
+        fixture = try ExploreFixture()
     }
 
     override func tearDownWithError() throws {
-        directory?.remove()
+        fixture?.remove()
     }
 
     /// One failed state as the report gives it.
@@ -51,17 +47,12 @@ final class ExploreAppsTests: XCTestCase {
     /// `purgefs explore --check CHECK ARGUMENTS CONTAINER -- COMMAND`, every state
     /// (refused if explore sampled); nothing may be left mounted or behind.
     private func explore(_ command: [String], check: String, _ arguments: [String]) throws -> Explored {
-        let environment = directory.environment.merging(["GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"]) { $1 }
-        let result = try Subprocess.run([binary, "explore", "--check", check, "--report", report] + arguments + [container, "--"] + command,
-                                        timeout: 240, environment: environment)
-        XCTAssertFalse(result.timedOut, "\(result)")
-        XCTAssertEqual(MountTable.mounts(under: scratch).map(\.mountPoint), [], "nothing left mounted: \(result)")
-        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any],
-                                 "\(result)")
+        let result = try fixture.explore(["--check", check, "--report", report] + arguments + [container, "--"] + command)
+        let json = try fixture.reportJSON()
         XCTAssertEqual(json["commandStatus"] as? Int, 0, "the app itself succeeded: \(result)")
         XCTAssertEqual(json["sampled"] as? Bool, false)
         let states = try XCTUnwrap(json["states"] as? Int)
-        let found = (json["failures"] as? [[String: Any]] ?? []).map {
+        let found = fixture.failures(json).map {
             Failure(state: "\($0["point"] ?? "")/\($0["variant"] ?? "")", message: $0["stderr"] as? String ?? "",
                     models: $0["models"] as? [String] ?? [json["model"] as? String ?? ""], lost: $0["lost"] as? [String] ?? [])
         }
@@ -99,6 +90,7 @@ final class ExploreAppsTests: XCTestCase {
     private func gitApp(_ commands: String) throws -> String {
         try file("git-app", """
             #!/bin/sh
+            export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
             cd "$PURGEFS_MOUNT/repo" || exit 1
             echo 'hello again' >> README
             echo 'int main(void) { return 1; }' > src/main.c
@@ -112,6 +104,7 @@ final class ExploreAppsTests: XCTestCase {
     private func gitCheck() throws -> String {
         try file("git-check", """
             #!/bin/sh
+            export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
             cd "$PURGEFS_CRASH_STATE/repo" || { echo "no repo" >&2; exit 1; }
             fsck=$(git fsck --full --no-progress 2>&1) || { echo "git fsck: $(printf '%s\\n' "$fsck" | grep -m1 -E '^(error|fatal)')" >&2; exit 1; }
             subject=$(git log -1 --format=%s 2>&1) || { echo "git log: $subject" >&2; exit 1; }
