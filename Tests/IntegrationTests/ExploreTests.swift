@@ -4,9 +4,10 @@ import PurgeCore
 import PurgeSys
 import XCTest
 
-/// `purgefs explore` on four real apps, each recorded on a real mount and
-/// every crash state checked: the careful ones recover from every state,
-/// the careless ones are caught, naming what they lost. Plus, end to end:
+/// `purgefs explore` on small apps written here, each recorded on a real
+/// mount and every crash state checked: the careful ones recover from every
+/// state, the careless ones are caught, naming what they lost (real apps,
+/// git, SQLite, LevelDB and LMDB, are ExploreAppsTests'). Plus, end to end:
 /// `run --explore`, the same states from the same run, `--html` and
 /// `--torn`; the bad input of the command line, and `--replay`.
 final class ExploreTests: XCTestCase {
@@ -58,9 +59,11 @@ final class ExploreTests: XCTestCase {
 
     func testTheCarefulWriterRecoversFromEveryState() throws {
         let before = try Data(contentsOf: URL(fileURLWithPath: container + "/config.json"))
-        let result = try explore(["--check", configCheck, "--report", report, container, "--", try writer(careful: true)])
+        let result = try explore(["--check", configCheck, "--report", report, "--json", container, "--", try writer(careful: true)])
         XCTAssertEqual(result.status, 0, "\(result)")
         let json = try reportJSON()
+        XCTAssertEqual(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? NSDictionary, json as NSDictionary,
+                       "--json prints what --report writes")
         XCTAssertEqual(json["failed"] as? Int, 0, "\(result)")
         XCTAssertEqual(json["operations"] as? Int, 10, "create, write, fsync, rename, fsync of the directory, twice: \(result)")
         XCTAssertGreaterThan(json["states"] as? Int ?? 0, 10, "both ends of the name range where they differ")
@@ -176,52 +179,6 @@ final class ExploreTests: XCTestCase {
             XCTAssertTrue(other.stderr.contains("another container"), "\(change): \(other)")
             XCTAssertFalse(FileManager.default.fileExists(atPath: scratch + "/other"))
         }
-    }
-
-    private func sqliteApp(synchronous: String) throws -> (app: String, check: String) {
-        let app = try script("sqlite-app", """
-            cd "$PURGEFS_MOUNT" || exit 1
-            sqlite3 app.db "PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS t(n INTEGER);" >/dev/null || exit 1
-            for i in 1 2 3; do
-              sqlite3 app.db "PRAGMA synchronous=\(synchronous); INSERT INTO t VALUES($i);" || exit 1
-              echo "committed $i"
-            done
-            """)
-        let check = try script("sqlite-check", """
-            db="$PURGEFS_CRASH_STATE/app.db"
-            want=$(grep -c '^committed' "$PURGEFS_CRASH_OUTPUT")
-            [ -e "$db" ] || { [ "$want" = 0 ] && exit 0; echo "no app.db, $want rows acknowledged" >&2; exit 1; }
-            ok=$(sqlite3 "$db" 'PRAGMA integrity_check' 2>&1)
-            [ "$ok" = ok ] || { echo "integrity_check: $ok" >&2; exit 1; }
-            rows=$(sqlite3 "$db" 'SELECT count(*) FROM t' 2>/dev/null || echo 0)
-            [ "$rows" -ge "$want" ] || { echo "$rows rows of $want acknowledged" >&2; exit 1; }
-            """)
-        return (app, check)
-    }
-
-    func testSQLiteInWALModeWithSynchronousFullRecoversFromEveryState() throws {
-        let (app, check) = try sqliteApp(synchronous: "FULL")
-        let result = try explore(["--check", check, "--report", report, container, "--", app])
-        XCTAssertEqual(result.status, 0, "\(result)")
-        let json = try reportJSON()
-        XCTAssertEqual(json["failed"] as? Int, 0)
-        XCTAssertGreaterThan(json["operations"] as? Int ?? 0, 20, "every write of the WAL and the database: \(result)")
-    }
-
-    func testSQLiteWithSynchronousOffLosesAcknowledgedRows() throws {
-        let (app, check) = try sqliteApp(synchronous: "OFF")
-        let result = try explore(["--check", check, "--report", report, "--json", container, "--", app])
-        XCTAssertEqual(result.status, 1, "\(result)")
-        let json = try reportJSON()
-        let found = failures(json)
-        XCTAssertFalse(found.isEmpty)
-        for failure in found {
-            let stderr = failure["stderr"] as? String ?? ""
-            XCTAssertTrue(stderr.hasSuffix("acknowledged"), "each names lost acknowledged rows: \(failure)")
-            XCTAssertFalse((failure["lost"] as? [String] ?? []).isEmpty, "\(failure)")
-        }
-        XCTAssertEqual(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? NSDictionary, json as NSDictionary,
-                       "--json prints what --report writes")
     }
 
     func testAnAppendOnlyLogThatSyncsEachLineRecoversFromEveryState() throws {
