@@ -73,6 +73,20 @@ final class FlagTableTests: XCTestCase {
         check(RunCommand.help, RunCommand.flags, "run")
         check(FaultListCommand.help, FaultListCommand.flags, "fault list")
         check(FaultCommand.help, FaultListCommand.flags, "fault")
+        check(MountCommand.help, MountCommand.flags, "mount")
+        check(UnmountCommand.help, UnmountCommand.flags, "unmount")
+    }
+
+    /// `mount` and `unmount` look their flags up in their tables, keeping
+    /// what their own loops allowed: a switch given twice.
+    func testMountAndUnmountReadTheirTables() throws {
+        XCTAssertTrue(try MountCommand(parsing: ["-f", "/c", "--foreground"]).foreground)
+        XCTAssertFalse(try MountCommand(parsing: ["/c"]).foreground)
+        XCTAssertTrue(try UnmountCommand(parsing: ["--force", "/m", "--force"]).force)
+        XCTAssertFalse(try UnmountCommand(parsing: ["/m"]).force)
+        XCTAssertThrowsError(try UnmountCommand(parsing: ["--force=1", "/m"])) {
+            XCTAssertEqual($0 as? CommandExit, .usage("unmount: unknown flag '--force=1' (see purgefs unmount --help)"))
+        }
     }
 }
 

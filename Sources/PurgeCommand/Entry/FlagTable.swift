@@ -69,8 +69,11 @@ struct FlagTable<Command>: Sendable {
         return (options + flags.map(\.row) + [TextLayout.row("-h, --help", "show this help")]).joined(separator: "\n")
     }
 
-    /// The rows without `-h, --help`, for a help that lists several tables.
-    var flagRows: String { flags.map(\.row).joined(separator: "\n") }
+    /// The flag `name` names, for a command that walks its arguments
+    /// itself (`mount`, `unmount`: a switch may repeat there).
+    func flag(named name: String) -> Flag<Command>? {
+        flags.first { $0.names.contains(name) }
+    }
 }
 
 /// One flag of a `FlagTable`.
@@ -99,7 +102,12 @@ struct Flag<Command>: Sendable {
 
     /// A flag without a value that turns `field` on.
     static func `switch`(_ name: String, _ field: WritableKeyPath<Command, Bool> & Sendable, _ help: String) -> Self {
-        Self([name], nil, help) { command, _ in command[keyPath: field] = true }
+        .switch([name], field, help)
+    }
+
+    /// A switch with several names (`-f, --foreground`).
+    static func `switch`(_ names: [String], _ field: WritableKeyPath<Command, Bool> & Sendable, _ help: String) -> Self {
+        Self(names, nil, help) { command, _ in command[keyPath: field] = true }
     }
 
     /// A flag whose value is kept as typed.
