@@ -1,31 +1,45 @@
 import PurgeEngines
 
-/// `purgefs cloud offline MOUNTPOINT`.
-struct CloudOfflineCommand: ChildCommand {
-    static let name = "offline"
-    static let usage = "purgefs cloud offline MOUNTPOINT"
-    static var help: String {
-        CloudCommand.childHelp(usage, "Takes the cloud tier of the purgefs mount at MOUNTPOINT offline: every call to its "
-            + "remote fails at once, as when the network is down, until purgefs cloud online. The same as setfattr -n "
-            + "user.purgefs.cloud -v offline MOUNTPOINT.")
-    }
-    let action = CloudCommand.Action.offline
+/// `purgefs cloud offline|online MOUNTPOINT`: one child for each state of
+/// the network, which takes MOUNTPOINT alone.
+struct CloudNetworkCommand<State: CloudNetworkState>: ChildCommand {
+    static var name: String { State.name }
+    static var usage: String { "purgefs cloud \(name) MOUNTPOINT" }
+    static var help: String { CloudCommand.childHelp(usage, State.description) }
+    var action: CloudCommand.Action { State.action }
 
-    init(parsing arguments: [String]) throws(CommandExit) { try CloudCommand.requireMountpoint(arguments, Self.name) }
+    init(parsing arguments: [String]) throws(CommandExit) {
+        guard arguments.count == 1 else { throw .usage("cloud \(Self.name): give MOUNTPOINT (see purgefs cloud --help)") }
+    }
 }
 
-/// `purgefs cloud online MOUNTPOINT`.
-struct CloudOnlineCommand: ChildCommand {
-    static let name = "online"
-    static let usage = "purgefs cloud online MOUNTPOINT"
-    static var help: String {
-        CloudCommand.childHelp(usage, "Brings the cloud tier of the purgefs mount at MOUNTPOINT online again: its calls "
-            + "go through, and every queued upload starts at once. The same as setfattr -n user.purgefs.cloud -v online "
-            + "MOUNTPOINT.")
-    }
-    let action = CloudCommand.Action.online
+/// What one `CloudNetworkCommand` sets.
+protocol CloudNetworkState {
+    static var name: String { get }
+    static var action: CloudCommand.Action { get }
+    /// The paragraph of its `--help`.
+    static var description: String { get }
+}
 
-    init(parsing arguments: [String]) throws(CommandExit) { try CloudCommand.requireMountpoint(arguments, Self.name) }
+/// `purgefs cloud offline MOUNTPOINT`.
+typealias CloudOfflineCommand = CloudNetworkCommand<CloudOffline>
+/// `purgefs cloud online MOUNTPOINT`.
+typealias CloudOnlineCommand = CloudNetworkCommand<CloudOnline>
+
+enum CloudOffline: CloudNetworkState {
+    static let name = "offline"
+    static let action = CloudCommand.Action.offline
+    static let description = "Takes the cloud tier of the purgefs mount at MOUNTPOINT offline: every call to its "
+        + "remote fails at once, as when the network is down, until purgefs cloud online. The same as setfattr -n "
+        + "user.purgefs.cloud -v offline MOUNTPOINT."
+}
+
+enum CloudOnline: CloudNetworkState {
+    static let name = "online"
+    static let action = CloudCommand.Action.online
+    static let description = "Brings the cloud tier of the purgefs mount at MOUNTPOINT online again: its calls go "
+        + "through, and every queued upload starts at once. The same as setfattr -n user.purgefs.cloud -v online "
+        + "MOUNTPOINT."
 }
 
 /// `purgefs cloud touch MOUNTPOINT PATH`.
@@ -57,10 +71,5 @@ extension CloudCommand {
         Flags:
         \(flags.rows)
         """
-    }
-
-    /// `offline` and `online` take MOUNTPOINT alone.
-    static func requireMountpoint(_ arguments: [String], _ child: String) throws(CommandExit) {
-        guard arguments.count == 1 else { throw .usage("cloud \(child): give MOUNTPOINT (see purgefs cloud --help)") }
     }
 }
