@@ -32,21 +32,23 @@ struct CloneCommand: Subcommand {
             + "(Invalid cross-device link), or when SOURCE is not a regular file."))
 
         Flags:
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
         """
     }
+    /// No flags but `--help`.
+    static let flags = FlagTable<Self>(name, [])
 
     /// Names the temporary files start with; the mount removes leftovers.
     static let temporaryPrefix = Paths.cloneTemporaryPrefix
 
-    var sourceArgument: String
-    var destinationArgument: String
+    var sourceArgument = ""
+    var destinationArgument = ""
     private(set) var source = ""
     private(set) var directory = ""
     private(set) var name = ""
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help)
+        let parsed = try Self.flags.read(arguments, help: Self.help, into: &self)
         guard parsed.paths.count == 2 else {
             throw .usage("clone: give SOURCE and DEST (see purgefs clone --help)")
         }

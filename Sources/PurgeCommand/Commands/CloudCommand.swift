@@ -8,10 +8,11 @@ import PurgeSys
 struct CloudCommand: Subcommand {
     static let name = "cloud"
     static let abstract = "Take a mount's cloud tier offline or online, or change a document as another device would"
-    static let help = """
-        Usage: purgefs cloud offline MOUNTPOINT
-               purgefs cloud online MOUNTPOINT
-               purgefs cloud touch MOUNTPOINT PATH
+    /// `cloud offline`, `cloud online`, `cloud touch`.
+    static var children: ChildCommands<Action> { ChildCommands([CloudOfflineCommand.self, CloudOnlineCommand.self, CloudTouchCommand.self]) }
+    static var help: String {
+        """
+        \(children.usage)
 
         \(TextLayout.paragraph(
             "For app tests on a purgefs mount with cloud=. offline: every call of the cloud tier to its remote "
@@ -25,34 +26,34 @@ struct CloudCommand: Subcommand {
             + "'touch PATH' MOUNTPOINT. Fault rules on the cloud's own calls: purgefs fault --help."))
 
         Flags:
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
         """
+    }
+    /// No flags but `--help`, for the parent and each child: the children
+    /// take paths only, and an unknown flag anywhere is the parent's error.
+    static let flags = FlagTable<Self>(name, [])
 
     enum Action: Equatable {
         case offline, online
         case touch(String)
     }
 
-    var pathArgument: String
-    var action: Action
+    var pathArgument = ""
+    var action = Action.online
     var access = AttributeAccess.live
     private(set) var root = ""
     private(set) var document = ""
 
+    /// `cloud CHILD MOUNTPOINT [PATH]`: the child reads the paths after its word.
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help)
-        guard let verb = parsed.paths.first else { throw .usage("cloud: say offline, online or touch (see purgefs cloud --help)") }
-        let rest = Array(parsed.paths.dropFirst())
-        switch verb {
-        case "offline", "online":
-            guard rest.count == 1 else { throw .usage("cloud \(verb): give MOUNTPOINT (see purgefs cloud --help)") }
-            action = verb == "offline" ? .offline : .online
-        case "touch":
-            guard rest.count == 2 else { throw .usage("cloud touch: give MOUNTPOINT and PATH (see purgefs cloud --help)") }
-            action = .touch(rest[1])
-        default:
-            throw .usage("cloud: unknown action '\(verb)' (offline, online or touch)")
+        try Self.children.throwHelpIfAsked(arguments, parentHelp: Self.help)
+        let parsed = try Self.flags.read(arguments, help: Self.help, into: &self)
+        guard let verb = parsed.paths.first else { throw .usage("cloud: say \(Self.children.names) (see purgefs cloud --help)") }
+        guard let child = Self.children.child(named: verb) else {
+            throw .usage("cloud: unknown action '\(verb)' (\(Self.children.names))")
         }
+        let rest = Array(parsed.paths.dropFirst())
+        action = try child.init(parsing: rest).action
         pathArgument = rest[0]
     }
 

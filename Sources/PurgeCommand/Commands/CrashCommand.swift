@@ -21,19 +21,22 @@ struct CrashCommand: Subcommand {
             + "may crash a mount. The same as setfattr -n user.purgefs.crash -v 1 MOUNTPOINT."))
 
         Flags:
-        \(TextLayout.row("--dry-run", "list what a crash now would undo; change nothing"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
         """
 
-    var pathArgument: String
-    var dryRun: Bool
+    static let flags = FlagTable<Self>(name, [
+        .switch("--dry-run", \.dryRun, "list what a crash now would undo; change nothing"),
+    ])
+
+    var pathArgument = ""
+    var dryRun = false
     var access = AttributeAccess.live
     private(set) var root = ""
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help, switchFlags: ["--dry-run"])
+        let parsed = try Self.flags.parse(arguments, help: Self.help, into: &self)
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
-        dryRun = parsed.switches.contains("--dry-run")
+        try Self.flags.apply(parsed, to: &self)
     }
 
     mutating func validate() throws(CommandExit) {

@@ -7,44 +7,35 @@ import PurgeSys
 struct FaultCommand: Subcommand {
     static let name = "fault"
     static let abstract = "Add, list or clear fault rules: errors, delays and short writes on chosen calls"
-    static let help = """
-        Usage: purgefs fault add MOUNTPOINT --op OP --path GLOB
-                                 (--errno NAME | --delay DURATION | --short-write | --offline)
-                                 [--probability P] [--after N] [--times M]
-                                 [--pid PID | --comm NAME] [--seed S]
-               purgefs fault list MOUNTPOINT [--json]
-               purgefs fault clear MOUNTPOINT [ID]
+    /// `fault add`, `fault list`, `fault clear`.
+    static var children: ChildCommands<Action> { ChildCommands([FaultAddCommand.self, FaultListCommand.self, FaultClearCommand.self]) }
+    static var help: String {
+        """
+        \(children.usage)
 
-        \(TextLayout.paragraph(
-            "A fault rule makes calls on the purgefs mount at MOUNTPOINT misbehave, while the mount runs: "
-            + "the calls of one operation on paths matching a pattern (optionally only those of one process) "
-            + "fail with an errno, are delayed, or (writes) write only part of their data. Rules count the "
-            + "calls that match them: --after N lets the first N through and the rule may fire from call N+1 "
-            + "on; --times M stops it after M firings; --probability P is drawn, from --seed, for each call "
-            + "that could fire, so the same seed repeats a run exactly. Without them a rule fires on every "
-            + "matching call. The first rule (by ID) that fires acts; later rules do not see that call. "
-            + "Every firing is logged: purgefs log MOUNTPOINT --faults. Only the mount's owner or root may "
-            + "add or clear rules. Rules last until cleared or unmounted; faults=FILE loads a file of them "
-            + "at mount (one rule a line, written as the arguments of fault add after MOUNTPOINT, # comments)."))
+        \(TextLayout.paragraph(about))
 
         Rule flags:
-        \(TextLayout.row("--op OP", "one of: \(FaultOperation.names); fsync also matches fdatasync, setattr also matches truncate"))
-        \(TextLayout.row("--path GLOB", "relative to the container: * and ? within a name, [a-z], ** for any number of directories ('Documents/**/*.sqlite*'); ** alone matches every path, the root included; at most 1024 characters"))
-        \(TextLayout.row("--errno NAME", "fail with this errno: \(FaultAction.errnoNames.joined(separator: ", "))"))
-        \(TextLayout.row("--delay DURATION", "hold the call this long, then run it: 500us, 250ms, 1.5s, 2m (at most 1 hour)"))
-        \(TextLayout.row("--short-write", "with --op write: write the first half of the data and return that count"))
-        \(TextLayout.row("--offline", "with a cloud operation: fail at once as when the network is down (the log says offline)"))
-        \(TextLayout.row("--probability P", "fire with probability P, from 0 to 1 (default 1)"))
-        \(TextLayout.row("--after N", "let the first N matching calls through (default 0)"))
-        \(TextLayout.row("--times M", "stop after firing M times (default: no limit)"))
-        \(TextLayout.row("--pid PID", "only calls made by this process"))
-        \(TextLayout.row("--comm NAME", "only calls made by processes of this command name (as ps shows it, at most 15 bytes)"))
-        \(TextLayout.row("--seed S", "the seed of the probability draws (default: random, shown by fault list)"))
+        \(FaultAddCommand.ruleRows)
 
         Other flags:
-        \(TextLayout.row("--json", "fault list: a JSON array, each rule with id, rule, op, path, action, matched, fired"))
+        \(FaultListCommand.flags.flags.map { TextLayout.row($0.term, "fault list: " + $0.help) }.joined(separator: "\n"))
         \(TextLayout.row("-h, --help", "show this help"))
         """
+    }
+
+    /// What a fault rule is, for this help and `fault add`'s.
+    static let about =
+        "A fault rule makes calls on the purgefs mount at MOUNTPOINT misbehave, while the mount runs: "
+        + "the calls of one operation on paths matching a pattern (optionally only those of one process) "
+        + "fail with an errno, are delayed, or (writes) write only part of their data. Rules count the "
+        + "calls that match them: --after N lets the first N through and the rule may fire from call N+1 "
+        + "on; --times M stops it after M firings; --probability P is drawn, from --seed, for each call "
+        + "that could fire, so the same seed repeats a run exactly. Without them a rule fires on every "
+        + "matching call. The first rule (by ID) that fires acts; later rules do not see that call. "
+        + "Every firing is logged: purgefs log MOUNTPOINT --faults. Only the mount's owner or root may "
+        + "add or clear rules. Rules last until cleared or unmounted; faults=FILE loads a file of them "
+        + "at mount (one rule a line, written as the arguments of fault add after MOUNTPOINT, # comments)."
 
     enum Action: Equatable {
         case add(FaultRule)
@@ -52,44 +43,23 @@ struct FaultCommand: Subcommand {
         case clear(Int?)
     }
 
-    var pathArgument: String
-    var action: Action
+    var pathArgument = ""
+    var action = Action.list(json: false)
     var access = AttributeAccess.live
     private(set) var root = ""
 
+    /// `fault CHILD MOUNTPOINT ...`: the child reads what follows MOUNTPOINT.
     init(parsing arguments: [String]) throws(CommandExit) {
-        if arguments.prefix(while: { $0 != "--" }).contains(where: { $0 == "-h" || $0 == "--help" }) {
-            throw .help(Self.help)
-        }
-        guard let verb = arguments.first else { throw .usage("fault: say add, list or clear (see purgefs fault --help)") }
+        try Self.children.throwHelpIfAsked(arguments, parentHelp: Self.help)
+        guard let verb = arguments.first else { throw .usage("fault: say \(Self.children.names) (see purgefs fault --help)") }
         guard arguments.count >= 2, !arguments[1].hasPrefix("-") || arguments[1] == "-" else {
             throw .usage("fault \(verb): MOUNTPOINT is missing (see purgefs fault --help)")
         }
         pathArgument = arguments[1]
-        let rest = Array(arguments.dropFirst(2))
-        switch verb {
-        case "add":
-            do throws(FaultRuleError) {
-                action = .add(try FaultRule(arguments: rest))
-            } catch {
-                throw .usage("fault add: \(error)")
-            }
-        case "list":
-            let parsed = try ParsedArguments(rest, command: "fault list", help: Self.help, switchFlags: ["--json"])
-            if let extra = parsed.paths.first { throw .usage("fault list: unexpected argument '\(extra)'") }
-            action = .list(json: parsed.switches.contains("--json"))
-        case "clear":
-            let parsed = try ParsedArguments(rest, command: "fault clear", help: Self.help)
-            if parsed.paths.count > 1 { throw .usage("fault clear: unexpected argument '\(parsed.paths[1])'") }
-            if let text = parsed.paths.first {
-                guard let id = Int(text), id > 0 else { throw .usage("fault clear: '\(text)' is not a rule ID (see purgefs fault list)") }
-                action = .clear(id)
-            } else {
-                action = .clear(nil)
-            }
-        default:
-            throw .usage("fault: unknown action '\(verb)': say add, list or clear")
+        guard let child = Self.children.child(named: verb) else {
+            throw .usage("fault: unknown action '\(verb)': say \(Self.children.names)")
         }
+        action = try child.init(parsing: Array(arguments.dropFirst(2))).action
     }
 
     mutating func validate() throws(CommandExit) {

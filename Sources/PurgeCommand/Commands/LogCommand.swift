@@ -27,14 +27,21 @@ struct LogCommand: Subcommand {
             + "has one). A state directory itself may be given as CONTAINER too."))
 
         Flags:
-        \(TextLayout.row("--json", "print the log's lines as stored: one JSON object per line with time, path, bytes, size, last_used, reason, action (times in seconds since the epoch, sizes in bytes)"))
-        \(TextLayout.row("--faults", "print what fault rules did instead (faults.log in the state directory): every injection with its time, rule ID, operation, caller's pid, result (the errno, delayed ..., wrote N of M bytes) and path; with --json the lines as stored: time, rule, op, path, pid, action, result"))
-        \(TextLayout.row("--daemon", "print the daemon's own log instead (daemon.log in the state directory: what it noted while serving, its errors)"))
-        \(TextLayout.row("--state DIR", "read the state in DIR: for a container mounted with state=DIR"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
         """
 
-    var pathArgument: String
+    static let flags = FlagTable<Self>(name, [
+        .switch("--json", \.json, "print the log's lines as stored: one JSON object per line with time, path, bytes, size, "
+                    + "last_used, reason, action (times in seconds since the epoch, sizes in bytes)"),
+        .switch("--faults", \.faults, "print what fault rules did instead (faults.log in the state directory): every injection "
+                    + "with its time, rule ID, operation, caller's pid, result (the errno, delayed ..., wrote N of M bytes) and "
+                    + "path; with --json the lines as stored: time, rule, op, path, pid, action, result"),
+        .switch("--daemon", \.daemon, "print the daemon's own log instead (daemon.log in the state directory: what it noted "
+                    + "while serving, its errors)"),
+        StateLocator.flag(\.stateArgument, "read the state in DIR: for a container mounted with state=DIR"),
+    ])
+
+    var pathArgument = ""
     var json = false
     var daemon = false
     var faults = false
@@ -43,15 +50,11 @@ struct LogCommand: Subcommand {
     private(set) var logPath = ""
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
-                                         valueFlags: [StateLocator.flag: "DIR"], switchFlags: ["--json", "--daemon", "--faults"])
+        let parsed = try Self.flags.parse(arguments, help: Self.help, into: &self)
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
-        json = parsed.switches.contains("--json")
-        daemon = parsed.switches.contains("--daemon")
-        faults = parsed.switches.contains("--faults")
+        try Self.flags.apply(parsed, to: &self)
         if json && daemon { throw .usage("\(Self.name): give --json or --daemon, not both (the daemon's log is text)") }
         if faults && daemon { throw .usage("\(Self.name): give --faults or --daemon, not both") }
-        stateArgument = parsed.values[StateLocator.flag]
     }
 
     mutating func validate() throws(CommandExit) {

@@ -19,9 +19,7 @@ struct ManualPurgeCommand: Subcommand {
             + "owner or root may purge. The same as setfattr -n user.purgefs.purge -v SIZE|all MOUNTPOINT."))
 
         Flags:
-        \(TextLayout.row("--bytes SIZE", "purge until at least SIZE bytes are freed, or nothing is left"))
-        \(TextLayout.row("--all", "purge every purgeable file"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
 
         \(TextLayout.paragraph("SIZE: bytes, or a number with K, M, G or T (powers of 1024), as in 512M or 1.5G."))
         """
@@ -39,17 +37,24 @@ struct ManualPurgeCommand: Subcommand {
         }
     }
 
-    var pathArgument: String
-    var amount: Amount
+    static let flags = FlagTable<Self>(name, [
+        .value("--bytes", "SIZE", \.bytes, "purge until at least SIZE bytes are freed, or nothing is left") {
+            value throws(CommandExit) in try value.size(positive: true)
+        },
+        .switch("--all", \.all, "purge every purgeable file"),
+    ])
+
+    var pathArgument = ""
+    var amount = Amount.all
+    private var bytes: ByteSize?
+    private var all = false
     var access = AttributeAccess.live
     private(set) var root = ""
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
-                                         valueFlags: ["--bytes": "SIZE"], switchFlags: ["--all"])
+        let parsed = try Self.flags.parse(arguments, help: Self.help, into: &self)
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
-        let bytes = try parsed.size("--bytes", command: Self.name, positive: true)
-        let all = parsed.switches.contains("--all")
+        try Self.flags.apply(parsed, to: &self)
         switch (bytes, all) {
         case (let size?, false): amount = .bytes(size)
         case (nil, true): amount = .all

@@ -33,12 +33,7 @@ struct MetricsCommand: Subcommand {
             + "state directory itself may be given as CONTAINER too."))
 
         Flags:
-        \(TextLayout.row("--json", "the reports as JSON, in the shape of MetricKit's daily reports (fields below)"))
-        \(TextLayout.row("--prometheus", "the current figures in Prometheus text format, for node_exporter's textfile collector; on a mount read live from its user.purgefs.* attributes, with each fault rule's matched and fired counters and purgefs_enospc_total (requests answered ENOSPC since the mount), else the latest sample; on a shared device (device=) also the device's figures, labelled device"))
-        \(TextLayout.row("--days N", "the last N UTC days, today included (default 7)"))
-        \(TextLayout.row("--deliver", "like Xcode's Simulate MetricKit Payloads: the daemon takes a sample now, then every PurgeKit MetricManager of the container delivers a report of today so far (once per app; today's full report still comes at the day's end)"))
-        \(TextLayout.row("--state DIR", "read the history in DIR: for a container mounted with state=DIR"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
 
         JSON fields (sizes in bytes, times ISO 8601 UTC, durations in seconds):
         \(TextLayout.row("container, mountpoint", "the container, and the mount read (null for a container read directly)"))
@@ -54,9 +49,30 @@ struct MetricsCommand: Subcommand {
         case table, json, prometheus, deliver
     }
 
-    var pathArgument: String
+    static let flags = FlagTable<Self>(name, [
+        .switch("--json", \.jsonGiven, "the reports as JSON, in the shape of MetricKit's daily reports (fields below)"),
+        .switch("--prometheus", \.prometheusGiven, "the current figures in Prometheus text format, for node_exporter's "
+                    + "textfile collector; on a mount read live from its user.purgefs.* attributes, with each fault rule's "
+                    + "matched and fired counters and purgefs_enospc_total (requests answered ENOSPC since the mount), else "
+                    + "the latest sample; on a shared device (device=) also the device's figures, labelled device"),
+        .value("--days", "N", \.days, "the last N UTC days, today included (default 7)") { value throws(CommandExit) in
+            guard let days = Int(value.text), days >= 1, days <= maximumDays else {
+                throw value.refused("give a whole number of days from 1 to \(maximumDays)")
+            }
+            return days
+        },
+        .switch("--deliver", \.deliverGiven, "like Xcode's Simulate MetricKit Payloads: the daemon takes a sample now, then "
+                    + "every PurgeKit MetricManager of the container delivers a report of today so far (once per app; "
+                    + "today's full report still comes at the day's end)"),
+        StateLocator.flag(\.stateArgument, "read the history in DIR: for a container mounted with state=DIR"),
+    ])
+
+    var pathArgument = ""
     var output = Output.table
     var days = 7
+    private var jsonGiven = false
+    private var prometheusGiven = false
+    private var deliverGiven = false
     var stateArgument: String?
     var access = AttributeAccess.live
     /// Set by `validate()`.
@@ -75,27 +91,19 @@ struct MetricsCommand: Subcommand {
     static let maximumDays = 3660
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
-                                         valueFlags: ["--days": "N", StateLocator.flag: "DIR"],
-                                         switchFlags: ["--json", "--prometheus", "--deliver"])
+        let parsed = try Self.flags.parse(arguments, help: Self.help, into: &self)
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
-        stateArgument = parsed.values[StateLocator.flag]
-        if parsed.switches.contains("--json") && parsed.switches.contains("--prometheus") {
+        try Self.flags.apply(parsed, to: &self)
+        if jsonGiven && prometheusGiven {
             throw .usage("\(Self.name): give --json or --prometheus, not both")
         }
-        if parsed.switches.contains("--json") { output = .json }
-        if parsed.switches.contains("--prometheus") { output = .prometheus }
-        if parsed.switches.contains("--deliver") {
+        if jsonGiven { output = .json }
+        if prometheusGiven { output = .prometheus }
+        if deliverGiven {
             guard output == .table, parsed.values.isEmpty else {
                 throw .usage("\(Self.name): --deliver takes only MOUNTPOINT")
             }
             output = .deliver
-        }
-        if let text = parsed.values["--days"] {
-            guard let value = Int(text), value >= 1, value <= Self.maximumDays else {
-                throw .usage("\(Self.name): --days \(text): give a whole number of days from 1 to \(Self.maximumDays)")
-            }
-            days = value
         }
     }
 

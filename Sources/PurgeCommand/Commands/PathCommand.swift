@@ -17,17 +17,19 @@ struct PathCommand<Verb: PathVerb>: Subcommand {
         \(TextLayout.paragraph(Verb.description))
 
         Flags:
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
         """
     }
+    /// No flags but `--help`.
+    static var flags: FlagTable<Self> { FlagTable(Verb.name, []) }
 
-    let pathArgument: String
+    private(set) var pathArgument = ""
     var access = AttributeAccess.live
     /// The canonical path, set by `validate()`.
     var path = ""
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        pathArgument = try ParsedArguments(arguments, command: Verb.name, help: Self.help).onePath("PATH", command: Verb.name)
+        pathArgument = try Self.flags.read(arguments, help: Self.help, into: &self).onePath("PATH", command: Verb.name)
     }
 
     mutating func validate() throws(CommandExit) {

@@ -19,8 +19,7 @@ struct ReportCommand: Subcommand {
             + "operations, passed and failed, each failed state opening its details. Anything else is refused."))
 
         Flags:
-        \(TextLayout.row("--html FILE", "the page to write (required)"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
 
         Example:
           purgefs run --report run.json ~/app -- ./stress
@@ -30,13 +29,19 @@ struct ReportCommand: Subcommand {
     /// The largest report read.
     static let sizeLimit = 256 << 20
 
-    var reportPath: String
-    var htmlPath: String
+    static let flags = FlagTable<Self>(name, [
+        .value("--html", "FILE", \.htmlArgument, "the page to write (required)"),
+    ])
+
+    var reportPath = ""
+    var htmlPath = ""
+    private var htmlArgument: String?
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help, valueFlags: ["--html": "FILE"])
+        let parsed = try Self.flags.parse(arguments, help: Self.help, into: &self)
         reportPath = try parsed.onePath("REPORT.json", command: Self.name)
-        guard let html = parsed.values["--html"] else {
+        try Self.flags.apply(parsed, to: &self)
+        guard let html = htmlArgument else {
             throw .usage("report: --html FILE is missing (see purgefs report --help)")
         }
         htmlPath = html

@@ -19,11 +19,7 @@ struct SpaceCommand: Subcommand {
             + "owner or root may change it."))
 
         Flags:
-        \(TextLayout.row("--capacity SIZE", "set the simulated device size (more than 0)"))
-        \(TextLayout.row("--external SIZE", "set the simulated space used outside the container (other apps)"))
-        \(TextLayout.row("--available SIZE", paragraphs: ["squeeze (or relieve) the device: set external so that SIZE is available now (external + available - SIZE); refused when even external 0 leaves less"]))
-        \(TextLayout.row("--json", "print the figures as one JSON object, in bytes"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
 
         \(TextLayout.paragraph("SIZE: bytes, or a number with K, M, G or T (powers of 1024), as in 512M or 1.5G."))
 
@@ -39,7 +35,21 @@ struct SpaceCommand: Subcommand {
         \(TextLayout.row("purged", "bytes and files purged since the container was created [purged_bytes, purged_files]"))
         """
 
-    var pathArgument: String
+    static let flags = FlagTable<Self>(name, [
+        // Read as the mount options and setfattr read them (CapacityModel's rule).
+        .value("--capacity", "SIZE", \.capacity, "set the simulated device size (more than 0)") { value throws(CommandExit) in
+            ByteSize(bytes: try value.read(CapacityModel.capacity(parsing:)))
+        },
+        .value("--external", "SIZE", \.external, "set the simulated space used outside the container (other apps)") {
+            value throws(CommandExit) in ByteSize(bytes: try value.read(CapacityModel.external(parsing:)))
+        },
+        .value("--available", "SIZE", \.available,
+               "squeeze (or relieve) the device: set external so that SIZE is available now (external + available - SIZE); "
+                   + "refused when even external 0 leaves less") { value throws(CommandExit) in try value.size() },
+        .switch("--json", \.json, "print the figures as one JSON object, in bytes"),
+    ])
+
+    var pathArgument = ""
     var capacity: ByteSize?
     var external: ByteSize?
     /// `--available`: the external usage is computed at run time to leave this much available.
@@ -51,28 +61,11 @@ struct SpaceCommand: Subcommand {
     private(set) var mount: MountTable.Entry?
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
-                                         valueFlags: ["--capacity": "SIZE", "--external": "SIZE", "--available": "SIZE"],
-                                         switchFlags: ["--json"])
+        let parsed = try Self.flags.parse(arguments, help: Self.help, into: &self)
         pathArgument = try parsed.onePath("MOUNTPOINT", command: Self.name)
-        // Read as the mount options and setfattr read them (CapacityModel's rule).
-        capacity = try Self.size(parsed, "--capacity", CapacityModel.capacity(parsing:))
-        external = try Self.size(parsed, "--external", CapacityModel.external(parsing:))
-        available = try parsed.size("--available", command: Self.name)
+        try Self.flags.apply(parsed, to: &self)
         if available != nil && (external != nil || capacity != nil) {
             throw .usage("space: --available sets external itself; give it alone, without --external or --capacity")
-        }
-        json = parsed.switches.contains("--json")
-    }
-
-    private static func size(
-        _ parsed: ParsedArguments, _ flag: String, _ read: (String) throws(ValueError) -> UInt64
-    ) throws(CommandExit) -> ByteSize? {
-        guard let text = parsed.values[flag] else { return nil }
-        do throws(ValueError) {
-            return ByteSize(bytes: try read(text))
-        } catch {
-            throw .usage("\(name): \(flag) \(text): \(error)")
         }
     }
 

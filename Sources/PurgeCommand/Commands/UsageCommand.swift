@@ -33,10 +33,7 @@ struct UsageCommand: Subcommand {
             + "breakdown with its purgeable part; light or dark as the browser is set. Nothing else is printed."))
 
         Flags:
-        \(TextLayout.row("--device NAME", "show the shared device NAME instead of one mount"))
-        \(TextLayout.row("--json", "print every figure in bytes, as one JSON object (fields below)"))
-        \(TextLayout.row("--html FILE", "write the Settings > Storage page to FILE instead"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
 
         JSON fields (sizes in bytes):
         \(TextLayout.row("path, mountpoint", "the directory shown, and the mount it is on"))
@@ -65,7 +62,13 @@ struct UsageCommand: Subcommand {
             + "last_use (nanoseconds since the epoch, 0 if never)"]))
         """
 
-    var pathArgument: String
+    static let flags = FlagTable<Self>(name, [
+        .value("--device", "NAME", \.device, "show the shared device NAME instead of one mount"),
+        .switch("--json", \.json, "print every figure in bytes, as one JSON object (fields below)"),
+        .value("--html", "FILE", \.html, "write the Settings > Storage page to FILE instead"),
+    ])
+
+    var pathArgument = ""
     /// `--device NAME`: the shared device instead of a path.
     var device: String?
     var json = false
@@ -75,15 +78,10 @@ struct UsageCommand: Subcommand {
     private(set) var location: MountLocation?
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help, valueFlags: ["--device": "NAME", "--html": "FILE"],
-                                         switchFlags: ["--json"])
-        json = parsed.switches.contains("--json")
-        html = parsed.values["--html"]
+        let parsed = try Self.flags.read(arguments, help: Self.help, into: &self)
         if html != nil && json { throw .usage("usage: give --json or --html FILE, not both") }
-        device = parsed.values["--device"]
         if device != nil {
             guard parsed.paths.isEmpty else { throw .usage("usage: give a PATH or --device NAME, not both") }
-            pathArgument = ""
             return
         }
         pathArgument = try parsed.onePath("PATH", command: Self.name)

@@ -28,18 +28,20 @@ struct DemoCommand: Subcommand {
             + "step failed (one purgefs: line on stderr says which)."))
 
         Flags:
-        \(TextLayout.row("--keep", "leave the container (not the mount) for inspection, and say where"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
         """
+
+    static let flags = FlagTable<Self>(name, [
+        .switch("--keep", \.keep, "leave the container (not the mount) for inspection, and say where"),
+    ])
 
     var keep = false
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help, switchFlags: ["--keep"])
+        let parsed = try Self.flags.read(arguments, help: Self.help, into: &self)
         if let extra = parsed.paths.first {
             throw .usage("demo: unexpected argument '\(extra)' (see purgefs demo --help)")
         }
-        keep = parsed.switches.contains("--keep")
     }
 
     mutating func validate() throws(CommandExit) {

@@ -70,13 +70,6 @@ extension ParsedArguments {
     /// naming the flag and the value. `positive`: 0 is refused too.
     func size(_ flag: String, command: String, positive: Bool = false) throws(CommandExit) -> ByteSize? {
         guard let text = values[flag] else { return nil }
-        let size: ByteSize
-        do throws(ValueError) {
-            size = try ByteSize(parsing: text)
-        } catch {
-            throw .usage("\(command): \(flag) \(text): \(error)")
-        }
-        if positive && size.bytes == 0 { throw .usage("\(command): \(flag) \(text): \(ValueError.zero)") }
-        return size
+        return try FlagValue(command: command, flag: flag, text: text).size(positive: positive)
     }
 }

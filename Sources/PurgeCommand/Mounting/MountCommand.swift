@@ -11,13 +11,21 @@ struct MountCommand: Subcommand {
     static let abstract = "Mount a container at a mountpoint, or in place over itself"
     static var help: String { MountHelp.text }
 
+    /// Read by `init(parsing:)`'s own loop, where `-o` may come between the
+    /// paths and `-f` may repeat (the mount.fuse3 form).
+    static let flags = FlagTable<Self>(name, [
+        .switch(["-f", "--foreground"], \.foreground, "serve in this process until unmounted; errors stay on stderr"),
+        .helpRow(OptionArguments.term, "mount options; -o may repeat, -oOPTS works too; "
+                 + "when an option is given twice the last one wins"),
+    ])
+
     /// As typed; resolved by `validate()`.
-    var containerArgument: String
+    var containerArgument = ""
     var mountpointArgument: String?
     var foreground = false
     /// Every `-o` argument as typed, kept to hand to the daemon unchanged.
     var optionArguments: [String] = []
-    var options: MountOptions
+    var options = MountOptions()
 
     /// Canonical absolute paths, set by `validate()`.
     private(set) var container = ""
@@ -37,7 +45,6 @@ struct MountCommand: Subcommand {
     init(parsing arguments: [String], requireMountpoint: Bool) throws(CommandExit) {
         var paths: [String] = []
         var optionArguments: [String] = []
-        var foreground = false
         var index = 0
         var pathsOnly = false
         while index < arguments.count {
@@ -55,9 +62,11 @@ struct MountCommand: Subcommand {
             switch argument {
             case "--": pathsOnly = true
             case "-h", "--help": throw .help(Self.help)
-            case "-f", "--foreground": foreground = true
             default:
-                throw .usage("mount: unknown flag '\(argument)' (see purgefs mount --help)")
+                guard let flag = Self.flags.flag(named: argument) else {
+                    throw .usage("mount: unknown flag '\(argument)' (see purgefs mount --help)")
+                }
+                try flag.apply(&self, FlagValue(command: Self.name, flag: argument, text: ""))
             }
         }
         guard let container = paths.first else { throw .usage("mount: CONTAINER is missing (see purgefs mount --help)") }
@@ -73,7 +82,6 @@ struct MountCommand: Subcommand {
         }
         self.containerArgument = container
         self.mountpointArgument = paths.count > 1 ? paths[1] : nil
-        self.foreground = foreground
         self.optionArguments = optionArguments
     }
 

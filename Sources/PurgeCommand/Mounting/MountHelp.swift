@@ -24,12 +24,7 @@ enum MountHelp {
             TextLayout.row("CONTAINER", "the app container: the directory that holds the data"),
             TextLayout.row("MOUNTPOINT", "where to mount it (default: CONTAINER itself)"),
         ].joined(separator: "\n"))
-        sections.append("Flags:\n" + [
-            TextLayout.row("-f, --foreground", "serve in this process until unmounted; errors stay on stderr"),
-            TextLayout.row("-o OPT[,OPT...]", "mount options; -o may repeat, -oOPTS works too; "
-                           + "when an option is given twice the last one wins"),
-            TextLayout.row("-h, --help", "show this help"),
-        ].joined(separator: "\n"))
+        sections.append("Flags:\n" + MountCommand.flags.rows)
         sections.append("purgefs options:\n" + MountOptionCatalog.purgefsOptions.map(row).joined(separator: "\n"))
         sections.append("""
             Values:

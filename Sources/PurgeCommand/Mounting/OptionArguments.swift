@@ -4,6 +4,9 @@ import PurgeEngines
 /// `-o OPT[,OPT...]` or `-oOPT[,OPT...]`, as many times as wanted, each
 /// kept as typed for `MountOptions.parse`.
 enum OptionArguments {
+    /// The flag as the help shows it.
+    static let term = "-o OPT[,OPT...]"
+
     /// The option list `argument` gives when it is `-o` (then the next
     /// argument, at `index`, which moves past it) or `-oOPTS`; `nil` for
     /// any other argument. `missing`: the usage message for a last `-o`.
@@ -25,7 +28,7 @@ enum OptionArguments {
         while index < flags.count {
             let flag = flags[index]
             index += 1
-            if let option = try value(of: flag, in: flags, at: &index, missing: "\(command): -o needs OPT[,OPT...]") {
+            if let option = try value(of: flag, in: flags, at: &index, missing: "\(command): -o needs \(term.dropFirst(3))") {
                 options.append(option)
             } else {
                 rest.append(flag)

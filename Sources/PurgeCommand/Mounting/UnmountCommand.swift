@@ -24,11 +24,15 @@ struct UnmountCommand: Subcommand {
             + "error instead of hanging, and is then detached. Needs root."))
 
         Flags:
-        \(TextLayout.row("--force", "abort the connection of a mount that does not unmount, then detach it"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
         """
 
-    var pathArgument: String
+    /// Read by `init(parsing:)`'s own loop: `--force` may repeat.
+    static let flags = FlagTable<Self>(name, [
+        .switch("--force", \.force, "abort the connection of a mount that does not unmount, then detach it"),
+    ])
+
+    var pathArgument = ""
     var force = false
     /// Set by `validate()`: the absolute mountpoint and the mount to remove.
     private(set) var mountpoint = ""
@@ -37,14 +41,13 @@ struct UnmountCommand: Subcommand {
     init(parsing arguments: [String]) throws(CommandExit) {
         var paths: [String] = []
         var pathsOnly = false
-        var force = false
         for argument in arguments {
             if pathsOnly || argument == "-" || !argument.hasPrefix("-") {
                 paths.append(argument)
             } else if argument == "--" {
                 pathsOnly = true
-            } else if argument == "--force" {
-                force = true
+            } else if let flag = Self.flags.flag(named: argument) {
+                try flag.apply(&self, FlagValue(command: Self.name, flag: argument, text: ""))
             } else if argument == "-h" || argument == "--help" {
                 throw .help(Self.help)
             } else {
@@ -54,7 +57,6 @@ struct UnmountCommand: Subcommand {
         guard let path = paths.first, !path.isEmpty else { throw .usage("unmount: MOUNTPOINT is missing (see purgefs unmount --help)") }
         if paths.count > 1 { throw .usage("unmount: unexpected argument '\(paths[1])'; give one MOUNTPOINT") }
         pathArgument = path
-        self.force = force
     }
 
     mutating func validate() throws(CommandExit) {

@@ -35,36 +35,41 @@ struct UICommand: Subcommand {
             + "mount stays."))
 
         Flags:
-        \(TextLayout.row("--listen ADDR:PORT", "the IPv4 address and port to listen on (default 127.0.0.1:0, a free port)"))
-        \(TextLayout.row("--device NAME", "the shared device NAME instead of one mount"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
 
         Example:
           purgefs ui ~/app        # then open the URL it prints
         """
 
+    static let flags = FlagTable<Self>(name, [
+        .value("--listen", "ADDR:PORT", \.listen,
+               "the IPv4 address and port to listen on (default 127.0.0.1:0, a free port)") { value throws(CommandExit) in
+            let parts = value.text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let port = UInt16(parts[1]), isIPv4(parts[0]) else {
+                throw .usage("ui: --listen wants ADDR:PORT with an IPv4 address (127.0.0.1:8080), not '\(value.text)'")
+            }
+            return (String(parts[0]), port)
+        },
+        .value("--device", "NAME", \.device, "the shared device NAME instead of one mount"),
+    ])
+
     var mountArgument: String?
     var device: String?
     var host = "127.0.0.1"
     var port: UInt16 = 0
+    /// `--listen`: the host and port together.
+    private var listen: (host: String, port: UInt16) {
+        get { (host, port) }
+        set { (host, port) = newValue }
+    }
     private(set) var mountpoint = ""
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        let parsed = try ParsedArguments(arguments, command: Self.name, help: Self.help,
-                                         valueFlags: ["--listen": "ADDR:PORT", "--device": "NAME"])
-        device = parsed.values["--device"]
+        let parsed = try Self.flags.read(arguments, help: Self.help, into: &self)
         if device != nil {
             guard parsed.paths.isEmpty else { throw .usage("ui: give a MOUNT or --device NAME, not both") }
         } else {
             mountArgument = try parsed.onePath("MOUNT", command: Self.name)
-        }
-        if let listen = parsed.values["--listen"] {
-            let parts = listen.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2, let port = UInt16(parts[1]), Self.isIPv4(parts[0]) else {
-                throw .usage("ui: --listen wants ADDR:PORT with an IPv4 address (127.0.0.1:8080), not '\(listen)'")
-            }
-            host = String(parts[0])
-            self.port = port
         }
     }
 

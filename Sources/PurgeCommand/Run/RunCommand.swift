@@ -75,15 +75,7 @@ struct RunCommand: Subcommand {
             + "storage at the start and the end. purgefs report REPORT.json --html FILE draws it again from --report."))
 
         Flags:
-        \(TextLayout.row("-o OPT[,OPT...]", "mount options (see purgefs mount --help); may be given more than once"))
-        \(TextLayout.row("--scenario FILE", "steps to apply while the command runs"))
-        \(TextLayout.row("--scratch", "mount a copy, leave CONTAINER untouched, remove the copy after"))
-        \(TextLayout.row("--json", "print the summary as JSON (on stderr)"))
-        \(TextLayout.row("--report FILE", "write the summary as JSON to FILE"))
-        \(TextLayout.row("--html FILE", "write the run's page (timeline and summary) to FILE"))
-        \(TextLayout.row("--restart-after-crash", "start the command again after each crash step, on the crashed state"))
-        \(TextLayout.row("--explore --check CMD", "instead of one run, purgefs explore with the same arguments (see purgefs explore --help)"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
 
         Example:
           purgefs run -o capacity=200M --scenario low-disk.txt ~/app -- swift test
@@ -94,15 +86,29 @@ struct RunCommand: Subcommand {
     static let graceMilliseconds = RunJob.graceMilliseconds
     static let tickMilliseconds = RunJob.tickMilliseconds
 
-    var containerArgument: String
-    var options: [String]
+    static let flags = FlagTable<Self>(
+        name, options: (\.options, "mount options (see purgefs mount --help); may be given more than once"), [
+            .value("--scenario", "FILE", \.scenarioArgument, "steps to apply while the command runs"),
+            .switch("--scratch", \.scratch, "mount a copy, leave CONTAINER untouched, remove the copy after"),
+            .switch("--json", \.json, "print the summary as JSON (on stderr)"),
+            .value("--report", "FILE", \.reportArgument, "write the summary as JSON to FILE"),
+            .value("--html", "FILE", \.htmlArgument, "write the run's page (timeline and summary) to FILE"),
+            .switch("--restart-after-crash", \.restartAfterCrash, "start the command again after each crash step, on the crashed state"),
+            .helpRow(exploreFlag + " --check CMD",
+                     "instead of one run, purgefs explore with the same arguments (see purgefs explore --help)"),
+        ])
+    /// Taken before the table: the rest of the arguments are explore's.
+    static let exploreFlag = "--explore"
+
+    var containerArgument = ""
+    var options: [String] = []
     var scenarioArgument: String?
     var scratch = false
     var json = false
     var restartAfterCrash = false
     var reportArgument: String?
     var htmlArgument: String?
-    var command: [String]
+    var command: [String] = []
     /// Set by `validate()`.
     private(set) var container = ""
     private(set) var scenario: Scenario?
@@ -113,7 +119,7 @@ struct RunCommand: Subcommand {
     private(set) var explore: ExploreCommand?
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        if let flag = arguments.firstIndex(of: "--explore"), arguments.firstIndex(of: "--").map({ flag < $0 }) ?? true {
+        if let flag = arguments.firstIndex(of: Self.exploreFlag), arguments.firstIndex(of: "--").map({ flag < $0 }) ?? true {
             var rest = arguments
             rest.remove(at: flag)
             explore = try ExploreCommand(parsing: rest)
@@ -127,23 +133,13 @@ struct RunCommand: Subcommand {
             throw .usage("run: put -- before the command: purgefs run CONTAINER -- COMMAND [ARG...] (see purgefs run --help)")
         }
         command = Array(arguments[(separator + 1)...])
-        var flags = Array(arguments[..<separator])
-        // -o may come more than once, and as -oOPTS: collect it before the shared parser sees the rest.
-        let options = try OptionArguments.collect(from: &flags, command: Self.name)
-        let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
-                                         valueFlags: ["--scenario": "FILE", "--report": "FILE", "--html": "FILE"],
-                                         switchFlags: ["--scratch", "--json", "--restart-after-crash"])
+        // -o may come more than once, and as -oOPTS: the table collects it before the rest is parsed.
+        let parsed = try Self.flags.parse(Array(arguments[..<separator]), help: Self.help, into: &self)
         containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
         guard let program = command.first, !program.isEmpty else {
             throw .usage("run: the command after -- is missing (see purgefs run --help)")
         }
-        self.options = options
-        scenarioArgument = parsed.values["--scenario"]
-        reportArgument = parsed.values["--report"]
-        htmlArgument = parsed.values["--html"]
-        scratch = parsed.switches.contains("--scratch")
-        json = parsed.switches.contains("--json")
-        restartAfterCrash = parsed.switches.contains("--restart-after-crash")
+        try Self.flags.apply(parsed, to: &self)
         // The options as the mount reads them, so a bad one is a usage error before anything happens.
         let mount = try MountCommand(parsing: [containerArgument] + options.flatMap { ["-o", $0] })
         if scratch && mount.options.stateDirectory != nil {

@@ -19,6 +19,11 @@ struct StateLocator: Equatable {
     /// The flag, as every such command spells it.
     static let flag = "--state"
 
+    /// `--state DIR` in a command's `FlagTable`.
+    static func flag<Command>(_ field: WritableKeyPath<Command, String?> & Sendable, _ help: String) -> Flag<Command> {
+        .value(flag, "DIR", field, help)
+    }
+
     static func locate(_ pathArgument: String, state: String?) throws(CommandExit) -> StateLocator {
         let location = try MountLocation.find(pathArgument)
         if let state {
