@@ -65,10 +65,7 @@ class CloudNetworkFaultTests: CloudTestCase {
     func testARenameNotYetOnTheRemoteIsNotUploaded() throws {
         try fixture.mount(options: cloudOptions())
         let m = fixture.mountpoint
-        XCTAssertEqual(writeBytes(m + "/Documents/draft", tiled(30_000, seed: 21)), 0)
-        XCTAssertEqual(writeBytes(m + "/Documents/final", tiled(30_000, seed: 22)), 0)
-        waitUploaded(m + "/Documents/draft")
-        waitUploaded(m + "/Documents/final")
+        uploadDraftAndFinal(seeds: (21, 22))
         XCTAssertEqual(try purgefs("cloud", "offline", m).status, 0)
         XCTAssertEqual(rename(m + "/Documents/draft", m + "/Documents/final"), 0)
         XCTAssertEqual(getAttr(m + "/Documents/final", pf("uploaded")), .value("0"))

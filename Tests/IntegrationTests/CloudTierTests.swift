@@ -93,6 +93,16 @@ class CloudTestCase: PurgeTestCase {
         XCTAssertTrue(touchByReading(m + "/Documents/recent"))
     }
 
+    /// Writes `Documents/draft` and `Documents/final` (30,000 bytes each,
+    /// the given seeds) through the mount and waits until both are uploaded.
+    func uploadDraftAndFinal(seeds: (draft: UInt64, final: UInt64), file: StaticString = #filePath, line: UInt = #line) {
+        let m = fixture.mountpoint
+        XCTAssertEqual(writeBytes(m + "/Documents/draft", tiled(30_000, seed: seeds.draft)), 0, file: file, line: line)
+        XCTAssertEqual(writeBytes(m + "/Documents/final", tiled(30_000, seed: seeds.final)), 0, file: file, line: line)
+        waitUploaded(m + "/Documents/draft", file: file, line: line)
+        waitUploaded(m + "/Documents/final", file: file, line: line)
+    }
+
     /// The remote copy of a container path.
     func remoteCopy(_ relative: String) -> [UInt8]? { readBytes(remote + "/files/" + relative) }
 
@@ -452,10 +462,7 @@ class CloudUploadEvictTests: CloudTestCase {
     func testARenameOverADocumentOfTheSameSizeReplacesItsRemoteCopy() throws {
         try fixture.mount(options: cloudOptions())
         let m = fixture.mountpoint
-        XCTAssertEqual(writeBytes(m + "/Documents/draft", tiled(30_000, seed: 13)), 0)
-        XCTAssertEqual(writeBytes(m + "/Documents/final", tiled(30_000, seed: 14)), 0)
-        waitUploaded(m + "/Documents/draft")
-        waitUploaded(m + "/Documents/final")
+        uploadDraftAndFinal(seeds: (13, 14))
         XCTAssertEqual(rename(m + "/Documents/draft", m + "/Documents/final"), 0)
         XCTAssertTrue(eventually(timeout: Self.remoteKind == .directory ? 5 : 20) {
             self.remoteCopy("Documents/draft") == nil && self.remoteCopy("Documents/final") == tiled(30_000, seed: 13)
