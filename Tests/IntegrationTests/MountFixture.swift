@@ -269,7 +269,8 @@ class MountedTestCase: XCTestCase {
         let fixture = try MountFixture()
         self.fixture = fixture
         addTeardownBlock { [weak self] in
-            if let run = self?.testRun, !run.hasSucceeded { fixture.printDaemonLog() }
+            // `hasSucceeded` is false until the run has stopped, which is after teardown.
+            if let run = self?.testRun, run.totalFailureCount > 0 { fixture.printDaemonLog() }
             for problem in fixture.destroy() { XCTFail("teardown: \(problem)") }
         }
         try prepareContainer()
