@@ -76,6 +76,8 @@ final class FlattenTests: MountedTestCase {
         XCTAssertEqual(flat(m + "/copy"), 1)
         XCTAssertEqual(flat(m + "/big"), 1)
         XCTAssertEqual(numberAttr(m, "not_flat"), 0)
+        XCTAssertEqual(numberAttr(m, "clone_savings"), 0, "nothing is shared any more")
+        XCTAssertGreaterThanOrEqual(numberAttr(m, "allocated") ?? 0, UInt64(2 * Self.size), "two copies are charged")
         XCTAssertFalse(try purgefs(["usage", m]).stdout.contains("Not flat"))
         assertContents(m + "/big", original, "after flatten")
         assertContents(m + "/copy", original, "after flatten")
@@ -116,6 +118,29 @@ final class FlattenTests: MountedTestCase {
         XCTAssertEqual(flat(m + "/caches/c"), 1)
         XCTAssertEqual([flat(m + "/big"), flat(m + "/a")], [0, 0])
         for name in ["big", "a", "caches/b", "caches/c"] { assertContents(m + "/" + name, original, "after flattening caches") }
+    }
+
+    /// The original's flatten is its break: it keeps its inode, its two
+    /// clones move onto a copy, which they still share with each other.
+    func testFlatteningTheOriginalLeavesItsClonesSharingACopy() throws {
+        try cp(m + "/big", m + "/a")
+        try cp(m + "/big", m + "/caches/b")
+        let before = try backingInode("big").st_ino
+        let result = try purgefs(["flatten", m, m + "/big"])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        XCTAssertEqual(flat(m + "/big"), 1)
+        XCTAssertEqual([flat(m + "/a"), flat(m + "/caches/b")], [0, 0], "the clones share the copy")
+        XCTAssertEqual(try backingInode("big").st_ino, before, "the original keeps its backing inode")
+        XCTAssertEqual(try backingInode("big").st_nlink, 1)
+        XCTAssertEqual(try backingInode("a").st_ino, try backingInode("caches/b").st_ino)
+        XCTAssertNotEqual(try backingInode("a").st_ino, before)
+        for name in ["big", "a", "caches/b"] { assertContents(m + "/" + name, original, "after flattening the original") }
+
+        let rest = try purgefs(["flatten", m])
+        XCTAssertEqual(rest.status, 0, "\(rest)")
+        XCTAssertEqual([flat(m + "/a"), flat(m + "/caches/b")], [1, 1])
+        assertNoSharedInodes("after flattening the rest")
+        for name in ["big", "a", "caches/b"] { assertContents(m + "/" + name, original, "after flattening the rest") }
     }
 
     func testUnmountFlattenLeavesNoSharedInodes() throws {
