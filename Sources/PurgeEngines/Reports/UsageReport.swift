@@ -88,8 +88,8 @@ public struct UsageReport: Equatable {
                      + "\(HumanText.size(directory.allocated)) on disk"))
         rows.append(("Clone savings", HumanText.size(directory.cloneSavings)))
         if notFlat > 0 {
-            rows.append(("Not flat", "\(HumanText.count(notFlat, "file")) in the mount (they share data through purgefs; "
-                         + "purgefs flatten makes them plain)"))
+            // The whole mount's, for a subtree too; within 80 columns.
+            rows.append(("Not flat", "\(HumanText.count(notFlat, "file")) share data through purgefs (purgefs flatten)"))
         }
         if let excludedFromBackup { rows.append(("Backup", excludedFromBackup ? "excluded (excluded_from_backup)" : "included")) }
         lines += Self.table(rows)
