@@ -87,7 +87,9 @@ final class AttributeTableTests: MountedTestCase {
 
         // A write-only name is known (its write is not EINVAL for the name), unlike a name outside the table.
         let writeOnly = Set(rows.filter { $0.access == "write-only" }.map(\.name))
-        XCTAssertEqual(writeOnly, [pf("purge"), pf("evict"), pf("download"), pf("metrics_sample")])
+        XCTAssertEqual(writeOnly, [pf("purge"), pf("evict"), pf("download"), pf("metrics_sample"), pf("flatten")])
+        XCTAssertEqual(setAttr(m + "/data/f", pf("flatten"), "1"), 0, "flattening a flat file leaves it as it is")
+        XCTAssertEqual(setAttr(m + "/data/f", pf("flatten"), "0"), EINVAL, "a bad value")
         XCTAssertEqual(setAttr(m, pf("purge"), "0"), 0, "purge 0 on the root")
         XCTAssertEqual(setAttr(m, pf("metrics_sample"), "1"), 0, "a sample on request")
         XCTAssertEqual(setAttr(m, pf("metrics_sample"), "0"), EINVAL, "a bad value")

@@ -18,6 +18,28 @@ final class UnmountCommandTests: XCTestCase {
         assertUsage([], "unmount: MOUNTPOINT is missing (see purgefs unmount --help)")
         assertUsage(["/a", "/b"], "unmount: unexpected argument '/b'; give one MOUNTPOINT")
         assertUsage(["-l", "/a"], "unmount: unknown flag '-l' (see purgefs unmount --help)")
+        XCTAssertFalse(try UnmountCommand(parsing: ["/m"]).flatten)
+        XCTAssertTrue(try UnmountCommand(parsing: ["--flatten", "/m"]).flatten)
+    }
+
+    func testFlattenParsing() throws {
+        let whole = try FlattenCommand(parsing: ["/m"])
+        XCTAssertEqual(whole.mountArgument, "/m")
+        XCTAssertNil(whole.pathArgument)
+        XCTAssertEqual(try FlattenCommand(parsing: ["/m", "/m/a"]).pathArgument, "/m/a")
+        for (arguments, line) in [
+            ([], "flatten: MOUNTPOINT is missing (see purgefs flatten --help)"),
+            (["/m", "/a", "/b"], "flatten: unexpected argument '/b'; give MOUNTPOINT [PATH]"),
+            (["/m", ""], "flatten: an empty path was given"),
+            (["--all", "/m"], "flatten: unknown flag '--all' (see purgefs flatten --help)"),
+        ] {
+            do throws(CommandExit) {
+                _ = try FlattenCommand(parsing: arguments)
+                XCTFail("\(arguments) parsed")
+            } catch {
+                XCTAssertEqual(error, .usage(line), "\(arguments)")
+            }
+        }
     }
 
     func testRefusesWhatIsNotAPurgefsMount() throws {

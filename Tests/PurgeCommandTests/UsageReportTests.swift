@@ -50,6 +50,21 @@ final class UsageReportTests: XCTestCase {
         for line in text.split(separator: "\n") { XCTAssertLessThanOrEqual(line.count, 80, String(line)) }
     }
 
+    /// The Not flat row shows only when files of the mount share data
+    /// through purgefs (the root's not_flat), for a subtree too.
+    func testNotFlatFilesAreShownOnlyWhenThereAreAny() throws {
+        XCTAssertEqual(try report("").notFlat, 0)
+        XCTAssertFalse(try report("").text.contains("Not flat"))
+        XCTAssertEqual(try report("").json["not_flat"], .integer(UInt64(0)))
+        fake.values["/m"]?["not_flat"] = "2"
+        for relative in ["", "Documents"] {
+            let shown = try report(relative)
+            XCTAssertTrue(shown.text.contains("Not flat") && shown.text.contains("2 files share data through purgefs (purgefs flatten)"), shown.text)
+            XCTAssertEqual(shown.json["not_flat"], .integer(UInt64(2)))
+            for line in shown.text.split(separator: "\n") { XCTAssertLessThanOrEqual(line.count, 80, String(line)) }
+        }
+    }
+
     func testSubtreeInsideAZoneIsAllCaches() throws {
         let report = try report("tmp/x")
         XCTAssertEqual(report.documents, 0)

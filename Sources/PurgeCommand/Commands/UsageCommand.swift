@@ -50,6 +50,9 @@ struct UsageCommand: Subcommand {
         \(TextLayout.row("cloud_evictable", paragraphs: [
             "allocated bytes in Documents that evicting could drop now (user.purgefs.evictable = 1; 0 without "
             + "cloud=; a walk of at most \(UsageReport.evictableWalkLimit) files)"]))
+        \(TextLayout.row("not_flat", paragraphs: [
+            "files of the whole mount that share data through purgefs (the root's user.purgefs.not_flat; the "
+            + "table shows a Not flat row when there are any, and purgefs flatten makes them plain)"]))
         \(TextLayout.row("excluded_from_backup", "the directory's user.purgefs.excluded_from_backup (true/false; null when not answered)"))
         \(TextLayout.row("device", paragraphs: [
             "capacity, external, container_used (the container's bytes on disk), device_used (everything in use "

@@ -16,7 +16,7 @@ public enum Purgefs {
     /// type, added here.
     static var subcommands: [any Subcommand.Type] {
         [MountCommand.self, UnmountCommand.self, UsageCommand.self, SpaceCommand.self, ManualPurgeCommand.self,
-         CloneCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, LogCommand.self,
+         CloneCommand.self, FlattenCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, LogCommand.self,
          MetricsCommand.self, DemoCommand.self, FaultCommand.self, RunCommand.self, CrashCommand.self, ReportCommand.self,
          UICommand.self, ExploreCommand.self, CloudCommand.self]
     }
@@ -103,11 +103,12 @@ public enum Purgefs {
         Usage:
           purgefs mount CONTAINER [MOUNTPOINT] [-f] [-o OPT[,OPT...]]
           purgefs CONTAINER MOUNTPOINT -o OPTS     (the form mount.fuse3 and fstab use)
-          purgefs unmount MOUNTPOINT
+          purgefs unmount [--force] [--flatten] MOUNTPOINT
           purgefs usage PATH|--device NAME [--json | --html FILE]
           purgefs space MOUNTPOINT [--capacity SIZE] [--external SIZE | --available SIZE] [--json]
           purgefs purge MOUNTPOINT (--bytes SIZE | --all)
           purgefs clone SOURCE DEST
+          purgefs flatten MOUNTPOINT [PATH]
           purgefs pin PATH | purgefs unpin PATH
           purgefs evict PATH | purgefs download PATH
           purgefs log MOUNTPOINT|CONTAINER [--json | --daemon | --faults]

@@ -8,7 +8,7 @@ struct UnmountCommand: Subcommand {
     static let name = "unmount"
     static let abstract = "Unmount a purgefs mount and wait until it is gone"
     static let help = """
-        Usage: purgefs unmount [--force] MOUNTPOINT
+        Usage: purgefs unmount [--force] [--flatten] MOUNTPOINT
 
         \(TextLayout.paragraph(
             "Unmounts the purgefs mount at MOUNTPOINT (with umount2 as root, else with fusermount3 -u) and "
@@ -23,6 +23,11 @@ struct UnmountCommand: Subcommand {
             + "/sys/fs/fuse/connections (mounting fusectl if needed), so every process waiting on it gets an "
             + "error instead of hanging, and is then detached. Needs root."))
 
+        \(TextLayout.paragraph(
+            "With --flatten, every file of the mount that shares data through purgefs is first given data of "
+            + "its own (purgefs flatten MOUNTPOINT), so the container holds plain files once unmounted; when "
+            + "that fails the mount is left mounted (exit 1)."))
+
         Flags:
         \(flags.rows)
         """
@@ -30,10 +35,12 @@ struct UnmountCommand: Subcommand {
     /// Read by `init(parsing:)`'s own loop: `--force` may repeat.
     static let flags = FlagTable<Self>(name, [
         .switch("--force", \.force, "abort the connection of a mount that does not unmount, then detach it"),
+        .switch("--flatten", \.flatten, "first give every file that shares data through purgefs data of its own"),
     ])
 
     var pathArgument = ""
     var force = false
+    var flatten = false
     /// Set by `validate()`: the absolute mountpoint and the mount to remove.
     private(set) var mountpoint = ""
     private(set) var mount: MountTable.Entry?
@@ -65,6 +72,14 @@ struct UnmountCommand: Subcommand {
 
     func run(_ context: CommandContext) throws(CommandExit) {
         guard let mount else { preconditionFailure("run() before validate()") }
+        if flatten {
+            do throws(CommandExit) {
+                print(try Flattening(access: .live).flatten(mountpoint).summary(of: mountpoint))
+            } catch {
+                guard case .failure(let line) = error else { throw error }
+                throw .failure(line + "; \(mountpoint) is still mounted")
+            }
+        }
         try MountRemoval.remove(mount, at: mountpoint, force: force)
     }
 }

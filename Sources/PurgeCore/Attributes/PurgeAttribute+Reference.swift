@@ -67,7 +67,7 @@ extension PurgeAttribute {
             return "bytes"
         case .purgeable:
             return "bytes; 0/1 on files"
-        case .files, .purgedFiles, .deviceContainers, .enospc, .monitorRounds:
+        case .files, .purgedFiles, .deviceContainers, .enospc, .monitorRounds, .notFlat:
             return "count"
         case .peakUsed:
             return "bytes"
@@ -87,7 +87,7 @@ extension PurgeAttribute {
             return "lines; write a command"
         case .cloud:
             return "online/offline; command"
-        case .pinned, .group, .tombstone, .ubiquitous, .uploaded, .excludedFromBackup:
+        case .pinned, .group, .tombstone, .ubiquitous, .uploaded, .excludedFromBackup, .flat:
             return "0/1"
         case .contentID:
             return "number"
@@ -97,7 +97,7 @@ extension PurgeAttribute {
             return "word"
         case .evictable:
             return "1 or a word"
-        case .evict, .download:
+        case .evict, .download, .flatten:
             return "1"
         }
     }
@@ -147,6 +147,9 @@ extension PurgeAttribute {
         case .evictable: return "1 if evicting would work now, evicted, or why not: not_uploaded, changed, open, shared"
         case .evict: return "write 1: drop the local data of an uploaded file (EBUSY if it cannot be)"
         case .download: return "write 1: start downloading an evicted file"
+        case .flat: return "1 when the backing file holds all its own data, 0 while it shares data through purgefs (a linked clone)"
+        case .notFlat: return "files whose flat is 0: they share data through purgefs (purgefs flatten makes them plain)"
+        case .flatten: return "write 1: give a file that shares data through purgefs data of its own (ENOSPC if there is no room)"
         }
     }
 }

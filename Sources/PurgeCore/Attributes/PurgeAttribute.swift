@@ -63,6 +63,13 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
     case downloadStatus = "download_status"
     case evictable
     case evict, download
+    /// `1` when the file's backing file holds all its own data, `0` while it
+    /// shares data through purgefs (a linked clone and its original); the
+    /// root's `not_flat` counts the files answering `0`; writing `1` to a
+    /// file's `flatten` gives it data of its own (`purgefs flatten`).
+    case flat
+    case notFlat = "not_flat"
+    case flatten
 
     /// The namespace every purgefs attribute lives in.
     public static let prefix = "user.purgefs."
@@ -99,11 +106,11 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target == .root || target == .directory
         case .capacity, .external, .available, .containerUsed, .deviceUsed, .availableImportant, .availableOpportunistic,
              .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .faults, .cloud, .deviceName, .deviceContainers,
-             .deviceContainersUsed, .devicePurgeable, .deviceQuota, .crash, .lastCrash, .transport:
+             .deviceContainersUsed, .devicePurgeable, .deviceQuota, .crash, .lastCrash, .transport, .notFlat:
             return target == .root
-        case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable:
+        case .contentID, .lastUsed, .shared, .ubiquitous, .uploaded, .downloadStatus, .evictable, .flat:
             return target == .file
-        case .purge, .evict, .download, .metricsSample:
+        case .purge, .evict, .download, .metricsSample, .flatten:
             return false
         }
     }
@@ -118,12 +125,12 @@ public enum PurgeAttribute: String, CaseIterable, Sendable {
             return target != .other
         case .group, .tombstone:
             return target == .root || target == .directory
-        case .evict, .download:
+        case .evict, .download, .flatten:
             return target == .file
         case .size, .files, .allocated, .purgeable, .cloneSavings, .available, .containerUsed, .deviceUsed, .availableImportant,
              .availableOpportunistic, .purgedBytes, .purgedFiles, .enospc, .peakUsed, .monitorRounds, .contentID, .lastUsed, .shared,
              .deviceName, .deviceContainers, .deviceContainersUsed, .devicePurgeable, .deviceQuota,
-             .ubiquitous, .uploaded, .downloadStatus, .evictable, .lastCrash, .transport:
+             .ubiquitous, .uploaded, .downloadStatus, .evictable, .lastCrash, .transport, .flat, .notFlat:
             return false
         }
     }

@@ -59,7 +59,8 @@ extension UsageReport {
         let app = try bundle.map { (bundle) throws(CommandExit) -> UInt64 in try figures(of: bundle)?.size ?? 0 }
         let excluded = try access.numberIfAnswered(.excludedFromBackup, of: path).map { $0 == 1 }
         var report = UsageReport(path: path, mountpoint: mountpoint, app: app, documents: documents, zones: zones,
-                                 directory: directory, device: device, excludedFromBackup: excluded)
+                                 directory: directory, device: device,
+                                 notFlat: try access.numberIfAnswered(.notFlat, of: mountpoint) ?? 0, excludedFromBackup: excluded)
         if UsageReport.overlap(of: UsageReport.documentsPath, with: relative) != .apart {
             let documentsPath = UsageReport.overlap(of: UsageReport.documentsPath, with: relative) == .around
                 ? path : mountpoint + "/" + UsageReport.documentsPath

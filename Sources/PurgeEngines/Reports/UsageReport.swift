@@ -26,6 +26,9 @@ public struct UsageReport: Equatable {
     /// Bytes in the ubiquitous zone (Documents) that evicting could drop now
     /// (`user.purgefs.evictable` = `1`): 0 without `cloud=`.
     public var cloudEvictable: UInt64 = 0
+    /// Files of the whole mount that share data through purgefs (the root's
+    /// `user.purgefs.not_flat`): 0 when the mount does not answer it.
+    public var notFlat: UInt64 = 0
     /// The directory's `user.purgefs.excluded_from_backup`; nil when the mount does not answer it.
     var excludedFromBackup: Bool? = nil
 
@@ -84,6 +87,10 @@ public struct UsageReport: Equatable {
         rows.append(("Total", "\(HumanText.size(directory.size)) in \(HumanText.count(directory.files, "file")), "
                      + "\(HumanText.size(directory.allocated)) on disk"))
         rows.append(("Clone savings", HumanText.size(directory.cloneSavings)))
+        if notFlat > 0 {
+            // The whole mount's, for a subtree too; within 80 columns.
+            rows.append(("Not flat", "\(HumanText.count(notFlat, "file")) share data through purgefs (purgefs flatten)"))
+        }
         if let excludedFromBackup { rows.append(("Backup", excludedFromBackup ? "excluded (excluded_from_backup)" : "included")) }
         lines += Self.table(rows)
         lines.append("")
@@ -129,6 +136,7 @@ public struct UsageReport: Equatable {
             ("purgeable", .integer(directory.purgeable)),
             ("clone_savings", .integer(directory.cloneSavings)),
             ("cloud_evictable", .integer(cloudEvictable)),
+            ("not_flat", .integer(notFlat)),
             ("excluded_from_backup", excludedFromBackup.map(JSONValue.bool) ?? .null),
             ("device", .object([
                 ("capacity", .integer(device.capacity)),
@@ -174,6 +182,6 @@ extension UsageReport {
                                         purgeable: number(device, "purgeable") ?? purgeable,
                                         purgedBytes: number(device, "purged_bytes") ?? 0,
                                         purgedFiles: number(device, "purged_files") ?? 0),
-                  cloudEvictable: number(json, "cloud_evictable") ?? 0)
+                  cloudEvictable: number(json, "cloud_evictable") ?? 0, notFlat: number(json, "not_flat") ?? 0)
     }
 }

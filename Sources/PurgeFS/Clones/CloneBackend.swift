@@ -33,6 +33,13 @@ protocol CloneBackend: FileSystemObserver {
     /// Whether `backing` is data other identities share (a truncating purge
     /// and a cloud eviction must not destroy it).
     func sharesBacking(_ backing: EntryID) -> Bool
+    /// Whether `id`'s data is shared through purgefs, so that its backing
+    /// file is not a file of its own (`user.purgefs.flat` 0): a linked clone,
+    /// or the original one shares with. A reflink clone's backing file is a
+    /// plain file, so nothing under reflinks answers true.
+    func sharesData(_ id: EntryID) -> Bool
+    /// How many files answer true to `sharesData` (`user.purgefs.not_flat`).
+    var filesNotFlat: Int { get }
 
     // MARK: What the mount shows
 
@@ -60,6 +67,9 @@ protocol CloneBackend: FileSystemObserver {
     /// `user.purgefs.content_id` and `user.purgefs.shared`.
     func contentID(of id: EntryID) -> UInt64
     func sharedBytes(of id: EntryID) -> UInt64
+    /// Gives `inode` data of its own when it shares any (`user.purgefs.flatten`,
+    /// `purgefs flatten`), asking for room as a first write does.
+    func flatten(_ inode: Inode, in filesystem: ContainerFileSystem) throws(Errno)
     /// At mount, after the walk: the registry brought in line with the disk.
     func settleAtMount(root: FileDescriptor)
 }
@@ -77,6 +87,9 @@ extension BackingFileNames {
     func identity(ofListed backing: EntryID, parent: EntryID, name: CName) -> EntryID { backing }
     func listedInode(of id: EntryID) -> UInt64 { id.inode }
     func sharesBacking(_ backing: EntryID) -> Bool { false }
+    func sharesData(_ id: EntryID) -> Bool { false }
+    var filesNotFlat: Int { 0 }
+    func flatten(_ inode: Inode, in filesystem: ContainerFileSystem) throws(Errno) {}
     func adopted(_ inode: Inode, status: stat) {}
     func present(_ status: stat, as id: EntryID) -> stat { status }
     func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? { nil }

@@ -11,6 +11,25 @@ extension LinkedClones: CloneBackend {
 
     func sharesBacking(_ backing: EntryID) -> Bool { isShared(backing: backing) }
 
+    /// Every name sharing a group's data (its primary counted when present),
+    /// in groups where at least two do.
+    var filesNotFlat: Int {
+        guard isActive else { return 0 }
+        return guarded.withLock { table in
+            table.registry.groups.keys.reduce(0) { count, group in
+                let sharing = table.sharers[group]?.count ?? 0
+                return count + (sharing > 1 ? sharing : 0)
+            }
+        }
+    }
+
+    /// A member's break (its data copied into its anchor) or the primary's
+    /// (the members moved to a copy), as a first write would make it.
+    func flatten(_ inode: Inode, in filesystem: ContainerFileSystem) throws(Errno) {
+        guard inode.isRegularFile, sharesData(inode.key) else { return }
+        try breakAway(inode, keepingData: true, filesystem: filesystem)
+    }
+
     /// A new node: a clone's anchor is held (its number is the node's
     /// identity, never to be reused while the node lives), and a node of
     /// shared data is marked shared (its writers hold read-only descriptors).

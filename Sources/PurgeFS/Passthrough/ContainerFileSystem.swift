@@ -101,7 +101,7 @@ final class ContainerFileSystem: Sendable {
         attributeProviders.register(
             [LedgerAttributes(state: state),
              SpaceAttributes(state: state, device: device, monitor: monitor, purger: purger, noSpaceReplies: noSpaceReplies),
-             DeviceAttributes(state: state, device: device), CloneAttributes(state: state, clones: clones),
+             DeviceAttributes(state: state, device: device), CloneAttributes(state: state, clones: clones, filesystem: self),
              faults, metricsRequests, CrashAttributes(recorder: crashes, simulation: self), TransportAttribute()]
             + (cloud.map { [$0] } ?? []))
     }

@@ -63,7 +63,19 @@ final class PurgeAttributeTests: XCTestCase {
         XCTAssertTrue(PurgeAttribute.metricsSample.isWritable(on: .root))
         XCTAssertFalse(PurgeAttribute.metricsSample.isReadable(on: .root) || PurgeAttribute.metricsSample.isWritable(on: .directory))
         let app = ["excluded_from_backup", "metrics_sample"]
-        XCTAssertEqual(spec.count + own.count + figures.count + crash.count + app.count, PurgeAttribute.allCases.count)
+        // What the container holds once unmounted (SPEC, purgefs flatten): a file's flat (read-only), the
+        // root's count of files that are not, and the write that flattens one.
+        let flattening = ["flat", "not_flat", "flatten"]
+        XCTAssertEqual(flattening.map { PurgeAttribute.parse("user.purgefs." + $0) }, [.known(.flat), .known(.notFlat), .known(.flatten)])
+        XCTAssertTrue(PurgeAttribute.flat.isReadable(on: .file))
+        XCTAssertFalse(PurgeAttribute.flat.isReadable(on: .directory) || PurgeAttribute.flat.isWritable(on: .file))
+        XCTAssertTrue(PurgeAttribute.notFlat.isReadable(on: .root))
+        XCTAssertFalse(PurgeAttribute.notFlat.isReadable(on: .directory) || PurgeAttribute.notFlat.isWritable(on: .root))
+        XCTAssertTrue(PurgeAttribute.flatten.isWritable(on: .file))
+        XCTAssertFalse(PurgeAttribute.flatten.isReadable(on: .file) || PurgeAttribute.flatten.isWritable(on: .directory)
+                       || PurgeAttribute.flatten.isControl)
+        XCTAssertEqual(spec.count + own.count + figures.count + crash.count + app.count + flattening.count,
+                       PurgeAttribute.allCases.count)
     }
 
     func testWhereAttributesApply() {
