@@ -733,7 +733,13 @@ extension CrashExploration {
                 walk = now
                 for page in tornPages[..<count] where unflushed(page) { images[page.id, default: .empty].write(page.piece) }
                 kept.lostData(into: &lost, walk: now)
-                lost.add { "(\(count) of \(tornPages.count) unsynced pages survived)" }
+                let last = tornPages[count - 1]
+                let after = tornPages.count - count
+                lost.add {
+                    "(survived: the first \(count) of \(tornPages.count) unsynced pages, the last of them "
+                        + "\(path(last.id)) " + Self.range(last.piece.offset, last.piece.length)
+                        + (after == 0 ? ")" : "; lost: the \(after) after it)")
+                }
             case .reordered(let number):
                 guard model.reorders, number >= 1, number <= tornPages.count else { return nil }
                 let page = tornPages[number - 1]

@@ -165,6 +165,8 @@ final class CrashExplorationTests: XCTestCase {
         XCTAssertEqual(configEntry(states[0])?.image, .base("config.json", size: 15))
         XCTAssertEqual(states[0].lost, ["config.json: bytes 0-8191"])
         XCTAssertEqual(configEntry(states[1])?.image?.size, 4096, "one page of the two")
+        XCTAssertEqual(states[1].lost.last, "(survived: the first 1 of 2 unsynced pages, the last of them config.json bytes 0-4095; lost: the 1 after it)")
+        XCTAssertEqual(states[2].lost.last, "(survived: the first 2 of 2 unsynced pages, the last of them config.json bytes 4096-8191)")
         XCTAssertEqual(configEntry(states[4])?.image?.pieces.count, 1, "the synced write only")
         XCTAssertEqual(configEntry(states[5])?.image?.pieces.last, .init(offset: 4000, length: 96, data: 8192), "up to the page's end")
         XCTAssertEqual(states[4].lastDurable?.text, "fsync config.json")
