@@ -257,7 +257,7 @@ extension CloudTier {
                 _ = try dropData(of: file, path: path, status: now, reason: reason)
                 return
             }
-            try leaveAndDrop(inode, path: path, status: now, reason: reason, filesystem: filesystem)
+            try leaveAndDrop(inode, path: path, status: now, record: record, reason: reason, filesystem: filesystem)
         } }
     }
 
@@ -265,19 +265,50 @@ extension CloudTier {
     /// data to the other names (its own empty file, under its name), which
     /// becomes its placeholder: the data's size, the member's own times.
     /// Frees nothing while others share the data, all of it when none did
-    /// (a member whose original is gone).
-    private func leaveAndDrop(_ inode: Inode, path: String, status: stat, reason: String, filesystem: ContainerFileSystem) throws(Errno) {
+    /// (a member whose original is gone). Recorded evicted first, with the
+    /// placeholder's signature: killed once the member left the data, the
+    /// next mount makes the hole (`restoreHole`, same inode); killed before,
+    /// its name still reads the data and is uploaded as it is (another inode).
+    private func leaveAndDrop(
+        _ inode: Inode, path: String, status: stat, record: CloudRecord, reason: String, filesystem: ContainerFileSystem
+    ) throws(Errno) {
         let othersShare = filesystem.clones.sharedBytes(of: inode.key) > 0
         let shown = filesystem.clones.present(status, as: inode.key)
-        guard try filesystem.clones.leaveSharedData(inode, filesystem: filesystem) else { throw Errno.busy }
-        let own = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
-        defer { own.closeQuietly() }
-        try own.truncate(to: Int64(status.st_size))
-        var placeholder = try own.status()
-        placeholder.st_atim = shown.st_atim
-        placeholder.st_mtim = shown.st_mtim
-        _ = try dropData(of: own, path: path, status: placeholder, reason: reason,
-                         freed: othersShare ? 0 : UInt64(status.st_blocks) * 512)
+        var evicted = record
+        evicted.signature = CloudSignature(shown)
+        evicted.evicted = true
+        withBooks { books in
+            books.manifest.records[path] = evicted
+            save(books.manifest)
+        }
+        do throws(Errno) {
+            guard try filesystem.clones.leaveSharedData(inode, filesystem: filesystem) else { throw Errno.busy }
+            let own = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
+            defer { own.closeQuietly() }
+            try own.truncate(to: Int64(status.st_size))
+            var placeholder = try own.status()
+            placeholder.st_atim = shown.st_atim
+            placeholder.st_mtim = shown.st_mtim
+            _ = try dropData(of: own, path: path, status: placeholder, reason: reason,
+                             freed: othersShare ? 0 : UInt64(status.st_blocks) * 512)
+        } catch {
+            let left = (try? CloudLocal.open(path, from: root, flags: OpenFlags.path)).map { file in
+                defer { file.closeQuietly() }
+                return (try? file.status()).map { UInt64($0.st_ino) == inode.key.inode } ?? false
+            } ?? false
+            if left, let hole = try? CloudLocal.restoreHole(path, like: evicted.signature, from: root) {
+                // Its own file already: the placeholder, as the next mount would make it.
+                filesystem.events.resized(hole, id: inode.key)
+                tellKernel(hole)
+            } else if !left {
+                withBooks { books in
+                    guard books.manifest.records[path] == evicted else { return }
+                    books.manifest.records[path] = record
+                    save(books.manifest)
+                }
+            }
+            throw error
+        }
     }
 
     /// Marks `id` as being evicted, unless an open of it is under way
