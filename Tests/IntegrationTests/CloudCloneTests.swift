@@ -123,6 +123,32 @@ final class CloudCloneTests: CloudTestCase {
         XCTAssertTrue(readBytes(m + "/Documents/report.bin") == bytes)
     }
 
+    /// `optimize_storage` under pressure: the clone is evicted for nothing
+    /// (its data shared), the original is refused while shared and evicted
+    /// once it is the last, freeing the data; the monitor goes on until it
+    /// has freed what it needs.
+    func testTheMonitorEvictsTheCloneForNothingThenTheOriginalForItsData() throws {
+        try fixture.mount(options: cloudOptions(["optimize_storage", "capacity=32M", "low=3M", "high=5M"]))
+        let bytes = tiled(4 * MiB, seed: 15)
+        XCTAssertEqual(writeBytes(m + "/Documents/report.bin", bytes), 0)
+        waitUploaded(m + "/Documents/report.bin")
+        cp("Documents/report.bin", "Documents/copy.bin")
+        waitUploaded(m + "/Documents/copy.bin")
+        let blocks = UInt64(backingBlocks("Documents/report.bin"))
+        XCTAssertEqual(numberAttr(m, "clone_savings"), blocks)
+        XCTAssertEqual(setAttr(m, pf("capacity"), "6M"), 0, "squeeze: 2 MiB available, below low")
+        XCTAssertTrue(eventually(timeout: 15) {
+            getAttr(m + "/Documents/report.bin", pf("download_status")) == .value("not_downloaded")
+                && getAttr(m + "/Documents/copy.bin", pf("download_status")) == .value("not_downloaded")
+        }, "both evicted; log: \(readPurgeLog(fixture.container).map { "\($0.action) \($0.path) \($0.bytes)" })")
+        XCTAssertEqual(readPurgeLog(fixture.container).filter { $0.action == "evict" }.map { "\($0.reason) \($0.path) \($0.bytes)" },
+                       ["monitor Documents/copy.bin 0", "monitor Documents/report.bin \(blocks)"])
+        XCTAssertEqual(backingBlocks("Documents/report.bin"), 0)
+        XCTAssertEqual(backingBlocks("Documents/copy.bin"), 0)
+        XCTAssertTrue(readBytes(m + "/Documents/copy.bin") == bytes)
+        XCTAssertTrue(readBytes(m + "/Documents/report.bin") == bytes)
+    }
+
     /// A clone the walk at mount finds by its backing file (both names are
     /// links of it) is still uploaded and evicted as itself after a remount.
     func testAfterARemountTheCloneIsStillItsOwnDocument() throws {

@@ -17,6 +17,15 @@ extension LinkedClones {
         try withDataLocks(of: [inode], body)
     }
 
+    /// Nil also when a primary's break re-pointed the file meanwhile.
+    func withDataHeldIfFree<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T? {
+        let backing = inode.backing
+        return try dataLocks.withLockIfFree(backing) { () throws(Errno) -> T? in
+            guard inode.backing == backing else { return nil }
+            return try body()
+        } ?? nil
+    }
+
     func leaveSharedData(_ inode: Inode, filesystem fs: ContainerFileSystem) throws(Errno) -> Bool {
         guard inode.isRegularFile, isMember(inode.key) else { return false }
         try breakMember(inode, keepingData: false, filesystem: fs)

@@ -257,7 +257,7 @@ extension CloudTier {
                 _ = try dropData(of: file, path: path, status: now, reason: reason)
                 return
             }
-            try leaveAndDrop(inode, path: path, status: now, record: record, reason: reason, filesystem: filesystem)
+            _ = try leaveAndDrop(inode, path: path, status: now, record: record, reason: reason, filesystem: filesystem)
         } }
     }
 
@@ -271,7 +271,7 @@ extension CloudTier {
     /// its name still reads the data and is uploaded as it is (another inode).
     private func leaveAndDrop(
         _ inode: Inode, path: String, status: stat, record: CloudRecord, reason: String, filesystem: ContainerFileSystem
-    ) throws(Errno) {
+    ) throws(Errno) -> UInt64 {
         let othersShare = filesystem.clones.sharedBytes(of: inode.key) > 0
         let shown = filesystem.clones.present(status, as: inode.key)
         var evicted = record
@@ -289,8 +289,8 @@ extension CloudTier {
             var placeholder = try own.status()
             placeholder.st_atim = shown.st_atim
             placeholder.st_mtim = shown.st_mtim
-            _ = try dropData(of: own, path: path, status: placeholder, reason: reason,
-                             freed: othersShare ? 0 : UInt64(status.st_blocks) * 512)
+            return try dropData(of: own, path: path, status: placeholder, reason: reason,
+                                freed: othersShare ? 0 : UInt64(status.st_blocks) * 512)
         } catch {
             let left = (try? CloudLocal.open(path, from: root, flags: OpenFlags.path)).map { file in
                 defer { file.closeQuietly() }
@@ -403,8 +403,8 @@ extension CloudTier {
         guard optimizeStorage, let filesystem else { return 0 }
         let candidates: [(EntryID, String)] = withBooks { books in
             books.paths.compactMap { (id, path) in
-                guard let record = books.manifest.records[path], !record.evicted,
-                      record.signature.inode == id.inode, (books.opening[id] ?? 0) == 0
+                // A clone's record has its backing file's inode: `evictOne` checks the identity.
+                guard let record = books.manifest.records[path], !record.evicted, (books.opening[id] ?? 0) == 0
                 else { return nil }
                 return (id, path)
             }
@@ -426,13 +426,25 @@ extension CloudTier {
                 defer { file.closeQuietly() }
                 guard beginEviction(id) == nil else { return 0 }
                 defer { endEviction(id) }
-                guard let status = try? file.status(), EntryID(status) == id,
+                guard let status = try? file.status(), identity(of: path, status: status) == id,
                       let record = withBooks({ $0.manifest.records[path] }), record == checked,
                       !withBooks({ $0.manifest.intents.touch(path) }),
                       record.signature == CloudSignature(status), !record.evicted,
                       filesystem.state.read({ ledger, _ in (try? ledger.file(id).openCount) ?? 1 }) == 0
                 else { return 0 }
-                return (try? dropData(of: file, path: path, status: status, reason: reason)) ?? 0
+                guard filesystem.clones.sharesBacking(EntryID(status)) else {
+                    return (try? dropData(of: file, path: path, status: status, reason: reason)) ?? 0
+                }
+                // A clone member leaves the shared data to the others; its data
+                // lock only if free: this holds `transfers`, and a break's room
+                // search (this thread's, maybe) holds a data lock and waits for it.
+                guard !filesystem.clones.evictionDropsShared(id, backing: EntryID(status)),
+                      let inode = filesystem.inodes.existing(id)
+                else { return 0 }
+                let freed = try? filesystem.clones.withDataHeldIfFree(of: inode) { () throws(Errno) -> UInt64 in
+                    try leaveAndDrop(inode, path: path, status: status, record: record, reason: reason, filesystem: filesystem)
+                }
+                return (freed ?? nil) ?? 0
             }
             freed += holdingTransfers ? evictOne() : transfers.withLock(evictOne)
         }
