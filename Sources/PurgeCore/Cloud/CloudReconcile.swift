@@ -41,6 +41,7 @@ public enum CloudMountAction: Equatable, Sendable {
 /// | a record, its local file gone, its inode under no other recorded name | `removeRemote` (the remote copy may be gone too: removing nothing is fine) |
 /// | a record, its local file gone, its inode under a name without a record | `renameRemote`, the record kept if that file's signature is the record's |
 /// | an evicted record, its file (same inode) with data or another signature | `restoreHole` |
+/// | an evicted record, another file with data under its name | the record not evicted, `upload` |
 /// | a remote document in a zone, no local file, no record | `placeholder` |
 /// | a local file whose signature is not its record's (none, changed, newer) | `upload` |
 /// | a local file whose signature is its record's | nothing |
@@ -78,9 +79,15 @@ public enum CloudReconcile {
         }
         var restored: Set<String> = []
         for (path, record) in manifest.records.sorted(by: { $0.key < $1.key }) where record.evicted {
-            guard let file = local[path], file.signature.inode == record.signature.inode,
-                  file.signature != record.signature || file.allocated
-            else { continue }
+            guard let file = local[path] else { continue }
+            if file.signature.inode != record.signature.inode {
+                // Another file with data under the name (a clone's eviction
+                // killed before it left the data it shared): that data is the
+                // document's, no longer evicted, and uploaded below.
+                if file.allocated { manifest.records[path]?.evicted = false }
+                continue
+            }
+            guard file.signature != record.signature || file.allocated else { continue }
             act(.restoreHole(path, like: record.signature))
             restored.insert(path)
         }
