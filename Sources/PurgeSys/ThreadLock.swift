@@ -22,4 +22,12 @@ public final class ThreadLock: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body()
     }
+
+    /// Runs `body` holding the lock if it is free now; nil (`body` not run)
+    /// when another holds it, this thread included: it never waits.
+    public func withLockIfFree<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
 }

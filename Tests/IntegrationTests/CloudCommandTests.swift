@@ -68,7 +68,7 @@ final class CloudCommandTests: PurgefsCommandTestCase {
         XCTAssertEqual(rename(original, shared), 0)
         XCTAssertTrue(eventually(timeout: 15) { getAttr(shared, pf("uploaded")) == .value("1") }, "the moved original is uploaded")
         XCTAssertEqual(getAttr(shared, pf("evictable")), .value("shared"))
-        try assertRejected(["evict", shared], status: 1, mentioning: ["cannot be evicted now: it shares its data with a clone"])
+        try assertRejected(["evict", shared], status: 1, mentioning: ["cannot be evicted now: its clones share its data"])
         XCTAssertEqual(readBytes(clone), tiled(64 * 1024, seed: 7), "the clone keeps its data")
 
         XCTAssertTrue(eventually(timeout: 15) { getAttr(doc, pf("evictable")) == .value("1") }, "uploaded again once closed")

@@ -41,6 +41,8 @@ public enum CloudMountAction: Equatable, Sendable {
 /// | a record, its local file gone, its inode under no other recorded name | `removeRemote` (the remote copy may be gone too: removing nothing is fine) |
 /// | a record, its local file gone, its inode under a name without a record | `renameRemote`, the record kept if that file's signature is the record's |
 /// | an evicted record, its file (same inode) with data or another signature | `restoreHole` |
+/// | an evicted record, another file with data under its name | `upload` (the record no longer evicted) |
+/// | an evicted record, another file without data under its name | nothing |
 /// | a remote document in a zone, no local file, no record | `placeholder` |
 /// | a local file whose signature is not its record's (none, changed, newer) | `upload` |
 /// | a local file whose signature is its record's | nothing |
@@ -78,9 +80,16 @@ public enum CloudReconcile {
         }
         var restored: Set<String> = []
         for (path, record) in manifest.records.sorted(by: { $0.key < $1.key }) where record.evicted {
-            guard let file = local[path], file.signature.inode == record.signature.inode,
-                  file.signature != record.signature || file.allocated
-            else { continue }
+            guard let file = local[path] else { continue }
+            if file.signature.inode != record.signature.inode {
+                // Another file with data under the name (a clone's eviction
+                // killed before it left the data it shared): that data is the
+                // document's, uploaded below (noting the upload ends the
+                // eviction). Without data it has nothing to upload.
+                if !file.allocated { restored.insert(path) }
+                continue
+            }
+            guard file.signature != record.signature || file.allocated else { continue }
             act(.restoreHole(path, like: record.signature))
             restored.insert(path)
         }
@@ -113,8 +122,10 @@ extension CloudMountAction {
 extension CloudManifest {
     /// Records what `action` changes in the manifest: a removed or renamed
     /// document's record goes (or moves) and its remote change is
-    /// journalled. The other actions change the manifest only once carried
-    /// out (a placeholder's record is its file's signature).
+    /// journalled; a document to upload is not evicted (its file has data:
+    /// `plan` uploads no evicted document otherwise). The other actions
+    /// change the manifest only once carried out (a placeholder's record is
+    /// its file's signature).
     public mutating func note(_ action: CloudMountAction) {
         switch action {
         case .removeRemote(let path):
@@ -124,7 +135,9 @@ extension CloudManifest {
             let record = records.removeValue(forKey: from)
             intents.append(.rename(from, to))
             if keepsRecord, let record { records[to] = record }
-        case .restoreHole, .placeholder, .upload:
+        case .upload(let path):
+            records[path]?.evicted = false
+        case .restoreHole, .placeholder:
             break
         }
     }

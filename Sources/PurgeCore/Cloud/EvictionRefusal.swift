@@ -12,7 +12,8 @@ public enum EvictionRefusal: String, CaseIterable, Sendable {
     case changed
     /// A process has it open, or is opening it.
     case open
-    /// It shares its data with a clone: dropping it would drop the clone's.
+    /// Its clones share its data, which it cannot leave to them without a
+    /// copy (a linked clone's original): dropping it would drop theirs.
     case shared
 
     /// The reason in words, after "cannot be evicted now: ".
@@ -21,7 +22,7 @@ public enum EvictionRefusal: String, CaseIterable, Sendable {
         case .notUploaded: return "it is not uploaded yet (uploads start about a second after its last close)"
         case .changed: return "it changed since its upload (the new content is not uploaded yet)"
         case .open: return "it is open"
-        case .shared: return "it shares its data with a clone (change or remove the clone first)"
+        case .shared: return "its clones share its data (evict, change or remove them first)"
         }
     }
 

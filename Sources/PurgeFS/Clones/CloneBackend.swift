@@ -72,6 +72,31 @@ protocol CloneBackend: FileSystemObserver {
     func flatten(_ inode: Inode, in filesystem: ContainerFileSystem) throws(Errno)
     /// At mount, after the walk: the registry brought in line with the disk.
     func settleAtMount(root: FileDescriptor)
+
+    // MARK: Eviction (the cloud tier)
+
+    /// Whether an eviction of `id`, whose backing file is `backing`, must
+    /// be refused: it would drop data other names read, and `id` cannot
+    /// leave that data without a copy (a linked clone's primary).
+    func evictionDropsShared(_ id: EntryID, backing: EntryID) -> Bool
+    /// Runs `body` holding what orders changes of `inode`'s data (a linked
+    /// clone's data lock); an eviction takes it before the tier's `transfers`.
+    func withDataHeld<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T
+    /// The same if that is free now, nil when it is held (this thread
+    /// included): for an eviction under `transfers` (`optimize_storage`),
+    /// which must not wait for it.
+    func withDataHeldIfFree<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T?
+    /// Makes `inode` an empty file of its own, leaving the data it shares
+    /// to the other names (a linked clone member, nothing copied); false
+    /// when it has no such data to leave. Called within `withDataHeld`.
+    func leaveSharedData(_ inode: Inode, filesystem: ContainerFileSystem) throws(Errno) -> Bool
+}
+
+extension CloneBackend {
+    func evictionDropsShared(_ id: EntryID, backing: EntryID) -> Bool { sharesBacking(backing) }
+    func withDataHeld<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T { try body() }
+    func withDataHeldIfFree<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T? { try body() }
+    func leaveSharedData(_ inode: Inode, filesystem: ContainerFileSystem) throws(Errno) -> Bool { false }
 }
 
 enum CloneBackendKind: String, Sendable {

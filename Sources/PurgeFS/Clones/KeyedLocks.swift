@@ -27,6 +27,14 @@ final class KeyedLocks<Key: Hashable & Comparable & Sendable>: Sendable {
         try withLocks([key], body)
     }
 
+    /// Runs `body` holding the lock of `key` if it is free now; nil when it
+    /// is held (by this thread too): taken out of order without waiting.
+    func withLockIfFree<T>(_ key: Key, _ body: () throws(Errno) -> T) throws(Errno) -> T? {
+        let lock = enter(key)
+        defer { leave(key) }
+        return try lock.withLockIfFree(body)
+    }
+
     /// Keys held or waited for now (for tests and diagnostics).
     var count: Int { table.withLock { $0.count } }
 

@@ -45,11 +45,10 @@ extension LinkedClones: CloneBackend {
         return try openAnchor(id)
     }
 
-    /// Not in a `ubiquitous` zone: the cloud tier uploads and evicts backing files.
+    /// In every zone: the cloud tier uploads each name's content under its
+    /// path and evicts a member by giving it an empty file of its own.
     func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool {
-        guard filesystem.cloud?.isUbiquitous(source.inode) != true, filesystem.cloud?.isUbiquitous(destination.inode) != true
-        else { return false }
-        return makeClone(of: source, into: destination, filesystem: filesystem)
+        makeClone(of: source, into: destination, filesystem: filesystem)
     }
 
     /// A break asks for its own room (`breakAway`).

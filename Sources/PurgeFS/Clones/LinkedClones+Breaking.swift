@@ -41,7 +41,7 @@ extension LinkedClones {
 
     // MARK: A member
 
-    private func breakMember(_ inode: Inode, keepingData: Bool, filesystem fs: ContainerFileSystem) throws(Errno) {
+    func breakMember(_ inode: Inode, keepingData: Bool, filesystem fs: ContainerFileSystem) throws(Errno) {
         guard let anchors else { throw Errno.ioError }
         let id = inode.key
         let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
@@ -202,6 +202,8 @@ extension LinkedClones {
                 }
                 if done { break }
             }
+            // Its backing file is another now (the same content): the cloud tier uploads it again.
+            defer { fs.events.changed(id) }
             guard let inode = fs.inodes.existing(id) else { continue }
             inode.repoint(to: try backing.reopen(flags: OpenFlags.path), backing: backingID)
             for file in inode.sharing.openFiles {

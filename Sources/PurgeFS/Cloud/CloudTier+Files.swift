@@ -211,11 +211,15 @@ extension CloudTier {
 
     // MARK: Evict and download
 
-    /// Drops the local data of an uploaded file that is not open, not
-    /// changed since and shares nothing: `EINVAL` outside the zones, `EBUSY`
-    /// otherwise (`refusal` says why, and `user.purgefs.evictable` tells).
+    /// Drops the local data of an uploaded file that is not open and not
+    /// changed since: `EINVAL` outside the zones, `EBUSY` otherwise
+    /// (`refusal` says why, and `user.purgefs.evictable` tells). A linked
+    /// clone member whose data others share leaves it to them first
+    /// (`leaveSharedData`: nothing copied, nothing freed); the data lock it
+    /// takes comes before `transfers`.
     func evict(_ inode: Inode, reason: String = "manual") throws(Errno) {
         guard inode.isRegularFile, withBooks({ $0.paths[inode.key] != nil }) else { throw Errno.invalidArgument }
+        guard let filesystem else { throw Errno.busy }  // not mounted
         // The remote's copy is checked first, holding nothing (the checks
         // below, under `transfers`, say why a file is refused otherwise).
         let checked: CloudRecord? = try {() throws(Errno) -> CloudRecord? in
@@ -224,7 +228,7 @@ extension CloudTier {
             guard remoteHoldsCopy(path, of: record) else { throw Errno.busy }
             return record
         }()
-        try transfers.withLock { () throws(Errno) in
+        try filesystem.clones.withDataHeld(of: inode) { () throws(Errno) in try transfers.withLock { () throws(Errno) in
             let (path, status, record) = try stateOf(inode)
             if let refusal = refusal(inode, status: status, record: record) {
                 Diagnostics.note("cloud: \(path) cannot be evicted now: \(refusal.explanation)")
@@ -249,7 +253,61 @@ extension CloudTier {
                 Diagnostics.note("cloud: \(path) cannot be evicted now: \(refusal.explanation)")
                 throw Errno.busy
             }
-            _ = try dropData(of: file, path: path, status: now, reason: reason)
+            guard filesystem.clones.sharesBacking(EntryID(now)) else {
+                _ = try dropData(of: file, path: path, status: now, reason: reason)
+                return
+            }
+            _ = try leaveAndDrop(inode, path: path, status: now, record: record, reason: reason, filesystem: filesystem)
+        } }
+    }
+
+    /// Evicts a linked clone member whose data is shared: it leaves the
+    /// data to the other names (its own empty file, under its name), which
+    /// becomes its placeholder: the data's size, the member's own times.
+    /// Frees nothing while others share the data, all of it when none did
+    /// (a member whose original is gone). Recorded evicted first, with the
+    /// placeholder's signature: killed once the member left the data, the
+    /// next mount makes the hole (`restoreHole`, same inode); killed before,
+    /// its name still reads the data and is uploaded as it is (another inode).
+    private func leaveAndDrop(
+        _ inode: Inode, path: String, status: stat, record: CloudRecord, reason: String, filesystem: ContainerFileSystem
+    ) throws(Errno) -> UInt64 {
+        let othersShare = filesystem.clones.sharedBytes(of: inode.key) > 0
+        let shown = filesystem.clones.present(status, as: inode.key)
+        var evicted = record
+        evicted.signature = CloudSignature(shown)
+        evicted.evicted = true
+        withBooks { books in
+            books.manifest.records[path] = evicted
+            save(books.manifest)
+        }
+        do throws(Errno) {
+            guard try filesystem.clones.leaveSharedData(inode, filesystem: filesystem) else { throw Errno.busy }
+            let own = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
+            defer { own.closeQuietly() }
+            try own.truncate(to: Int64(status.st_size))
+            var placeholder = try own.status()
+            placeholder.st_atim = shown.st_atim
+            placeholder.st_mtim = shown.st_mtim
+            return try dropData(of: own, path: path, status: placeholder, reason: reason,
+                                freed: othersShare ? 0 : UInt64(status.st_blocks) * 512)
+        } catch {
+            let left = (try? CloudLocal.open(path, from: root, flags: OpenFlags.path)).map { file in
+                defer { file.closeQuietly() }
+                return (try? file.status()).map { UInt64($0.st_ino) == inode.key.inode } ?? false
+            } ?? false
+            if left, let hole = try? CloudLocal.restoreHole(path, like: evicted.signature, from: root) {
+                // Its own file already: the placeholder, as the next mount would make it.
+                filesystem.events.resized(hole, id: inode.key)
+                tellKernel(hole)
+            } else if !left {
+                withBooks { books in
+                    guard books.manifest.records[path] == evicted else { return }
+                    books.manifest.records[path] = record
+                    save(books.manifest)
+                }
+            }
+            throw error
         }
     }
 
@@ -294,17 +352,21 @@ extension CloudTier {
         let open = filesystem.state.read { ledger, _ in (try? ledger.file(inode.key).openCount) ?? 0 }
         let beingOpened = countingOpensUnderWay && withBooks { ($0.opening[inode.key] ?? 0) > 0 }
         if open > 0 || beingOpened { return .open }
-        // Data a linked clone shares is other files' too (`dropData` checks again).
-        if filesystem.clones.sharesBacking(EntryID(status)) { return .shared }
+        // Data a linked clone's primary shares is its members' too (a member
+        // leaves it to the others first: `leaveAndDrop`).
+        if filesystem.clones.evictionDropsShared(inode.key, backing: EntryID(status)) { return .shared }
         return nil
     }
 
     /// Makes the file a hole of the same size and times, records it evicted
-    /// and logs it. Called holding `transfers`. Returns the bytes freed.
-    private func dropData(of file: FileDescriptor, path: String, status: stat, reason: String) throws(Errno) -> UInt64 {
+    /// and logs it. Called holding `transfers`. Returns the bytes freed
+    /// (`freed` when the caller knows better: data a member left): its
+    /// allocation less what it shares with reflinked clones, which keep it.
+    private func dropData(of file: FileDescriptor, path: String, status: stat, reason: String, freed: UInt64? = nil) throws(Errno) -> UInt64 {
         // Data a linked clone shares is other files' too.
         guard let filesystem, !filesystem.clones.sharesBacking(EntryID(status)) else { throw Errno.busy }
-        let freed = UInt64(status.st_blocks) * 512
+        let allocated = UInt64(status.st_blocks) * 512
+        let freed = freed ?? allocated - min(allocated, filesystem.clones.sharedBytes(of: EntryID(status)))
         try Self.dropBlocks(of: file, size: Int64(status.st_size))
         try file.setTimes(access: status.st_atim, modification: status.st_mtim)
         try file.sync()
@@ -341,8 +403,8 @@ extension CloudTier {
         guard optimizeStorage, let filesystem else { return 0 }
         let candidates: [(EntryID, String)] = withBooks { books in
             books.paths.compactMap { (id, path) in
-                guard let record = books.manifest.records[path], !record.evicted,
-                      record.signature.inode == id.inode, (books.opening[id] ?? 0) == 0
+                // A clone's record has its backing file's inode: `evictOne` checks the identity.
+                guard let record = books.manifest.records[path], !record.evicted, (books.opening[id] ?? 0) == 0
                 else { return nil }
                 return (id, path)
             }
@@ -364,13 +426,25 @@ extension CloudTier {
                 defer { file.closeQuietly() }
                 guard beginEviction(id) == nil else { return 0 }
                 defer { endEviction(id) }
-                guard let status = try? file.status(), EntryID(status) == id,
+                guard let status = try? file.status(), identity(of: path, status: status) == id,
                       let record = withBooks({ $0.manifest.records[path] }), record == checked,
                       !withBooks({ $0.manifest.intents.touch(path) }),
                       record.signature == CloudSignature(status), !record.evicted,
                       filesystem.state.read({ ledger, _ in (try? ledger.file(id).openCount) ?? 1 }) == 0
                 else { return 0 }
-                return (try? dropData(of: file, path: path, status: status, reason: reason)) ?? 0
+                guard filesystem.clones.sharesBacking(EntryID(status)) else {
+                    return (try? dropData(of: file, path: path, status: status, reason: reason)) ?? 0
+                }
+                // A clone member leaves the shared data to the others; its data
+                // lock only if free: this holds `transfers`, and a break's room
+                // search (this thread's, maybe) holds a data lock and waits for it.
+                guard !filesystem.clones.evictionDropsShared(id, backing: EntryID(status)),
+                      let inode = filesystem.inodes.existing(id)
+                else { return 0 }
+                let freed = try? filesystem.clones.withDataHeldIfFree(of: inode) { () throws(Errno) -> UInt64 in
+                    try leaveAndDrop(inode, path: path, status: status, record: record, reason: reason, filesystem: filesystem)
+                }
+                return (freed ?? nil) ?? 0
             }
             freed += holdingTransfers ? evictOne() : transfers.withLock(evictOne)
         }

@@ -108,8 +108,10 @@ final class CloudTier: Sendable {
 
     func start() {
         DispatchQueue(label: "purgefs.cloud").async { [self] in
-            var lastPass = WallClock.nanoseconds()
-            var lastPoll = lastPass
+            // The first pass walks the zones at once: the walk at mount, before
+            // the clone registry was read, knew clones by their backing files.
+            var lastPass: UInt64 = 0
+            var lastPoll = WallClock.nanoseconds()
             while !stopping.load(ordering: .acquiring) {
                 _ = wake.wait(timeout: .now() + .milliseconds(250))
                 if stopping.load(ordering: .acquiring) { break }
@@ -197,8 +199,8 @@ final class CloudTier: Sendable {
             withBooks { $0.pending[path] = nil }
             return
         }
-        let id = EntryID(status)
         guard let filesystem else { return }  // not mounted yet: it stays due
+        let id = identity(of: path, status: status)
         if (filesystem.state.read { ledger, _ in (try? ledger.file(id).openCount) ?? 0 }) > 0 {
             schedule(path, after: Self.debounce)  // after its last close
             return
@@ -325,13 +327,31 @@ final class CloudTier: Sendable {
         }
     }
 
+    /// The identity of the file at `path` (relative to the container),
+    /// whose backing file has `status`: a linked clone's own, not the
+    /// backing file's its original has too.
+    func identity(of path: String, status: stat) -> EntryID {
+        guard let filesystem, filesystem.clones.sharesBacking(EntryID(status)) else { return EntryID(status) }
+        let components = path.split(separator: "/").map(String.init)
+        guard let leaf = components.last,
+              let directory = try? CloudLocal.openDirectory(components.dropLast(), from: root, making: false)
+        else { return EntryID(status) }
+        defer { directory.closeQuietly() }
+        guard let parent = try? directory.status() else { return EntryID(status) }
+        return leaf.withCString { name in filesystem.clones.identity(of: status, parent: EntryID(parent), name: name) }
+    }
+
     /// Schedules every local file whose content the remote does not hold.
     func scheduleChanged() {
         let local = CloudLocal.scan(zones: zones, from: root)
+        // Asked before the tier's lock is taken: a clone's asks the clone lock.
+        let identities = local.map { path, status in (path, identity(of: path, status: status), status) }
         let now = WallClock.nanoseconds()
         withBooks { books in
-            for (path, status) in local {
-                books.paths[EntryID(status)] = path
+            for (path, id, status) in identities {
+                // A clone the walk at mount knew by its backing file is known by its own identity.
+                if id != EntryID(status) && books.paths[EntryID(status)] == path { books.paths[EntryID(status)] = nil }
+                books.paths[id] = path
                 let record = books.manifest.records[path]
                 if record?.signature != CloudSignature(status) && books.pending[path] == nil {
                     books.pending[path] = now

@@ -221,6 +221,19 @@ final class CloudReconcileTests: XCTestCase {
         }
     }
 
+    /// A clone's eviction records the placeholder (its own inode) before the
+    /// clone leaves the data it shares: killed in between, the name still
+    /// holds that data, under the backing file's inode.
+    func testAnEvictedRecordWhoseNameHoldsAnotherFileWithDataIsUploadedNotEvicted() {
+        let found = manifest(["Documents/a": CloudRecord(signature: signature(1), evicted: true)])
+        let result = plan(found, local: ["Documents/a": file(signature(2), allocated: true)])
+        XCTAssertEqual(result.actions, [.upload("Documents/a")])
+        XCTAssertEqual(result.manifest.records["Documents/a"], CloudRecord(signature: signature(1), evicted: false))
+        let hole = plan(found, local: ["Documents/a": file(signature(2), allocated: false)])
+        XCTAssertEqual(hole.actions, [], "a hole of another inode is no data to upload")
+        XCTAssertEqual(hole.manifest, found)
+    }
+
     func testARenamedEvictedDocumentIsMadeAHoleUnderItsNewName() {
         let record = CloudRecord(signature: signature(1), evicted: true)
         let found = manifest(["Documents/old": record])
