@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Cache files rewritten, cloned with cp, read back and deleted on a purgefs
+mount while another thread asks for purges: every read must give what the
+model says the name holds. Prints each mismatch with the name's last
+operations, then `ops N mismatches M`; exit 1 on a mismatch.
+
+    scripts/lib/clone-stress.py MOUNTPOINT SECONDS SEED
+
+Mount with pressure, on ext4 (linked clones), for example:
+    purgefs mount c m -o capacity=48M,low=12M,high=16M
+It reproduces an open finding (docs/CONFORMANCE.md, "Linked clones under
+purges"): within 150 s, a name reads another file's content, and cp says
+two names are "the same file"."""
+import os, random, subprocess, sys, threading, time
+
+mnt, seconds, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(seed)
+caches = os.path.join(mnt, "Library/Caches")
+os.makedirs(caches, exist_ok=True)
+names = [f"c-{i}.bin" for i in range(6)]
+model, history = {}, {}
+ops = mismatches = 0
+end = time.time() + seconds
+
+
+def note(name, text):
+    history[name] = (history.get(name, []) + [f"{ops}:{text}"])[-8:]
+
+
+def path(name):
+    return os.path.join(caches, name)
+
+
+def write(name, data):
+    fd = os.open(path(name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if rng.random() < 0.3:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def pressure(seed):
+    purges = random.Random(seed)
+    while time.time() < end:
+        subprocess.run(["setfattr", "-n", "user.purgefs.purge", "-v", str(purges.randint(1, 8) * 262144), mnt],
+                       stderr=subprocess.DEVNULL)
+        time.sleep(0.05)
+
+
+threading.Thread(target=pressure, args=(seed,), daemon=True).start()
+while time.time() < end:
+    name = rng.choice(names)
+    op = rng.choices(["write", "read", "clone", "delete"], [40, 40, 15, 5])[0]
+    ops += 1
+    try:
+        if op == "write":
+            data = rng.randbytes(rng.choice([4096, 65536, 300000, 1 << 20, 2 << 20]))
+            write(name, data)
+            model[name] = data
+            note(name, f"write {len(data)}")
+        elif op == "read" and name in model:
+            with open(path(name), "rb") as f:
+                got = f.read()
+            if got != model[name]:
+                mismatches += 1
+                same = [k for k, v in model.items() if v == got]
+                print(f"MISMATCH op {ops}: {name} read {len(got)} bytes, expected {len(model[name])}; "
+                      f"its last operations {history.get(name)}; what it read is the model of {same}", flush=True)
+                model[name] = got
+        elif op == "clone":
+            sources = [s for s in model if s != name]
+            if sources:
+                source = rng.choice(sources)
+                done = subprocess.run(["cp", path(source), path(name)], stderr=subprocess.PIPE, text=True)
+                if done.returncode == 0:
+                    model[name] = model[source]
+                    note(name, f"cp from {source} ({len(model[source])})")
+                    note(source, f"cp to {name}")
+                else:
+                    model.pop(name, None)
+                    if "same file" in done.stderr:
+                        mismatches += 1
+                        print(f"MISMATCH op {ops}: {done.stderr.strip()}", flush=True)
+        elif op == "delete":
+            try:
+                os.unlink(path(name))
+            except FileNotFoundError:
+                pass
+            model.pop(name, None)
+            note(name, "unlink")
+    except FileNotFoundError:
+        model.pop(name, None)  # purged meanwhile
+        note(name, "purged")
+print(f"ops {ops} mismatches {mismatches}")
+sys.exit(1 if mismatches else 0)
