@@ -11,6 +11,9 @@ import XCTest
 /// directory: writing one there leaves the other as it was.
 final class FlattenTests: MountedTestCase {
     static let size = 4 << 20
+    /// A simulated device: `space --available` then holds whatever else
+    /// writes to or frees the real filesystem meanwhile.
+    override var mountOptions: [String] { ["capacity=256M"] }
     var m: String { fixture.mountpoint }
     var container: String { fixture.container }
     var original = Data()
