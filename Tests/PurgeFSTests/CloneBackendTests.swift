@@ -43,7 +43,7 @@ final class CloneBackendTests: XCTestCase {
         let store = RegistryStore<LinkedCloneRegistry>(directory: directory, named: LinkedCloneRegistry.fileName)
         return CloneBackends.choose(
             state: try state(root: root, stateDirectory: stateDirectory), directory: directory, root: root,
-            reflinks: reflinks, linked: (store, registry))
+            reflinks: reflinks, linked: (store, registry), blockMaps: try BlockMaps(directory: directory))
     }
 
     private func file(_ id: EntryID) -> stat {

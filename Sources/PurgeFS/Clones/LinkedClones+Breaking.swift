@@ -25,9 +25,12 @@ extension LinkedClones {
         guard inode.isRegularFile else { return }
         // A file left protected by a clone that was undone gets its writable
         // descriptor back below even when nothing is shared.
-        if isActive || inode.sharing.isShared {
+        if isActive || inode.sharing.isShared || sparse.isActive {
             try withDataLocks(of: [inode]) { () throws(Errno) in
-                if !sharesData(inode.key) {
+                if sparse.has(inode.key) {
+                    // Its writes copy the blocks they touch, through its view.
+                    inode.sharing.unshare()
+                } else if !sharesData(inode.key) {
                     inode.sharing.unshare()
                 } else if isMember(inode.key) {
                     try breakMember(inode, keepingData: keepingData, filesystem: fs)
@@ -45,24 +48,40 @@ extension LinkedClones {
         guard let anchors else { throw Errno.ioError }
         let id = inode.key
         let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
-        let reserved = keepingData ? try fs.growthPolicy.reserve(bytes: size) : 0
+        // Made sparse, it copies now only the base's partial last block
+        // (the write's blocks are asked for with the write, `bytesCopiedOnWrite`).
+        let sparsely = keepingData && SparseMembers.makesSparse
+        let reserved = keepingData ? try fs.growthPolicy.reserve(bytes: sparsely ? min(size, BlockMap.blockSize) : size) : 0
         defer { state.release(reserved) }
         guard guarded.withLock({ table in table.registry.members[id] }) != nil else { throw Errno.noEntry }
         let anchorName = LinkedCloneRegistry.anchorName(of: id)
         let anchor = try FileDescriptor.open(anchorName, in: anchors, flags: O_RDWR | O_NOFOLLOW)
         defer { anchor.closeQuietly() }
         guard EntryID(try anchor.status()) == id else { throw Errno(ESTALE) }
-        if keepingData {
+        var sparseFile: SparseMemberFile?
+        if sparsely {
+            sparseFile = try startSparse(id, anchor: anchor, inode: inode)
+        } else if keepingData {
             try fill(anchor, from: inode)
         } else {
             try anchor.truncate(to: 0)
         }
-        _ = try takeOver(id, with: anchorName, filesystem: fs)
+        do throws(Errno) {
+            _ = try takeOver(id, with: anchorName, filesystem: fs)
+        } catch {
+            // Still a linked member: its map goes (a kill here: the mount's replay drops it).
+            if sparseFile != nil {
+                try? sparse.drop(id)
+                try? anchor.truncate(to: 0)
+            }
+            throw error
+        }
         guarded.withLock { table in release(id, in: &table) }
         inode.repoint(to: try anchor.reopen(flags: OpenFlags.path), backing: id)
         inode.sharing.unshare()
         reopenReaders(of: inode)
         let status = try anchor.status()
+        if chargeSparse(id, status: status) { return }
         do {
             try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 try ledger.update(id, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
@@ -138,7 +157,10 @@ extension LinkedClones {
     private func breakPrimary(_ inode: Inode, filesystem fs: ContainerFileSystem) throws(Errno) {
         guard let anchors else { throw Errno.ioError }
         let old = inode.key
-        guard let group = guarded.withLock({ table in table.registry.group(backedBy: old) }) else { return }
+        let group = guarded.withLock { table in table.registry.group(backedBy: old) }
+        // A base of sparse members is copied too, and they are moved onto the copy.
+        let isBase = sparse.isBase(old)
+        guard group != nil || isBase else { return }
         let data = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_RDONLY) }
         defer { data.closeQuietly() }
         let status = try data.status()
@@ -160,18 +182,26 @@ extension LinkedClones {
         }
         let backing = EntryID(try copy.status())
         let handle = try FileHandle(of: copy)
-        guarded.withLock { table in
-            table.registry.replaceBacking(of: group, with: backing, handle: handle.stored)
-            save(&table)
+        if let group {
+            guarded.withLock { table in
+                table.registry.replaceBacking(of: group, with: backing, handle: handle.stored)
+                save(&table)
+            }
+            try moveMembers(of: group, from: old, to: copy, filesystem: fs)
         }
-        try moveMembers(of: group, from: old, to: copy, filesystem: fs)
-        // The members' names hold the new data now (open members, their descriptors).
+        // Sparse members' maps name the copy (durably) before the primary is written.
+        if isBase {
+            try sparse.rebase(from: old, to: copy, lock: { (member, body) throws(Errno) in try dataLocks.withLock(member, body) })
+        }
+        // The members' names (and the copy's `b` link) hold the new data now (open members, their descriptors).
         try? anchors.unlink(newName)
         guarded.withLock { table in
-            table.registry.retired(group)
+            if let group {
+                table.registry.retired(group)
+                save(&table)
+                settle(group, in: &table)
+            }
             table.sharedBytes[old] = nil
-            save(&table)
-            settle(group, in: &table)
         }
         inode.sharing.unshare()
         do {

@@ -23,6 +23,7 @@ extension LinkedClones {
     /// loses its name, and is forgotten once closed; a group whose primary
     /// lost a name is charged anew.
     func removed(_ id: EntryID, backing: EntryID) {
+        dropSparseIfGone(id)
         guard isActive else { return }
         guarded.withLock { table in
             if table.registry.members[id] != nil {
@@ -60,6 +61,7 @@ extension LinkedClones {
 
     /// A file was purged: a member is forgotten, a primary's group charged anew.
     func purged(_ id: EntryID) {
+        dropSparseIfGone(id)
         guard isActive else { return }
         guarded.withLock { table in
             if table.registry.members[id] != nil {

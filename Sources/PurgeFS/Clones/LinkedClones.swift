@@ -45,9 +45,14 @@ final class LinkedClones: Sendable {
     let root: FileDescriptor
     /// New clones are made: anchors on the container's filesystem.
     let makesClones: Bool
+    /// Members that share blocks with their base (`SparseMembers`).
+    let sparse: SparseMembers
 
     /// For a mount whose probe found no reflinks (`CloneBackends.choose`).
-    init(state: ContainerState, store: RegistryStore<LinkedCloneRegistry>, registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor) {
+    init(
+        state: ContainerState, store: RegistryStore<LinkedCloneRegistry>, registry: LinkedCloneRegistry, directory: StateDirectory,
+        root: FileDescriptor, blockMaps: BlockMaps
+    ) {
         self.state = state
         self.store = store
         self.guarded = Mutex(Table(registry: registry))
@@ -57,6 +62,7 @@ final class LinkedClones: Sendable {
         anchors = Self.openAnchorDirectory(in: directory)
         let sameDevice = (try? directory.descriptor.status().st_dev) == (try? root.status().st_dev)
         makesClones = sameDevice && anchors != nil
+        sparse = SparseMembers(maps: blockMaps, anchors: anchors, root: self.root)
     }
 
     private static func openAnchorDirectory(in directory: StateDirectory) -> FileDescriptor? {
@@ -114,12 +120,17 @@ final class LinkedClones: Sendable {
         }
     }
 
-    /// Whether a write to `id` must break it from the data it shares.
+    /// Whether `id` shares data through purgefs: a write to it must break it
+    /// from the data it shares (or, a sparse member, go through its view).
+    /// A base a block map names is shared even when no linked name is left
+    /// on it (it must not be written in place).
     func sharesData(_ id: EntryID) -> Bool {
+        if sparse.has(id) || sparse.isBase(id) { return true }
         guard isActive else { return false }
         return guarded.withLock { table in
             if let group = table.registry.group(backedBy: id) { return (table.sharers[group]?.count ?? 2) > 1 }
             guard let member = table.registry.members[id] else { return false }
+            if let group = table.registry.groups[member.group], sparse.isBase(group.backing) { return true }
             return (table.sharers[member.group]?.count ?? 2) > 1
         }
     }

@@ -1,0 +1,182 @@
+import Foundation
+import Glibc
+import XCTest
+
+/// Linked clones that share blocks (docs/DESIGN.md, "Block sharing without
+/// reflinks"), on an ext4 image: a first write into a clone copies the 64
+/// KiB blocks it touches, not the file; every member reads what was
+/// written into it, through writes, truncates, remounts and `kill -9`; the
+/// mount's check (`block-share-check` in the state directory, written after
+/// replay) finds nothing. Only through the mount: in the backing directory
+/// a sparse clone's shared blocks are holes.
+final class BlockSharingTests: Ext4ImageTestCase {
+    override var imageSize: Int { 1 << 30 }
+    static let big = 256 << 20
+    static let small = 8 << 20
+    static let blockSize = 64 << 10
+
+    var stateDirectory: String { container + "/.purgefs" }
+
+    override func setUpWithError() throws {
+        // The daemon inherits it: block sharing is made only with it.
+        setenv("PURGEFS_BLOCK_SHARING", "1", 1)
+        addTeardownBlock { unsetenv("PURGEFS_BLOCK_SHARING") }
+        try super.setUpWithError()
+    }
+
+    override func prepareContainer() throws {
+        try writeRandom(container + "/big", count: Self.big, seed: 5)
+        try writeRandom(container + "/small", count: Self.small + 1000, seed: 6)
+    }
+
+    // MARK: Helpers
+
+    /// Asserts `name` reads `expected` through the mount.
+    func assertMountReads(_ name: String, _ expected: Data, _ label: String, file: StaticString = #filePath, line: UInt = #line) {
+        guard let read = compareFile(m + "/" + name, with: expected) else {
+            return XCTFail("\(label): cannot read \(name)", file: file, line: line)
+        }
+        if let difference = read.firstDifference {
+            XCTFail("\(label): \(name) reads \(read.count) bytes, not the \(expected.count) expected (first difference at \(difference))",
+                    file: file, line: line)
+        }
+    }
+
+    /// Writes `bytes` at `offset` of `path`, synced.
+    func syncedWrite(_ path: String, at offset: Int, _ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) {
+        let fd = open(path, O_WRONLY)
+        XCTAssertGreaterThanOrEqual(fd, 0, "open \(path): \(Errno.name(errno))", file: file, line: line)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        XCTAssertEqual(bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, bytes.count, off_t(offset)) }, bytes.count,
+                       "pwrite \(path): \(Errno.name(errno))", file: file, line: line)
+        XCTAssertEqual(fsync(fd), 0, "fsync \(path): \(Errno.name(errno))", file: file, line: line)
+    }
+
+    /// `data` with `bytes` laid at `offset`, grown with zeros when it ends before.
+    func laid(_ data: Data, at offset: Int, _ bytes: [UInt8]) -> Data {
+        var result = data
+        if result.count < offset + bytes.count { result.append(Data(count: offset + bytes.count - result.count)) }
+        result.replaceSubrange(result.startIndex + offset..<result.startIndex + offset + bytes.count, with: bytes)
+        return result
+    }
+
+    /// What the mount's check found after its replay (nil: it did not run).
+    func checkFindings() -> String? {
+        (try? String(contentsOfFile: stateDirectory + "/block-share-check", encoding: .utf8))
+    }
+
+    func remount(_ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(unmountPurgefs(), [], "\(label): unmount", file: file, line: line)
+        try mountPurgefs()
+        XCTAssertEqual(checkFindings(), "", "\(label): the check after replay", file: file, line: line)
+    }
+
+    // MARK: Tests
+
+    /// A 4 KiB write into a 256 MiB clone copies the blocks it touches, not the file.
+    func testAWriteIntoACloneCopiesOnlyItsBlocks() throws {
+        let original = try contents("big")
+        run(["cp", m + "/big", m + "/copy"])
+        XCTAssertEqual(numberAttr(m, "clone_savings"), UInt64(Self.big))
+        let before = backingFree()
+        let bytes = [UInt8](repeating: 0xCD, count: 4096)
+        let offset = 100 << 20 + 1000
+        syncedWrite(m + "/copy", at: offset, bytes)
+        let grown = Int64(before) - Int64(backingFree())
+        XCTAssertLessThanOrEqual(grown, Int64(4 * Self.blockSize), "a 4 KiB write into a clone grew the backing filesystem by \(grown) bytes")
+        let savings = try XCTUnwrap(numberAttr(m, "clone_savings"))
+        XCTAssertGreaterThanOrEqual(savings, UInt64(Self.big - 2 * Self.blockSize), "clone_savings \(savings)")
+        XCTAssertLessThanOrEqual(savings, UInt64(Self.big))
+        XCTAssertEqual(getAttr(m + "/copy", pf("flat")), .value("0"), "a sparse clone is not flat")
+        assertMountReads("copy", laid(original, at: offset, bytes), "the clone after its write")
+        assertMountReads("big", original, "the original after the clone's write")
+        try remount("after the write")
+        assertMountReads("copy", laid(original, at: offset, bytes), "the clone after a remount")
+        assertMountReads("big", original, "the original after a remount")
+        XCTAssertEqual(numberAttr(m, "clone_savings"), savings, "clone_savings after a remount")
+    }
+
+    /// Writes, truncates (down into a shared block, up), `O_TRUNC`, a write
+    /// into the original (its members move onto a copy), a flatten: every
+    /// member reads what was written into it, before and after a remount.
+    func testEveryMemberReadsWhatWasWritten() throws {
+        var expected = ["small": try contents("small")]
+        for name in ["c1", "c2", "c3", "c4"] {
+            run(["cp", m + "/small", m + "/" + name])
+            expected[name] = expected["small"]
+        }
+        func write(_ name: String, at offset: Int, _ count: Int, _ value: UInt8) {
+            let bytes = [UInt8](repeating: value, count: count)
+            syncedWrite(m + "/" + name, at: offset, bytes)
+            expected[name] = laid(expected[name]!, at: offset, bytes)
+        }
+        func truncate(_ name: String, to size: Int) {
+            XCTAssertEqual(Glibc.truncate(m + "/" + name, off_t(size)), 0, "truncate \(name): \(Errno.name(errno))")
+            let data = expected[name]!
+            expected[name] = size <= data.count ? data.prefix(size) : data + Data(count: size - data.count)
+        }
+        func check(_ label: String) {
+            for (name, data) in expected.sorted(by: { $0.key < $1.key }) { assertMountReads(name, data, label) }
+        }
+        write("c1", at: 5, 10, 1)
+        write("c1", at: Self.small + 500, 1000, 2)  // the base's partial last block
+        write("c2", at: 3 * Self.blockSize - 7, 20, 3)  // across two blocks
+        write("c3", at: Self.small + 5000, 100, 4)  // past the end: a hole, then data
+        check("after writes")
+        truncate("c2", to: 2 * Self.blockSize + 77)  // down, into a shared block
+        truncate("c2", to: 4 * Self.blockSize)  // up again: zeros
+        write("c2", at: Self.blockSize + 1, 3, 5)
+        truncate("c1", to: 0)
+        write("c1", at: 0, 100, 6)
+        check("after truncates")
+        XCTAssertEqual(open(m + "/c3", O_WRONLY | O_TRUNC).closing(), 0, "O_TRUNC open of a sparse clone")
+        expected["c3"] = Data()
+        write("c3", at: 10, 10, 7)
+        // The original's write moves its sparse clones onto a copy first.
+        write("small", at: Self.blockSize * 2, 4096, 8)
+        write("c4", at: 0, 1, 9)
+        check("after the original's write")
+        try remount("after writes and truncates")
+        check("after a remount")
+        XCTAssertEqual(setAttr(m + "/c4", pf("flatten"), "1"), 0, "flatten: \(Errno.name(errno))")
+        XCTAssertEqual(getAttr(m + "/c4", pf("flat")), .value("1"))
+        check("after a flatten")
+        XCTAssertTrue(sameContent(m + "/c4", container + "/c4"), "a flattened clone is a plain file in the backing directory")
+        XCTAssertEqual(unlink(m + "/c2"), 0)
+        expected["c2"] = nil
+        try remount("after a flatten and an unlink")
+        check("after a second remount")
+    }
+
+    /// Five members under 120 random synced writes, `kill -9`, remount:
+    /// every member reads back what was synced, the check finds nothing.
+    func testSyncedWritesSurviveKill9() throws {
+        let names = ["small", "c1", "c2", "c3", "c4"]
+        var expected: [String: Data] = [:]
+        expected["small"] = try contents("small")
+        for name in names.dropFirst() {
+            run(["cp", m + "/small", m + "/" + name])
+            expected[name] = expected["small"]
+        }
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<120 {
+            let name = names.randomElement(using: &random)!
+            let count = Int.random(in: 1...(3 * Self.blockSize), using: &random)
+            let offset = Int.random(in: 0...(Self.small + Self.blockSize), using: &random)
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
+            syncedWrite(m + "/" + name, at: offset, bytes)
+            expected[name] = laid(expected[name]!, at: offset, bytes)
+        }
+        for name in names { assertMountReads(name, expected[name]!, "before kill -9") }
+        killPurgefs()
+        try mountPurgefs()
+        XCTAssertEqual(checkFindings(), "", "the check after kill -9 and replay")
+        for name in names { assertMountReads(name, expected[name]!, "after kill -9 and a remount") }
+    }
+}
+
+private extension Int32 {
+    /// Closes this descriptor; its `open` result when that failed.
+    func closing() -> Int32 { self < 0 ? self : close(self) }
+}
