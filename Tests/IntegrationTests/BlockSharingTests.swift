@@ -169,10 +169,23 @@ final class BlockSharingTests: Ext4ImageTestCase {
             expected[name] = laid(expected[name]!, at: offset, bytes)
         }
         for name in names { assertMountReads(name, expected[name]!, "before kill -9") }
+        XCTAssertTrue(names.dropFirst().contains { getAttr(m + "/" + $0, pf("flat")) == .value("0") }, "some clone still shares blocks")
         killPurgefs()
         try mountPurgefs()
         XCTAssertEqual(checkFindings(), "", "the check after kill -9 and replay")
         for name in names { assertMountReads(name, expected[name]!, "after kill -9 and a remount") }
+    }
+
+    /// The check is no formality: an own block whose data went (punched in
+    /// the backing directory while unmounted) is found at the next mount.
+    func testTheCheckFindsAnOwnBlockWithoutData() throws {
+        run(["cp", m + "/small", m + "/c1"])
+        syncedWrite(m + "/c1", at: 10, [1, 2, 3])
+        XCTAssertEqual(unmountPurgefs(), [])
+        run(["fallocate", "--punch-hole", "--offset", "0", "--length", String(Self.blockSize), container + "/c1"])
+        try mountPurgefs()
+        let findings = try XCTUnwrap(checkFindings())
+        XCTAssertTrue(findings.contains("own blocks 0..<1 hold no data"), "the check found: \(findings.debugDescription)")
     }
 }
 

@@ -9,7 +9,9 @@ import PurgeSys
 extension LinkedClones: CloneBackend {
     var kind: CloneBackendKind { .linked }
 
-    func sharesBacking(_ backing: EntryID) -> Bool { isShared(backing: backing) || sparse.isBase(backing) }
+    /// A base of sparse members, and a sparse member's own backing file
+    /// (its holes are shared data), are not cut by a purge nor evicted.
+    func sharesBacking(_ backing: EntryID) -> Bool { isShared(backing: backing) || sparse.isBase(backing) || sparse.has(backing) }
 
     /// Every name sharing a group's data (its primary counted when present),
     /// in groups where at least two do.

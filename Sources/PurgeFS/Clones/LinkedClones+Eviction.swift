@@ -10,7 +10,7 @@ import PurgeSys
 /// members, so its eviction is refused while members share it.
 extension LinkedClones {
     func evictionDropsShared(_ id: EntryID, backing: EntryID) -> Bool {
-        isShared(backing: backing) && !isMember(id)
+        isShared(backing: backing) && !isMember(id) || sparse.isBase(backing) || sparse.has(id)
     }
 
     func withDataHeld<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T {
