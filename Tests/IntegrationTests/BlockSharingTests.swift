@@ -19,8 +19,12 @@ final class BlockSharingTests: Ext4ImageTestCase {
 
     override func setUpWithError() throws {
         // The daemon inherits it: block sharing is made only with it.
+        // Put back as it was: the clone test classes run with it set for the whole run too.
+        let before = getenv("PURGEFS_BLOCK_SHARING").map { String(cString: $0) }
         setenv("PURGEFS_BLOCK_SHARING", "1", 1)
-        addTeardownBlock { unsetenv("PURGEFS_BLOCK_SHARING") }
+        addTeardownBlock {
+            if let before { setenv("PURGEFS_BLOCK_SHARING", before, 1) } else { unsetenv("PURGEFS_BLOCK_SHARING") }
+        }
         try super.setUpWithError()
     }
 

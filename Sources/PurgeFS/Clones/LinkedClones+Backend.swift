@@ -34,7 +34,7 @@ extension LinkedClones: CloneBackend {
             try flattenSparse(inode, filesystem: filesystem)
             return
         }
-        try breakAway(inode, keepingData: true, filesystem: filesystem)
+        try breakAway(inode, keepingData: true, whole: true, filesystem: filesystem)
     }
 
     /// A new node: a clone's anchor is held (its number is the node's

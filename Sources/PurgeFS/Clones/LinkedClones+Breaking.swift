@@ -21,7 +21,8 @@ import PurgeSys
 extension LinkedClones {
     /// Gives `inode` data of its own if it shares any. `keepingData` false:
     /// it is about to be truncated to nothing, so nothing is copied.
-    func breakAway(_ inode: Inode, keepingData: Bool, filesystem fs: ContainerFileSystem) throws(Errno) {
+    /// `whole`: a member gets all of its data (a flatten), never a block map.
+    func breakAway(_ inode: Inode, keepingData: Bool, whole: Bool = false, filesystem fs: ContainerFileSystem) throws(Errno) {
         guard inode.isRegularFile else { return }
         // A file left protected by a clone that was undone gets its writable
         // descriptor back below even when nothing is shared.
@@ -33,7 +34,7 @@ extension LinkedClones {
                 } else if !sharesData(inode.key) {
                     inode.sharing.unshare()
                 } else if isMember(inode.key) {
-                    try breakMember(inode, keepingData: keepingData, filesystem: fs)
+                    try breakMember(inode, keepingData: keepingData, whole: whole, filesystem: fs)
                 } else {
                     try breakPrimary(inode, filesystem: fs)
                 }
@@ -44,13 +45,13 @@ extension LinkedClones {
 
     // MARK: A member
 
-    func breakMember(_ inode: Inode, keepingData: Bool, filesystem fs: ContainerFileSystem) throws(Errno) {
+    func breakMember(_ inode: Inode, keepingData: Bool, whole: Bool = false, filesystem fs: ContainerFileSystem) throws(Errno) {
         guard let anchors else { throw Errno.ioError }
         let id = inode.key
         let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
         // Made sparse, it copies now only the base's partial last block
         // (the write's blocks are asked for with the write, `bytesCopiedOnWrite`).
-        let sparsely = keepingData && SparseMembers.makesSparse
+        let sparsely = keepingData && !whole && SparseMembers.makesSparse
         let reserved = keepingData ? try fs.growthPolicy.reserve(bytes: sparsely ? min(size, BlockMap.blockSize) : size) : 0
         defer { state.release(reserved) }
         guard guarded.withLock({ table in table.registry.members[id] }) != nil else { throw Errno.noEntry }

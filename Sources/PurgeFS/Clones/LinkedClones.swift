@@ -156,7 +156,7 @@ final class LinkedClones: Sendable {
     /// has `status`: a member shows its anchor's identity, mode, owner and
     /// times with one link; a primary shows its links without the clones'.
     func present(_ status: stat, as id: EntryID) -> stat {
-        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return status }
+        guard isActive || sparse.isActive, status.st_mode & S_IFMT == S_IFREG else { return status }
         let (member, clones) = guarded.withLock { (table) -> (Bool, Int) in
             if table.registry.members[id] != nil { return (true, 0) }
             guard let group = table.registry.group(backedBy: id), table.registry.groups[group]?.backing == id else { return (false, 0) }
@@ -174,8 +174,10 @@ final class LinkedClones: Sendable {
                 shown.st_mtim = anchor.st_mtim
                 shown.st_ctim = anchor.st_ctim
             }
-        } else if clones > 0 {
-            shown.st_nlink = nlink_t(max(Int(status.st_nlink) - clones, 1))
+        } else if clones > 0 || sparse.isBase(id) {
+            // Neither the clones' names nor the base's own link (`b<ino>`) are the file's.
+            let hidden = clones + (sparse.isBase(id) ? 1 : 0)
+            shown.st_nlink = nlink_t(max(Int(status.st_nlink) - hidden, 1))
         }
         return shown
     }
