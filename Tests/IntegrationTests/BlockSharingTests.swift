@@ -180,6 +180,52 @@ final class BlockSharingTests: Ext4ImageTestCase {
         for name in names { assertMountReads(name, expected[name]!, "after kill -9 and a remount") }
     }
 
+    /// `fallocate` as a clone's first change (it becomes sparse, then the
+    /// allocation needs its flat file) and on a sparse clone: growing,
+    /// punching, zeroing read as they should.
+    func testFallocateOnClones() throws {
+        let original = try contents("small")
+        for name in ["c1", "c2", "c3"] { run(["cp", m + "/small", m + "/" + name]) }
+        // fallocate(1): -p punches (keeping the size), -z zeroes.
+        func allocate(_ name: String, _ flag: String?, _ offset: Int, _ length: Int) {
+            run(["fallocate"] + (flag.map { [$0] } ?? []) + ["-o", String(offset), "-l", String(length), m + "/" + name])
+        }
+        allocate("c1", nil, original.count, 4096)
+        assertMountReads("c1", original + Data(count: 4096), "a clone grown by fallocate as its first change")
+        syncedWrite(m + "/c2", at: 0, [1])
+        allocate("c2", "-p", Self.blockSize - 10, 3 * Self.blockSize)
+        var punched = laid(original, at: 0, [1])
+        punched.replaceSubrange(Self.blockSize - 10..<4 * Self.blockSize - 10, with: Data(count: 3 * Self.blockSize))
+        assertMountReads("c2", punched, "a sparse clone punched")
+        syncedWrite(m + "/c3", at: 0, [1])
+        allocate("c3", "-z", 100, 1000)
+        assertMountReads("c3", laid(laid(original, at: 0, [1]), at: 100, [UInt8](repeating: 0, count: 1000)), "a sparse clone zeroed")
+        assertMountReads("small", original, "the original")
+        try remount("after fallocates")
+        assertMountReads("c2", punched, "a sparse clone punched, after a remount")
+    }
+
+    /// The original unlinked, the data its sparse clones share is kept by
+    /// the base's link alone: it is charged to the first of them, so
+    /// `allocated` still counts it (once), and the original's name shows no
+    /// link of purgefs's own while it lives.
+    func testABaseWithoutItsOriginalIsChargedToAClone() throws {
+        run(["cp", m + "/small", m + "/c1"])
+        run(["cp", m + "/small", m + "/c2"])
+        syncedWrite(m + "/c1", at: 0, [1])
+        syncedWrite(m + "/c2", at: 0, [2])
+        XCTAssertEqual(try status(m + "/small").st_nlink, 1, "the base's own link is not shown")
+        let before = try XCTUnwrap(numberAttr(m, "allocated"))
+        XCTAssertGreaterThanOrEqual(before, UInt64(Self.small), "the original's data counted")
+        XCTAssertEqual(unlink(m + "/small"), 0)
+        let after = try XCTUnwrap(numberAttr(m, "allocated"))
+        XCTAssertEqual(after, before, "the shared data still counted once after the original's unlink")
+        let savings = try XCTUnwrap(numberAttr(m, "clone_savings"))
+        XCTAssertLessThan(savings, UInt64(Self.small + 2 * Self.blockSize), "one clone saves what it shares, the other bears the data")
+        try remount("after the original's unlink")
+        XCTAssertEqual(numberAttr(m, "allocated"), after, "after a remount")
+    }
+
     /// The check is no formality: an own block whose data went (punched in
     /// the backing directory while unmounted) is found at the next mount.
     func testTheCheckFindsAnOwnBlockWithoutData() throws {

@@ -82,7 +82,10 @@ extension LinkedClones {
         inode.sharing.unshare()
         reopenReaders(of: inode)
         let status = try anchor.status()
-        if chargeSparse(id, status: status) { return }
+        if let base = sparseFile?.snapshot.map.base {
+            chargeSparseMembers(of: base)
+            return
+        }
         do {
             try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 try ledger.update(id, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
@@ -204,6 +207,7 @@ extension LinkedClones {
             }
             table.sharedBytes[old] = nil
         }
+        if isBase { chargeSparseMembers(of: backing) }
         inode.sharing.unshare()
         do {
             try state.withLedger { (ledger, _) throws(PurgeCoreError) in

@@ -31,6 +31,7 @@ extension LinkedClones {
             removeStrayAnchors(in: table)
             save(&table)
         }
+        chargeSparseAtMount()
     }
 
     /// Finishes breaks of primaries that a stopped daemon left half done.

@@ -50,18 +50,40 @@ extension LinkedClones {
     }
 
     /// Records `id`'s figures when it is sparse: its own blocks allocated,
-    /// the bytes it reads from its base saved. False when it is not sparse.
+    /// the bytes it reads from its base saved. Its base is charged to
+    /// whoever names it (the original, a linked clone: their group's
+    /// charges); a base nobody names any more (kept by its `b` link alone)
+    /// is charged to the first of its sparse members, which then saves
+    /// only what it shares beyond that. False when `id` is not sparse.
+    /// Never under the clone lock (it asks whether a group names the base).
     func chargeSparse(_ id: EntryID, status: stat) -> Bool {
-        guard let shared = sparse.sharedBytes(of: id) else { return false }
+        guard let file = sparse.file(of: id), let shared = sparse.sharedBytes(of: id) else { return false }
+        var allocated = ContainerState.allocated(status)
+        var saved = shared
+        let base = file.snapshot.map.base
+        if let baseStatus = try? file.base.status(), baseStatus.st_nlink <= 1, !isShared(backing: base),
+           state.chargingOrder(sparse.members(of: base), id: { $0 }).first == id {
+            let baseAllocated = ContainerState.allocated(baseStatus)
+            allocated += baseAllocated
+            saved -= min(saved, baseAllocated)
+        }
         do {
             try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 guard ledger.contains(id) else { return }
-                try ledger.update(id, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: shared)
+                try ledger.update(id, size: UInt64(status.st_size), allocated: allocated, cloneSavings: saved)
             }
         } catch {
             Diagnostics.note("accounting drifted from the backing store: \(error)")
         }
         return true
+    }
+
+    /// Charges every sparse member of `base` anew (one of them may now bear it).
+    func chargeSparseMembers(of base: EntryID) {
+        for member in sparse.members(of: base) {
+            guard let file = sparse.file(of: member), let status = try? file.anchor.status() else { continue }
+            _ = chargeSparse(member, status: status)
+        }
     }
 
     /// A file of sparse member `id` was closed: what it wrote is committed
@@ -80,9 +102,11 @@ extension LinkedClones {
     /// purged) has its map dropped, and its base's link when no map names it.
     func dropSparseIfGone(_ id: EntryID) {
         guard sparse.has(id), !state.read({ ledger, _ in ledger.contains(id) }) else { return }
+        let base = sparse.file(of: id)?.snapshot.map.base
         do { try dataLocks.withLock(id) { () throws(Errno) in try sparse.drop(id) } } catch {
             Diagnostics.note("sparse clone \(id): cannot drop its map: \(error)")
         }
+        if let base { chargeSparseMembers(of: base) }
     }
 
     /// An `O_TRUNC` open of a sparse member: it is cut to nothing through
@@ -105,6 +129,8 @@ extension LinkedClones {
         let id = inode.key
         let reserved = try fs.growthPolicy.reserve(bytes: sparse.sharedBytes(of: id) ?? 0)
         defer { state.release(reserved) }
+        let base = sparse.file(of: id)?.snapshot.map.base
+        defer { if let base { chargeSparseMembers(of: base) } }
         try dataLocks.withLock(id) { () throws(Errno) in
             guard let file = sparse.file(of: id) else { return }
             try file.flatten()
@@ -131,10 +157,12 @@ extension LinkedClones {
         for finding in findings { Diagnostics.note("block sharing: \(finding)") }
         let report = findings.map { "\($0)\n" }.joined()
         try? directory.replace(Self.checkFileName, with: Array(report.utf8))
-        for id in sparse.maps.book.durable.keys {
-            guard let file = sparse.file(of: id), let status = try? file.anchor.status() else { continue }
-            _ = chargeSparse(id, status: status)
-        }
+    }
+
+    /// At mount, once the registry is settled: every sparse member charged.
+    func chargeSparseAtMount() {
+        let bases = Set(sparse.maps.book.durable.values.map(\.map.base))
+        for base in bases { chargeSparseMembers(of: base) }
     }
 
     /// What the check found at the last mount (empty: nothing).

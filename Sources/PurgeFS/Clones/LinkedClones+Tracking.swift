@@ -24,6 +24,8 @@ extension LinkedClones {
     /// lost a name is charged anew.
     func removed(_ id: EntryID, backing: EntryID) {
         dropSparseIfGone(id)
+        // The original's last name gone, its data (a base) is charged to a sparse clone.
+        defer { if sparse.isBase(backing) { chargeSparseMembers(of: backing) } }
         guard isActive else { return }
         guarded.withLock { table in
             if table.registry.members[id] != nil {

@@ -139,17 +139,18 @@ extension ContainerFileSystem {
     /// allocation in it makes it flat first (its blocks copied: rare calls,
     /// whose meaning below the shared length the view does not keep).
     func allocate(_ file: OpenFile, mode: Int32, offset: Int64, length: Int64) throws(Errno) {
-        if clones.sparseFile(of: file.inode.key) != nil && mode & clinux_FALLOC_FL_PUNCH_HOLE == 0 {
-            try clones.flatten(file.inode, in: self)
-        }
         try growing(file, by: Self.growth(ofFallocate: mode, offset: offset, length: length),
                     change: Self.change(ofFallocate: mode, offset: offset, length: length)) { () throws(Errno) in
+            // Asked here, after `beforeModify`: a linked clone's first change may have made it sparse.
             if let sparse = clones.sparseFile(of: file.inode.key) {
-                guard offset >= 0, length > 0 else { throw Errno.invalidArgument }
-                try clones.withDataHeld(of: file.inode) { () throws(Errno) in
-                    try sparse.punch(offset: UInt64(offset), length: UInt64(length))
+                if mode & clinux_FALLOC_FL_PUNCH_HOLE != 0 {
+                    guard offset >= 0, length > 0 else { throw Errno.invalidArgument }
+                    try clones.withDataHeld(of: file.inode) { () throws(Errno) in
+                        try sparse.punch(offset: UInt64(offset), length: UInt64(length))
+                    }
+                    return
                 }
-                return
+                try clones.flatten(file.inode, in: self)
             }
             try file.descriptor.allocate(mode: mode, offset: offset, length: length)
         }
