@@ -53,20 +53,49 @@ extension LinkedClones {
     /// the bytes it reads from its base saved. Its base is charged to
     /// whoever names it (the original, a linked clone: their group's
     /// charges); a base nobody names any more (kept by its `b` link alone)
-    /// is charged to the first of its sparse members, which then saves
-    /// only what it shares beyond that. False when `id` is not sparse.
-    /// Never under the clone lock (it asks whether a group names the base).
+    /// is charged with its members (`chargeSparseMembers`). False when `id`
+    /// is not sparse. Never under the clone lock (it asks whether a group
+    /// names the base).
     func chargeSparse(_ id: EntryID, status: stat) -> Bool {
         guard let file = sparse.file(of: id), let shared = sparse.sharedBytes(of: id) else { return false }
-        var allocated = ContainerState.allocated(status)
-        var saved = shared
         let base = file.snapshot.map.base
-        if let baseStatus = try? file.base.status(), baseStatus.st_nlink <= 1, !isShared(backing: base),
-           state.chargingOrder(sparse.members(of: base), id: { $0 }).first == id {
-            let baseAllocated = ContainerState.allocated(baseStatus)
-            allocated += baseAllocated
-            saved -= min(saved, baseAllocated)
+        if unnamedBaseAllocation(of: file) != nil {
+            chargeSparseMembers(of: base)
+            return true
         }
+        record(id, status: status, allocated: ContainerState.allocated(status), saved: shared)
+        return true
+    }
+
+    /// Charges every sparse member of `base` anew. A base nobody names is
+    /// charged to the first of them (charging order), and what they save
+    /// together is what they share less the base's blocks: each saves what
+    /// it shares, the base's allocation taken from them in order.
+    func chargeSparseMembers(of base: EntryID) {
+        var unnamed: UInt64?
+        var deficit: UInt64 = 0
+        for (index, member) in state.chargingOrder(sparse.members(of: base), id: { $0 }).enumerated() {
+            guard let file = sparse.file(of: member), let status = try? file.anchor.status(),
+                  let shared = sparse.sharedBytes(of: member) else { continue }
+            if index == 0 {
+                unnamed = unnamedBaseAllocation(of: file)
+                deficit = unnamed ?? 0
+            }
+            let taken = min(shared, deficit)
+            deficit -= taken
+            let bears = index == 0 ? unnamed ?? 0 : 0
+            record(member, status: status, allocated: ContainerState.allocated(status) + bears, saved: shared - taken)
+        }
+    }
+
+    /// The base's allocation when nothing but its `b` link names it (no
+    /// original, no linked clone); nil when someone does.
+    private func unnamedBaseAllocation(of file: SparseMemberFile) -> UInt64? {
+        guard let status = try? file.base.status(), status.st_nlink <= 1, !isShared(backing: file.snapshot.map.base) else { return nil }
+        return ContainerState.allocated(status)
+    }
+
+    private func record(_ id: EntryID, status: stat, allocated: UInt64, saved: UInt64) {
         do {
             try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 guard ledger.contains(id) else { return }
@@ -74,15 +103,6 @@ extension LinkedClones {
             }
         } catch {
             Diagnostics.note("accounting drifted from the backing store: \(error)")
-        }
-        return true
-    }
-
-    /// Charges every sparse member of `base` anew (one of them may now bear it).
-    func chargeSparseMembers(of base: EntryID) {
-        for member in sparse.members(of: base) {
-            guard let file = sparse.file(of: member), let status = try? file.anchor.status() else { continue }
-            _ = chargeSparse(member, status: status)
         }
     }
 
