@@ -162,14 +162,10 @@ extension ContainerFileSystem {
         _ sparse: SparseMemberFile, _ file: OpenFile, _ data: UnsafeMutablePointer<fuse_bufvec>, at offset: off_t
     ) throws(Errno) -> Int {
         guard offset >= 0 else { throw Errno.invalidArgument }
-        let total = fuse_buf_size(data)
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(total, 1), alignment: 16)
-        defer { buffer.deallocate() }
-        var whole = cfuse_bufvec_mem(buffer, total)
-        let copied = fuse_buf_copy(&whole, data, fuse_buf_copy_flags(rawValue: 0))
-        if copied < 0 { throw Errno(Int32(-copied)) }
-        return try clones.withDataHeld(of: file.inode) { () throws(Errno) -> Int in
-            try sparse.write(UnsafeRawBufferPointer(start: buffer, count: copied), at: UInt64(offset))
+        return try WriteData.copied(data) { (buffer, copied) throws(Errno) -> Int in
+            try clones.withDataHeld(of: file.inode) { () throws(Errno) -> Int in
+                try sparse.write(UnsafeRawBufferPointer(start: buffer, count: copied), at: UInt64(offset))
+            }
         }
     }
 
