@@ -272,7 +272,8 @@ extension CloudTier {
     private func leaveAndDrop(
         _ inode: Inode, path: String, status: stat, record: CloudRecord, reason: String, filesystem: ContainerFileSystem
     ) throws(Errno) -> UInt64 {
-        let othersShare = filesystem.clones.sharedBytes(of: inode.key) > 0
+        // A sparse clone frees its own blocks, whatever it shares.
+        let othersShare = filesystem.clones.sparseFile(of: inode.key) == nil && filesystem.clones.sharedBytes(of: inode.key) > 0
         let shown = filesystem.clones.present(status, as: inode.key)
         var evicted = record
         evicted.signature = CloudSignature(shown)
