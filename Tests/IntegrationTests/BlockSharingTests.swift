@@ -29,6 +29,7 @@ final class BlockSharingTests: Ext4ImageTestCase {
     }
 
     override func prepareContainer() throws {
+        try FileManager.default.createDirectory(atPath: container + "/caches", withIntermediateDirectories: true)
         try writeRandom(container + "/big", count: Self.big, seed: 5)
         try writeRandom(container + "/small", count: Self.small + 1000, seed: 6)
     }
@@ -224,6 +225,30 @@ final class BlockSharingTests: Ext4ImageTestCase {
         XCTAssertLessThan(savings, UInt64(Self.small + 2 * Self.blockSize), "one clone saves what it shares, the other bears the data")
         try remount("after the original's unlink")
         XCTAssertEqual(numberAttr(m, "allocated"), after, "after a remount")
+    }
+
+    /// An original in a purgeable zone whose written clone lives outside
+    /// every zone: the clone bears the shared data, so the original is
+    /// charged nothing and purging it frees nothing (as for linked clones).
+    func testPurgingAnOriginalWhoseSparseCloneLivesOnFreesNothing() throws {
+        try writeRandom(m + "/caches/original", count: Self.small, seed: 7)
+        let original = try contents("caches/original")
+        run(["cp", m + "/caches/original", m + "/kept"])
+        syncedWrite(m + "/kept", at: 0, [1])
+        let kept = laid(original, at: 0, [1])
+        XCTAssertEqual(getAttr(m + "/kept", pf("flat")), .value("0"))
+        XCTAssertTrue(eventually { getAttr(m, pf("purgeable")) == .value("0") }, "purgeable: \(getAttr(m, pf("purgeable")))")
+        let purgedBefore = try XCTUnwrap(numberAttr(m, "purged_bytes"))
+        let allocatedBefore = try XCTUnwrap(numberAttr(m, "allocated"))
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
+        XCTAssertTrue(eventually { !exists(m + "/caches/original") }, "the original was purged")
+        XCTAssertEqual(try XCTUnwrap(numberAttr(m, "purged_bytes")) - purgedBefore, 0, "the purge freed nothing")
+        XCTAssertEqual(numberAttr(m, "allocated"), allocatedBefore, "the data is still stored, once")
+        assertMountReads("kept", kept, "the clone after its original was purged")
+        assertAccounting("after purging an original whose sparse clone lives on")
+        try remount("after the purge")
+        assertMountReads("kept", kept, "the clone after a remount")
+        assertAccounting("after a remount")
     }
 
     /// The check is no formality: an own block whose data went (punched in

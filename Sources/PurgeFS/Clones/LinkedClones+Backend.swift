@@ -142,6 +142,11 @@ extension LinkedClones: CloneBackend {
     func resized(_ status: stat, id: EntryID) {
         guard status.st_mode & S_IFMT == S_IFREG else { return }
         if chargeSparse(id, status: status) { return }
+        // An original its sparse clones share, in no group: charged with them.
+        if sparse.isBase(id), !isShared(backing: id) {
+            chargeSparseMembers(of: id)
+            return
+        }
         if !changed(id) { state.noteResized(status, id: id) }
     }
 }

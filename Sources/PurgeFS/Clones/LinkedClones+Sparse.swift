@@ -50,56 +50,57 @@ extension LinkedClones {
     }
 
     /// Records `id`'s figures when it is sparse: its own blocks allocated,
-    /// the bytes it reads from its base saved. Its base is charged to
-    /// whoever names it (the original, a linked clone: their group's
-    /// charges); a base nobody names any more (kept by its `b` link alone)
-    /// is charged with its members (`chargeSparseMembers`). False when `id`
-    /// is not sparse. Never under the clone lock (it asks whether a group
-    /// names the base).
+    /// the bytes it reads from its base saved; while no linked group
+    /// shares the base, with the base's other sharers
+    /// (`chargeSparseMembers`). False when `id` is not sparse. Never under
+    /// the clone lock (it asks whether a group shares the base).
     func chargeSparse(_ id: EntryID, status: stat) -> Bool {
         guard let file = sparse.file(of: id), let shared = sparse.sharedBytes(of: id) else { return false }
         let base = file.snapshot.map.base
-        if unnamedBaseAllocation(of: file) != nil {
+        guard isShared(backing: base) else {
             chargeSparseMembers(of: base)
             return true
         }
-        record(id, status: status, allocated: ContainerState.allocated(status), saved: shared)
+        record(id, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), saved: shared)
         return true
     }
 
-    /// Charges every sparse member of `base` anew. A base nobody names is
-    /// charged to the first of them (charging order), and what they save
-    /// together is what they share less the base's blocks: each saves what
-    /// it shares, the base's allocation taken from them in order.
+    /// Charges the sharers of `base` anew. While a linked group shares it,
+    /// the group's charges count the base (`settle`) and each sparse member
+    /// is charged its own blocks. Otherwise the base's blocks go to the
+    /// first in charging order (names purging cannot reach first) of its
+    /// original, while named, and its sparse members: a member bearing them
+    /// has them taken from what the members save, in order; an original
+    /// that does not bear them saves them.
     func chargeSparseMembers(of base: EntryID) {
-        var unnamed: UInt64?
-        var deficit: UInt64 = 0
-        for (index, member) in state.chargingOrder(sparse.members(of: base), id: { $0 }).enumerated() {
-            guard let file = sparse.file(of: member), let status = try? file.anchor.status(),
-                  let shared = sparse.sharedBytes(of: member) else { continue }
-            if index == 0 {
-                unnamed = unnamedBaseAllocation(of: file)
-                deficit = unnamed ?? 0
+        let members = sparse.members(of: base)
+        guard let any = members.lazy.compactMap({ self.sparse.file(of: $0) }).first,
+              let baseStatus = try? any.base.status() else { return }
+        let grouped = isShared(backing: base)
+        // Named: a name in the container besides the base's own link.
+        let named = !grouped && baseStatus.st_nlink > 1 && state.read { ledger, _ in ledger.contains(base) }
+        let baseAllocated = grouped ? 0 : ContainerState.allocated(baseStatus)
+        let order = state.chargingOrder((named ? [base] : []) + members, id: { $0 })
+        var deficit = order.first == base ? 0 : baseAllocated
+        for (index, id) in order.enumerated() {
+            let bears = index == 0 ? baseAllocated : 0
+            if id == base {
+                record(id, size: UInt64(baseStatus.st_size), allocated: bears, saved: baseAllocated - bears)
+                continue
             }
+            guard let file = sparse.file(of: id), let status = try? file.anchor.status(),
+                  let shared = sparse.sharedBytes(of: id) else { continue }
             let taken = min(shared, deficit)
             deficit -= taken
-            let bears = index == 0 ? unnamed ?? 0 : 0
-            record(member, status: status, allocated: ContainerState.allocated(status) + bears, saved: shared - taken)
+            record(id, size: UInt64(status.st_size), allocated: ContainerState.allocated(status) + bears, saved: shared - taken)
         }
     }
 
-    /// The base's allocation when nothing but its `b` link names it (no
-    /// original, no linked clone); nil when someone does.
-    private func unnamedBaseAllocation(of file: SparseMemberFile) -> UInt64? {
-        guard let status = try? file.base.status(), status.st_nlink <= 1, !isShared(backing: file.snapshot.map.base) else { return nil }
-        return ContainerState.allocated(status)
-    }
-
-    private func record(_ id: EntryID, status: stat, allocated: UInt64, saved: UInt64) {
+    private func record(_ id: EntryID, size: UInt64, allocated: UInt64, saved: UInt64) {
         do {
             try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 guard ledger.contains(id) else { return }
-                try ledger.update(id, size: UInt64(status.st_size), allocated: allocated, cloneSavings: saved)
+                try ledger.update(id, size: size, allocated: allocated, cloneSavings: saved)
             }
         } catch {
             Diagnostics.note("accounting drifted from the backing store: \(error)")
