@@ -158,14 +158,7 @@ extension LinkedClones {
             sparse.flattened(id)
         }
         if let status = try? inode.withDescriptor({ (path) throws(Errno) in try path.status() }) {
-            do {
-                try state.withLedger { (ledger, _) throws(PurgeCoreError) in
-                    guard ledger.contains(id) else { return }
-                    try ledger.update(id, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
-                }
-            } catch {
-                Diagnostics.note("accounting drifted from the backing store: \(error)")
-            }
+            record(id, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), saved: 0)
         }
     }
 
