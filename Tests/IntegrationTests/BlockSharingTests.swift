@@ -251,6 +251,26 @@ final class BlockSharingTests: Ext4ImageTestCase {
         assertAccounting("after a remount")
     }
 
+    /// Writes never synced by the writer are kept by a clean unmount: the
+    /// release commits what a sparse clone wrote (its anchor synced, then
+    /// its map), and the next mount reads them back.
+    func testUnsyncedWritesSurviveACleanUnmount() throws {
+        let original = try contents("small")
+        run(["cp", m + "/small", m + "/c1"])
+        let fd = open(m + "/c1", O_WRONLY)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        var expected = original
+        for (index, offset) in [0, 3 * Self.blockSize + 5, Self.small - 10].enumerated() {
+            let bytes = [UInt8](repeating: UInt8(0x30 + index), count: 100)
+            XCTAssertEqual(bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, bytes.count, off_t(offset)) }, bytes.count)
+            expected = laid(expected, at: offset, bytes)
+        }
+        close(fd)
+        try remount("after unsynced writes")
+        assertMountReads("c1", expected, "after a clean unmount and a remount")
+        assertMountReads("small", original, "the original")
+    }
+
     /// The check is no formality: an own block whose data went (punched in
     /// the backing directory while unmounted) is found at the next mount.
     func testTheCheckFindsAnOwnBlockWithoutData() throws {
