@@ -25,9 +25,9 @@ extension LinkedClones: CloneBackend {
 
     /// A member's break (its data copied into its anchor) or the primary's
     /// (the members moved to a copy), as a first write would make it.
-    func flatten(_ inode: Inode, in filesystem: ContainerFileSystem) throws(Errno) {
+    func flatten(_ inode: Inode, breaking: CloneBreaking) throws(Errno) {
         guard inode.isRegularFile, sharesData(inode.key) else { return }
-        try breakAway(inode, keepingData: true, filesystem: filesystem)
+        try breakAway(inode, keepingData: true, breaking: breaking)
     }
 
     /// A new node: a clone's anchor is held (its number is the node's
@@ -69,14 +69,14 @@ extension LinkedClones: CloneBackend {
     func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {
         switch change {
         case .data(let file):
-            if file.isProtected || inode.sharing.isShared { try breakAway(inode, keepingData: true, filesystem: filesystem) }
+            if file.isProtected || inode.sharing.isShared { try breakAway(inode, keepingData: true, breaking: CloneBreaking(filesystem)) }
         case .truncate(let keepingData):
-            if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, filesystem: filesystem) }
+            if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, breaking: CloneBreaking(filesystem)) }
         case .openTruncating:
-            try breakAway(inode, keepingData: false, filesystem: filesystem)
+            try breakAway(inode, keepingData: false, breaking: CloneBreaking(filesystem))
         case .link:
             // A clone's names are its own: one more name needs data of its own.
-            if inode.isRegularFile && isMember(inode.key) { try breakAway(inode, keepingData: true, filesystem: filesystem) }
+            if inode.isRegularFile && isMember(inode.key) { try breakAway(inode, keepingData: true, breaking: CloneBreaking(filesystem)) }
         }
     }
 

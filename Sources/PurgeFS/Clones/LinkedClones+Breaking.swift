@@ -21,7 +21,7 @@ import PurgeSys
 extension LinkedClones {
     /// Gives `inode` data of its own if it shares any. `keepingData` false:
     /// it is about to be truncated to nothing, so nothing is copied.
-    func breakAway(_ inode: Inode, keepingData: Bool, filesystem fs: ContainerFileSystem) throws(Errno) {
+    func breakAway(_ inode: Inode, keepingData: Bool, breaking: CloneBreaking) throws(Errno) {
         guard inode.isRegularFile else { return }
         // A file left protected by a clone that was undone gets its writable
         // descriptor back below even when nothing is shared.
@@ -30,9 +30,9 @@ extension LinkedClones {
                 if !sharesData(inode.key) {
                     inode.sharing.unshare()
                 } else if isMember(inode.key) {
-                    try breakMember(inode, keepingData: keepingData, filesystem: fs)
+                    try breakMember(inode, keepingData: keepingData, breaking: breaking)
                 } else {
-                    try breakPrimary(inode, filesystem: fs)
+                    try breakPrimary(inode, breaking: breaking)
                 }
             }
         }
@@ -41,11 +41,11 @@ extension LinkedClones {
 
     // MARK: A member
 
-    func breakMember(_ inode: Inode, keepingData: Bool, filesystem fs: ContainerFileSystem) throws(Errno) {
+    func breakMember(_ inode: Inode, keepingData: Bool, breaking: CloneBreaking) throws(Errno) {
         guard let anchors else { throw Errno.ioError }
         let id = inode.key
         let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
-        let reserved = keepingData ? try fs.growthPolicy.reserve(bytes: size) : 0
+        let reserved = keepingData ? try breaking.room.reserve(bytes: size) : 0
         defer { state.release(reserved) }
         guard guarded.withLock({ table in table.registry.members[id] }) != nil else { throw Errno.noEntry }
         let anchorName = LinkedCloneRegistry.anchorName(of: id)
@@ -57,7 +57,7 @@ extension LinkedClones {
         } else {
             try anchor.truncate(to: 0)
         }
-        _ = try takeOver(id, with: anchorName, filesystem: fs)
+        _ = try takeOver(id, with: anchorName, breaking: breaking)
         guarded.withLock { table in release(id, in: &table) }
         inode.repoint(to: try anchor.reopen(flags: OpenFlags.path), backing: id)
         inode.sharing.unshare()
@@ -75,7 +75,7 @@ extension LinkedClones {
     /// Renames the filled anchor over member `id`'s name, which may have moved
     /// or gone while the data was copied (the copy takes no namespace lock);
     /// with no name left the anchor's name goes. Returns the member as it was.
-    private func takeOver(_ id: EntryID, with anchorName: String, filesystem fs: ContainerFileSystem) throws(Errno) -> LinkedCloneRegistry.Member {
+    private func takeOver(_ id: EntryID, with anchorName: String, breaking: CloneBreaking) throws(Errno) -> LinkedCloneRegistry.Member {
         guard let anchors else { throw Errno.ioError }
         while true {
             guard let member = guarded.withLock({ table in table.registry.members[id] }) else { throw Errno.noEntry }
@@ -83,10 +83,10 @@ extension LinkedClones {
                 try anchors.unlink(anchorName)
                 return member
             }
-            let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
+            let done = try breaking.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
                 guard guarded.withLock({ table in table.registry.members[id] }) == member else { return false }
                 guard let chain = state.read({ _, names in names.components(of: member.parent) }) else { throw Errno.noEntry }
-                let directory = try DirectoryNames.open(chain, from: fs.root)
+                let directory = try DirectoryNames.open(chain, from: breaking.root)
                 defer { directory.closeQuietly() }
                 try anchors.rename(anchorName, to: Self.cName(member.name), in: directory)
                 return true
@@ -135,14 +135,14 @@ extension LinkedClones {
 
     // MARK: The primary
 
-    private func breakPrimary(_ inode: Inode, filesystem fs: ContainerFileSystem) throws(Errno) {
+    private func breakPrimary(_ inode: Inode, breaking: CloneBreaking) throws(Errno) {
         guard let anchors else { throw Errno.ioError }
         let old = inode.key
         guard let group = guarded.withLock({ table in table.registry.group(backedBy: old) }) else { return }
         let data = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_RDONLY) }
         defer { data.closeQuietly() }
         let status = try data.status()
-        let reserved = try fs.growthPolicy.reserve(bytes: UInt64(status.st_size))
+        let reserved = try breaking.room.reserve(bytes: UInt64(status.st_size))
         defer { state.release(reserved) }
 
         // The new backing, whole and durable before the registry names it.
@@ -164,7 +164,7 @@ extension LinkedClones {
             table.registry.replaceBacking(of: group, with: backing, handle: handle.stored)
             save(&table)
         }
-        try moveMembers(of: group, from: old, to: copy, filesystem: fs)
+        try moveMembers(of: group, from: old, to: copy, breaking: breaking)
         // The members' names hold the new data now (open members, their descriptors).
         try? anchors.unlink(newName)
         guarded.withLock { table in
@@ -186,16 +186,16 @@ extension LinkedClones {
 
     /// Links every member's name of `group` still on `old` to `backing`, and
     /// points their inodes and open files at it (read-only: they still share).
-    func moveMembers(of group: UInt64, from old: EntryID, to backing: FileDescriptor, filesystem fs: ContainerFileSystem) throws(Errno) {
+    func moveMembers(of group: UInt64, from old: EntryID, to backing: FileDescriptor, breaking: CloneBreaking) throws(Errno) {
         let backingID = EntryID(try backing.status())
         for id in guarded.withLock({ table in table.registry.members(of: group) }) {
             // A member renamed meanwhile is relinked under its new name (tried
             // again until its name holds still under its directory's lock).
             while let member = guarded.withLock({ table in table.registry.members[id] }), !member.name.isEmpty {
-                let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
+                let done = try breaking.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
                     guard guarded.withLock({ table in table.registry.members[id] }) == member else { return false }
                     guard let chain = state.read({ _, names in names.components(of: member.parent) }) else { return true }
-                    let directory = try DirectoryNames.open(chain, from: fs.root)
+                    let directory = try DirectoryNames.open(chain, from: breaking.root)
                     defer { directory.closeQuietly() }
                     try Self.relink(Self.cName(member.name), in: directory, from: old, to: backing)
                     return true
@@ -203,8 +203,8 @@ extension LinkedClones {
                 if done { break }
             }
             // Its backing file is another now (the same content): the cloud tier uploads it again.
-            defer { fs.events.changed(id) }
-            guard let inode = fs.inodes.existing(id) else { continue }
+            defer { breaking.events.changed(id) }
+            guard let inode = breaking.inodes.existing(id) else { continue }
             inode.repoint(to: try backing.reopen(flags: OpenFlags.path), backing: backingID)
             for file in inode.sharing.openFiles {
                 if let readOnly = try? backing.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }

@@ -28,7 +28,7 @@ extension LinkedClones {
 
     func leaveSharedData(_ inode: Inode, filesystem fs: ContainerFileSystem) throws(Errno) -> Bool {
         guard inode.isRegularFile, isMember(inode.key) else { return false }
-        try breakMember(inode, keepingData: false, filesystem: fs)
+        try breakMember(inode, keepingData: false, breaking: CloneBreaking(fs))
         for file in inode.sharing.openFiles { try file.unprotect() }
         return true
     }
