@@ -98,9 +98,21 @@ extension LinkedClones: CloneBackend {
               newName: exchange.newName, to: exchange.newParent)
     }
 
-    func closed(_ id: EntryID) { forgetIfGone(id) }
+    /// A file `create` made and holds open: the name a clone into it takes.
+    func created(_ status: stat, id: EntryID, name: CName, in parent: EntryID, opened: Bool) {
+        guard opened, makesClones, status.st_mode & S_IFMT == S_IFREG else { return }
+        createdNames.note(id, as: LinkedCloneRegistry.Name(parent: parent, name: Self.bytes(name)))
+    }
 
-    func openAbandoned(_ id: EntryID) { forgetIfGone(id) }
+    func closed(_ id: EntryID) {
+        createdNames.forget(id)
+        forgetIfGone(id)
+    }
+
+    func openAbandoned(_ id: EntryID) {
+        createdNames.forget(id)
+        forgetIfGone(id)
+    }
 
     /// A file in a group is charged with its group; any other's figures are
     /// recorded as they are.

@@ -45,6 +45,8 @@ final class LinkedClones: Sendable {
     let root: FileDescriptor
     /// New clones are made: anchors on the container's filesystem.
     let makesClones: Bool
+    /// The names files were made as by the opens that hold them (`created`).
+    let createdNames = CreatedNames()
 
     /// For a mount whose probe found no reflinks (`CloneBackends.choose`).
     init(state: ContainerState, store: RegistryStore<LinkedCloneRegistry>, registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor) {
