@@ -27,7 +27,9 @@ extension LinkedClones {
         // descriptor back below even when nothing is shared.
         if isActive || inode.sharing.isShared {
             try withDataLocks(of: [inode]) { () throws(Errno) in
-                if !sharesData(inode.key) {
+                if isOrphan(inode) {
+                    try breakOrphan(inode, keepingData: keepingData, filesystem: fs)
+                } else if !sharesData(inode.key) {
                     inode.sharing.unshare()
                 } else if isMember(inode.key) {
                     try breakMember(inode, keepingData: keepingData, breaking: breaking)
@@ -131,6 +133,37 @@ extension LinkedClones {
                 file.repoint(to: readOnly, protecting: false)
             }
         }
+    }
+
+    // MARK: A forgotten member
+
+    /// A node that still reads a group's data though the registry forgot it
+    /// (its clone was purged, or unlinked and closed, while the kernel kept
+    /// the node: a cached name not yet invalidated, an `O_PATH` descriptor).
+    /// Its data is another file's: never written in place.
+    func isOrphan(_ inode: Inode) -> Bool {
+        inode.isRegularFile && inode.backing != inode.key && !isMember(inode.key)
+    }
+
+    /// Gives a forgotten member its data in its own inode (its anchor, held
+    /// by the node though no longer named), as a member's break does but
+    /// with no name to rename it over: the file is gone, so only the
+    /// descriptors open on it see what is written.
+    private func breakOrphan(_ inode: Inode, keepingData: Bool, filesystem fs: ContainerFileSystem) throws(Errno) {
+        guard let anchor = try inode.sharing.reopenHeldIdentity(flags: O_RDWR) else { throw Errno.ioError }
+        defer { anchor.closeQuietly() }
+        guard EntryID(try anchor.status()) == inode.key else { throw Errno(ESTALE) }
+        if keepingData {
+            let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
+            let reserved = try fs.growthPolicy.reserve(bytes: size)
+            defer { state.release(reserved) }
+            try fill(anchor, from: inode)
+        } else {
+            try anchor.truncate(to: 0)
+        }
+        inode.repoint(to: try anchor.reopen(flags: OpenFlags.path), backing: inode.key)
+        inode.sharing.unshare()
+        reopenReaders(of: inode)
     }
 
     // MARK: The primary

@@ -147,7 +147,8 @@ final class LinkedClones: Sendable {
     /// has `status`: a member shows its anchor's identity, mode, owner and
     /// times with one link; a primary shows its links without the clones'.
     func present(_ status: stat, as id: EntryID) -> stat {
-        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return status }
+        guard status.st_mode & S_IFMT == S_IFREG else { return status }
+        guard isActive else { return id == EntryID(status) ? status : Self.presentForgotten(status, as: id) }
         let (member, clones) = guarded.withLock { (table) -> (Bool, Int) in
             if table.registry.members[id] != nil { return (true, 0) }
             guard let group = table.registry.group(backedBy: id), table.registry.groups[group]?.backing == id else { return (false, 0) }
@@ -167,7 +168,19 @@ final class LinkedClones: Sendable {
             }
         } else if clones > 0 {
             shown.st_nlink = nlink_t(max(Int(status.st_nlink) - clones, 1))
+        } else if id != EntryID(status) {
+            shown = Self.presentForgotten(status, as: id)
         }
+        return shown
+    }
+
+    /// A forgotten member's node (see `isOrphan`) reading a group's data:
+    /// its own number, never the data's (which another file's name shows),
+    /// and no name left.
+    private static func presentForgotten(_ status: stat, as id: EntryID) -> stat {
+        var shown = status
+        shown.st_ino = ino_t(id.inode)
+        shown.st_nlink = 0
         return shown
     }
 

@@ -1,0 +1,83 @@
+internal import CLinux
+import Foundation
+import Glibc
+import XCTest
+
+/// A linked clone (ext4) purged while the kernel still knows its node: a
+/// cached name not yet invalidated, or here an `O_PATH` descriptor, which
+/// holds the node without opening the file (so the clone stays
+/// purgeable). Opening the node again reaches a clone the registry has
+/// forgotten, whose backing file is still its original's data.
+final class LinkedClonePurgeTests: Ext4ImageTestCase {
+    static let size = 1 << 20
+    let caches = "Library/Caches"
+
+    override func prepareContainer() throws {
+        try FileManager.default.createDirectory(atPath: container + "/" + caches, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: container + "/Documents", withIntermediateDirectories: true)
+        try writeRandom(container + "/Documents/original", count: Self.size, seed: 11)
+    }
+
+    /// Before the fix, the reopened clone truncated and wrote the shared
+    /// data in place: the original read 4 KiB of the clone's bytes.
+    func testWritingAPurgedCloneThroughItsNodeLeavesTheOriginalAlone() throws {
+        let original = try contents("Documents/original")
+        let clone = caches + "/clone"
+        run(["cp", m + "/Documents/original", m + "/" + clone])
+        XCTAssertEqual(contentID(clone), contentID("Documents/original"), "cp made a clone")
+        let node = open(m + "/" + clone, clinux_O_PATH)
+        XCTAssertGreaterThanOrEqual(node, 0, "open O_PATH: \(errno)")
+        defer { close(node) }
+
+        purgeAll()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/" + clone), "the clone was purged")
+
+        let block = [UInt8](repeating: 0x5A, count: 4096)
+        let writer = open("/proc/self/fd/\(node)", O_WRONLY | O_TRUNC)
+        XCTAssertGreaterThanOrEqual(writer, 0, "reopening the purged clone's node: \(errno)")
+        if writer >= 0 {
+            XCTAssertEqual(Glibc.write(writer, block, block.count), block.count)
+            XCTAssertEqual(fsync(writer), 0)
+            close(writer)
+        }
+        assertReads("Documents/original", original, "the original after its purged clone was written")
+
+        var shown = stat()
+        XCTAssertEqual(fstat(node, &shown), 0)
+        XCTAssertNotEqual(shown.st_ino, try status(m + "/Documents/original").st_ino,
+                          "the purged clone's node shows the original's inode number")
+        let reader = open("/proc/self/fd/\(node)", O_RDONLY)
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        if reader >= 0 {
+            XCTAssertEqual(readAll(reader), Data(block), "the purged clone's node reads what was written through it")
+            close(reader)
+        }
+    }
+
+    /// Reading a purged clone through its node gives the clone's bytes,
+    /// and a write that keeps them copies them first.
+    func testAPurgedCloneKeepsItsBytesForItsOpenNode() throws {
+        let original = try contents("Documents/original")
+        let clone = caches + "/clone"
+        run(["cp", m + "/Documents/original", m + "/" + clone])
+        let node = open(m + "/" + clone, clinux_O_PATH)
+        XCTAssertGreaterThanOrEqual(node, 0)
+        defer { close(node) }
+        purgeAll()
+
+        let writer = open("/proc/self/fd/\(node)", O_RDWR)
+        XCTAssertGreaterThanOrEqual(writer, 0, "reopening the purged clone's node: \(errno)")
+        guard writer >= 0 else { return }
+        defer { close(writer) }
+        let block = [UInt8](repeating: 0xA5, count: 4096)
+        XCTAssertEqual(pwrite(writer, block, block.count, 8192), block.count)
+        XCTAssertEqual(lseek(writer, 0, SEEK_SET), 0)
+        XCTAssertEqual(readAll(writer), patched(original, at: 8192, block), "the node reads its bytes with the write")
+        assertReads("Documents/original", original, "the original after its purged clone was written in the middle")
+    }
+
+    /// Purges every purgeable byte (the clone is the only file in a purgeable zone).
+    private func purgeAll() {
+        run(["setfattr", "-n", "user.purgefs.purge", "-v", String(Self.size * 4), m])
+    }
+}
