@@ -28,7 +28,7 @@ extension LinkedClones {
         if isActive || inode.sharing.isShared {
             try withDataLocks(of: [inode]) { () throws(Errno) in
                 if isOrphan(inode) {
-                    try breakOrphan(inode, keepingData: keepingData, filesystem: fs)
+                    try breakOrphan(inode, keepingData: keepingData, room: breaking.room)
                 } else if !sharesData(inode.key) {
                     inode.sharing.unshare()
                 } else if isMember(inode.key) {
@@ -149,13 +149,13 @@ extension LinkedClones {
     /// by the node though no longer named), as a member's break does but
     /// with no name to rename it over: the file is gone, so only the
     /// descriptors open on it see what is written.
-    private func breakOrphan(_ inode: Inode, keepingData: Bool, filesystem fs: ContainerFileSystem) throws(Errno) {
+    private func breakOrphan(_ inode: Inode, keepingData: Bool, room: any GrowthPolicy) throws(Errno) {
         guard let anchor = try inode.sharing.reopenHeldIdentity(flags: O_RDWR) else { throw Errno.ioError }
         defer { anchor.closeQuietly() }
         guard EntryID(try anchor.status()) == inode.key else { throw Errno(ESTALE) }
         if keepingData {
             let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
-            let reserved = try fs.growthPolicy.reserve(bytes: size)
+            let reserved = try room.reserve(bytes: size)
             defer { state.release(reserved) }
             try fill(anchor, from: inode)
         } else {
