@@ -76,6 +76,33 @@ final class LinkedClonePurgeTests: Ext4ImageTestCase {
         assertReads("Documents/original", original, "the original after its purged clone was written in the middle")
     }
 
+    /// The original written in place after its clone was purged: the
+    /// clone's node still reads the clone's bytes (before the fix, the
+    /// original's new ones, and `cp` of it copied what the original held).
+    func testAPurgedClonesNodeDoesNotSeeItsOriginalsLaterWrites() throws {
+        let original = try contents("Documents/original")
+        let clone = caches + "/clone"
+        run(["cp", m + "/Documents/original", m + "/" + clone])
+        let node = open(m + "/" + clone, clinux_O_PATH)
+        XCTAssertGreaterThanOrEqual(node, 0)
+        defer { close(node) }
+        purgeAll()
+
+        let block = [UInt8](repeating: 0x3C, count: 4096)
+        overwrite(m + "/Documents/original", at: 0, block)
+        let truncating = open(m + "/Documents/original", O_WRONLY | O_TRUNC)
+        XCTAssertGreaterThanOrEqual(truncating, 0)
+        if truncating >= 0 { close(truncating) }
+        XCTAssertEqual(try contents("Documents/original").count, 0, "the original was truncated")
+
+        let reader = open("/proc/self/fd/\(node)", O_RDONLY)
+        XCTAssertGreaterThanOrEqual(reader, 0, "reopening the purged clone's node: \(errno)")
+        if reader >= 0 {
+            XCTAssertEqual(readAll(reader), original, "the purged clone's node reads the bytes it was cloned with")
+            close(reader)
+        }
+    }
+
     /// Purges every purgeable byte (the clone is the only file in a purgeable zone).
     private func purgeAll() {
         run(["setfattr", "-n", "user.purgefs.purge", "-v", String(Self.size * 4), m])

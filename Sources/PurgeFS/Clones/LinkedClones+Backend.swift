@@ -36,6 +36,7 @@ extension LinkedClones: CloneBackend {
     func adopted(_ inode: Inode, status: stat) {
         if inode.key != EntryID(status), let anchor = try? withAnchor(inode.key, { (file) throws(Errno) in try file.duplicate() }) {
             inode.sharing.holdIdentity(anchor)
+            knowNode(inode)
         }
         if sharesData(inode.key) { _ = inode.sharing.share() }
     }

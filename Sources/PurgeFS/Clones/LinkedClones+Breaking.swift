@@ -29,7 +29,13 @@ extension LinkedClones {
             try withDataLocks(of: [inode]) { () throws(Errno) in
                 if isOrphan(inode) {
                     try breakOrphan(inode, keepingData: keepingData, room: breaking.room)
-                } else if !sharesData(inode.key) {
+                    return
+                }
+                // Its backing file is about to change in place (all but a
+                // sharing member's break, which copies): forgotten members
+                // reading it get their own copies first.
+                if !(isMember(inode.key) && sharesData(inode.key)) { try breakOrphans(of: inode, room: breaking.room) }
+                if !sharesData(inode.key) {
                     inode.sharing.unshare()
                 } else if isMember(inode.key) {
                     try breakMember(inode, keepingData: keepingData, breaking: breaking)
@@ -143,6 +149,32 @@ extension LinkedClones {
     /// Its data is another file's: never written in place.
     func isOrphan(_ inode: Inode) -> Bool {
         inode.isRegularFile && inode.backing != inode.key && !isMember(inode.key)
+    }
+
+    /// A member node the kernel knows: should the member be forgotten while
+    /// the node lives, the node becomes an orphan to look after.
+    func knowNode(_ inode: Inode) {
+        guarded.withLock { table in
+            if table.registry.members[inode.key] != nil { table.memberNodes[inode.key] = WeakInode(inode: inode) }
+        }
+    }
+
+    /// Breaks every orphan still reading `inode`'s backing file (under that
+    /// file's data lock, which the caller holds: an orphan's is the same).
+    private func breakOrphans(of inode: Inode, room: any GrowthPolicy) throws(Errno) {
+        let backing = inode.backing
+        let orphans = guarded.withLock { table in
+            (table.orphans.removeValue(forKey: backing) ?? []).compactMap(\.inode)
+        }.filter { $0 !== inode && $0.backing == backing && isOrphan($0) }
+        for (index, orphan) in orphans.enumerated() {
+            do {
+                try breakOrphan(orphan, keepingData: true, room: room)
+            } catch {
+                let left = orphans[index...].map { WeakInode(inode: $0) }
+                guarded.withLock { table in table.orphans[backing, default: []] += left }
+                throw error
+            }
+        }
     }
 
     /// Gives a forgotten member its data in its own inode (its anchor, held

@@ -105,6 +105,7 @@ extension LinkedClones {
         for file in destination.inode.sharing.openFiles {
             if let readOnly = try? data.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }
         }
+        knowNode(destination.inode)
         guarded.withLock { table in
             guard let group = table.registry.group(backedBy: backing) else { return }
             settle(group, in: &table)

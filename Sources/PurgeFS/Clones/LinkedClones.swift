@@ -31,6 +31,15 @@ final class LinkedClones: Sendable {
         /// Names that share each group's data now (its primary counted when present).
         var sharers: [UInt64: [EntryID]] = [:]
         var sharedBytes: [EntryID: UInt64] = [:]
+        /// The nodes the kernel knows of members, by identity.
+        var memberNodes: [EntryID: WeakInode] = [:]
+        /// Nodes of forgotten members (see `isOrphan`) by the backing file
+        /// they still read: broken before that file is changed in place.
+        var orphans: [EntryID: [WeakInode]] = [:]
+    }
+
+    struct WeakInode {
+        weak var inode: Inode?
     }
 
     /// Any group exists: the fast path of every translation reads only this.
