@@ -16,6 +16,54 @@ final class LinkedClonePurgeTests: Ext4ImageTestCase {
         try FileManager.default.createDirectory(atPath: container + "/" + caches, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: container + "/Documents", withIntermediateDirectories: true)
         try writeRandom(container + "/Documents/original", count: Self.size, seed: 11)
+        try writeRandom(container + "/" + caches + "/cached", count: Self.size, seed: 12)
+    }
+
+    // MARK: The original purged, its clone kept
+
+    /// An original in a purgeable zone, its clone in Documents, the
+    /// original's node held (`O_PATH`) and the original purged: the clone
+    /// is the group's only name, and the original's node still reads it.
+    private func purgedOriginalWithAClone() throws -> (node: Int32, bytes: Data) {
+        let bytes = try contents(caches + "/cached")
+        run(["cp", m + "/" + caches + "/cached", m + "/Documents/clone"])
+        XCTAssertEqual(contentID("Documents/clone"), contentID(caches + "/cached"), "cp made a clone")
+        let node = open(m + "/" + caches + "/cached", clinux_O_PATH)
+        XCTAssertGreaterThanOrEqual(node, 0)
+        purgeAll()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/" + caches + "/cached"), "the original was purged")
+        return (node, bytes)
+    }
+
+    /// Before the fix the original's node wrote the data in place (its
+    /// group had one sharer left, the clone): the clone read 4 KiB.
+    func testWritingAPurgedOriginalThroughItsNodeLeavesItsCloneAlone() throws {
+        let (node, bytes) = try purgedOriginalWithAClone()
+        defer { close(node) }
+        let writer = open("/proc/self/fd/\(node)", O_WRONLY | O_TRUNC)
+        XCTAssertGreaterThanOrEqual(writer, 0, "reopening the purged original's node: \(errno)")
+        if writer >= 0 {
+            let block = [UInt8](repeating: 0x66, count: 4096)
+            XCTAssertEqual(Glibc.write(writer, block, block.count), block.count)
+            close(writer)
+        }
+        assertReads("Documents/clone", bytes, "the clone after its purged original was written")
+    }
+
+    /// Before the fix the clone, alone in its group, wrote the data in
+    /// place, and the original's node read the clone's write.
+    func testWritingTheCloneOfAPurgedOriginalLeavesTheOriginalsNodeAlone() throws {
+        let (node, bytes) = try purgedOriginalWithAClone()
+        defer { close(node) }
+        let block = [UInt8](repeating: 0x77, count: 4096)
+        overwrite(m + "/Documents/clone", at: 0, block)
+        assertReads("Documents/clone", patched(bytes, at: 0, block), "the clone with its write")
+        let reader = open("/proc/self/fd/\(node)", O_RDONLY)
+        XCTAssertGreaterThanOrEqual(reader, 0, "reopening the purged original's node: \(errno)")
+        if reader >= 0 {
+            XCTAssertEqual(readAll(reader), bytes, "the purged original's node reads its own bytes")
+            close(reader)
+        }
     }
 
     /// Before the fix, the reopened clone truncated and wrote the shared
@@ -103,7 +151,7 @@ final class LinkedClonePurgeTests: Ext4ImageTestCase {
         }
     }
 
-    /// Purges every purgeable byte (the clone is the only file in a purgeable zone).
+    /// Purges every file in the purgeable zone (`Library/Caches`).
     private func purgeAll() {
         run(["setfattr", "-n", "user.purgefs.purge", "-v", String(Self.size * 4), m])
     }

@@ -35,9 +35,12 @@ extension LinkedClones {
                 // sharing member's break, which copies): forgotten members
                 // reading it get their own copies first.
                 if !(isMember(inode.key) && sharesData(inode.key)) { try breakOrphans(of: inode, room: breaking.room) }
-                if !sharesData(inode.key) {
+                let member = isMember(inode.key)
+                // A lone member shares yet with its primary's node, should the
+                // kernel still know it (a primary purged behind its back).
+                if !sharesData(inode.key) && !(member && breaking.inodes.existing(inode.backing) != nil) {
                     inode.sharing.unshare()
-                } else if isMember(inode.key) {
+                } else if member {
                     try breakMember(inode, keepingData: keepingData, breaking: breaking)
                 } else {
                     try breakPrimary(inode, breaking: breaking)

@@ -129,7 +129,13 @@ final class LinkedClones: Sendable {
     func sharesData(_ id: EntryID) -> Bool {
         guard isActive else { return false }
         return guarded.withLock { table in
-            if let group = table.registry.group(backedBy: id) { return (table.sharers[group]?.count ?? 2) > 1 }
+            if let group = table.registry.group(backedBy: id) {
+                // The primary's node shares with every member, named or not:
+                // purged behind the kernel, it may still be written through
+                // a cached name, and its members must not see it.
+                if table.registry.groups[group]?.backing == id && !table.registry.members(of: group).isEmpty { return true }
+                return (table.sharers[group]?.count ?? 2) > 1
+            }
             guard let member = table.registry.members[id] else { return false }
             return (table.sharers[member.group]?.count ?? 2) > 1
         }
