@@ -100,6 +100,8 @@ final class PassthroughTests: PassthroughTestCase {
         try super.prepareContainer()
         XCTAssertEqual(writeBytes(fixture.container + "/other", tiled(PassthroughTestCase.size, seed: 7)), 0)
         setTimes(fixture.container + "/other", 946_684_800)
+        XCTAssertEqual(writeBytes(fixture.container + "/small-other", tiled(8 << 10, seed: 9)), 0)
+        setTimes(fixture.container + "/small-other", 946_684_800)
     }
 
     func testReaderIsServedByTheKernelAndAWriterOpensBesideIt() throws {
@@ -298,6 +300,13 @@ final class PassthroughTests: PassthroughTestCase {
         let reader = try openPassedThrough("other")
         defer { close(reader) }
         XCTAssertGreaterThanOrEqual(numberAttr(m + "/other", "last_used") ?? 0, start, "used now")
+        // A small file, read through the daemon, too.
+        XCTAssertLessThan(numberAttr(m + "/small-other", "last_used") ?? .max, start, "last used long ago")
+        let small = open(m + "/small-other", O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(small, 0)
+        defer { close(small) }
+        XCTAssertFalse(try readsBypassDaemon(small, "small-other"), "not passed through")
+        XCTAssertGreaterThanOrEqual(numberAttr(m + "/small-other", "last_used") ?? 0, start, "used now")
     }
 
     /// A passed-through file may be a linked clone's source (its backing
