@@ -28,6 +28,8 @@ static inline int cfuse_session_loop_mt(struct fuse_session *se,
 // fuse_file_info keeps its flags in bitfields.
 static inline void cfuse_fi_set_keep_cache(struct fuse_file_info *fi, int v) { fi->keep_cache = v ? 1 : 0; }
 static inline void cfuse_fi_set_direct_io(struct fuse_file_info *fi, int v) { fi->direct_io = v ? 1 : 0; }
+static inline void cfuse_fi_set_noflush(struct fuse_file_info *fi, int v) { fi->noflush = v ? 1 : 0; }
+static inline int cfuse_fi_noflush(const struct fuse_file_info *fi) { return fi->noflush; }
 static inline void cfuse_fi_set_cache_readdir(struct fuse_file_info *fi, int v) { fi->cache_readdir = v ? 1 : 0; }
 static inline int cfuse_fi_writepage(const struct fuse_file_info *fi) { return fi->writepage; }
 

@@ -42,6 +42,7 @@ struct wire_backing_map {
 
 const uint32_t clinux_FOPEN_PASSTHROUGH = WIRE_FOPEN_PASSTHROUGH;
 const uint32_t clinux_FOPEN_DIRECT_IO = 1u << 0;
+const uint32_t clinux_FOPEN_NOFLUSH = 1u << 5;
 
 // FUSE over io_uring (7.42, Linux 6.14): a flags2 bit, offered only where
 // /sys/module/fuse/parameters/enable_uring is on.

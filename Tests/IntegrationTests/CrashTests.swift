@@ -16,6 +16,26 @@ final class CrashExt4Tests: Ext4ImageTestCase {
     func testSQLiteWithSynchronousFullKeepsEveryCommit() throws { try sqliteKeepsEveryCommit() }
     func testACarelessWriterLosesItsFile() throws { try carelessWriterLosesItsFile() }
 
+    /// Each crash ends every file opened before it, those opened since the
+    /// crash before it too; a file opened after it works.
+    func testAFileOpenedBetweenTwoCrashesAnswersEIOAfterTheSecond() throws {
+        crash()
+        let between = openThroughMount("fsync", O_RDWR)
+        var buffer = [UInt8](repeating: 0, count: 16)
+        XCTAssertEqual(pread(between, &buffer, 16, 0), 16, "opened after the first crash: works")
+        write(between, "unsynced", at: 0)
+        crash()
+        XCTAssertEqual(pwrite(between, "x", 1, 0), -1)
+        XCTAssertEqual(errno, EIO, "a write through a descriptor opened between the two crashes")
+        XCTAssertEqual(fsync(between), -1)
+        XCTAssertEqual(errno, EIO, "an fsync through it")
+        close(between)
+        let after = openThroughMount("fsync", O_RDWR)
+        XCTAssertEqual(pread(after, &buffer, 16, 0), 16, "a descriptor opened after the second crash works")
+        close(after)
+        assertBytes("fsync", Self.synced, "the write between the crashes is gone")
+    }
+
     /// Without `crashable` nothing is tracked: `purgefs crash` says so in one line and changes nothing.
     func testAMountWithoutCrashableRefusesToCrash() throws {
         XCTAssertEqual(unmountPurgefs(), [])

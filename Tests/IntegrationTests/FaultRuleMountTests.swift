@@ -90,6 +90,26 @@ final class FaultRuleMountTests: PurgefsCommandTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: mnt + "/other/o.txt")).count, 500, "another file reads")
     }
 
+    /// A read-only file's close sends no flush (nothing to flush), unless a
+    /// flush rule could match the file when it was opened.
+    func testAReadOnlyCloseIsFlushedWhereAFlushRuleCouldMatchItsOpen() throws {
+        try mount()
+        let path = mnt + "/Documents/report.txt"
+        let early = open(path, O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(early, 0)
+        try add("--op", "flush", "--path", "Documents/report.txt", "--errno", "EIO")
+        XCTAssertEqual(close(early) == 0 ? 0 : errno, 0, "opened read-only before the rule: its close is not flushed")
+        let late = open(path, O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(late, 0)
+        XCTAssertEqual(Errno.name(close(late) == 0 ? 0 : errno), Errno.name(EIO), "a reader opened after the rule")
+        let writer = open(path, O_WRONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        XCTAssertEqual(Errno.name(close(writer) == 0 ? 0 : errno), Errno.name(EIO), "a writer")
+        let other = open(mnt + "/other/o.txt", O_RDWR | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(other, 0)
+        XCTAssertEqual(close(other), 0, "a path the rule does not match")
+    }
+
     func testShortWriteWritesAndReturnsPartOfTheCount() throws {
         try mount()
         try add("--op", "write", "--path", "**/*.bin", "--short-write", "--times", "1")

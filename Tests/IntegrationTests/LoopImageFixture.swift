@@ -142,9 +142,21 @@ class LoopImageTestCase: XCTestCase {
 
     /// Holds every I/O to the image from now on (`throughPausableStore`):
     /// what is in the page cache still reads, and writes still dirty pages.
+    /// Returns once every thread of the store's daemon has stopped: kill(2)
+    /// returns before they do, and one still running could answer the
+    /// image's I/O meanwhile.
     func suspendImage() throws {
         guard let pid = store?.daemonPID else { throw SubprocessError("the image is not in a store of its own") }
         XCTAssertEqual(kill(pid, SIGSTOP), 0)
+        let stopped = eventually(timeout: 20) {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return !tasks.isEmpty && tasks.allSatisfy { task in
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                      let close = stat.lastIndex(of: ")") else { return true }  // gone
+                return "Tt".contains(stat[stat.index(close, offsetBy: 2)])
+            }
+        }
+        guard stopped else { throw SubprocessError("the image's store did not stop: \(describeThreads(of: [pid]))") }
     }
 
     /// Lets the image's I/O through again.
@@ -167,11 +179,45 @@ class LoopImageTestCase: XCTestCase {
                       let call = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8)
                 else { return false }
                 let fields = call.split(separator: " ").map(String.init)
-                let descriptor = fields.count > 1 ? UInt64(fields[1].dropFirst(2), radix: 16).map(String.init) : nil
-                let target = descriptor.flatMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") } ?? ""
-                return inCall(fields, target)
+                return inCall(fields, Self.descriptorTarget(of: pid, fields) ?? "")
             }
         }
+    }
+
+    /// One line per thread of `pids`: its state, its system call (number and
+    /// the descriptor's target), `wchan` and, for a thread in disk sleep, the
+    /// top of its kernel stack: what a failure says the daemon was doing.
+    func describeThreads(of pids: [pid_t]) -> String {
+        var lines: [String] = []
+        for pid in pids {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            for task in tasks.sorted(by: { Int($0) ?? 0 < Int($1) ?? 0 }) {
+                let directory = "/proc/\(pid)/task/\(task)"
+                func read(_ name: String) -> String { ((try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines) }
+                let stat = read("stat")
+                guard let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
+                let name = stat[stat.index(after: open)..<close]
+                let state = stat[stat.index(after: close)...].split(separator: " ").first.map(String.init) ?? "?"
+                let call = read("syscall").split(separator: " ").map(String.init)
+                var line = "\(task) \(name) \(state) syscall \(call.first ?? "?")"
+                if let target = Self.descriptorTarget(of: pid, call) { line += " on \(target)" }
+                let wchan = read("wchan")
+                if !wchan.isEmpty, wchan != "0" { line += " wchan \(wchan)" }
+                if state == "D" {
+                    let frames = read("stack").split(separator: "\n").prefix(8).compactMap { $0.split(separator: " ").dropFirst().first }
+                    if !frames.isEmpty { line += " stack " + frames.joined(separator: " <- ") }
+                }
+                lines.append(line)
+            }
+        }
+        return lines.joined(separator: "; ")
+    }
+
+    /// What the first argument of a thread's system call (its
+    /// `/proc/.../syscall` fields) names as a descriptor of `pid`.
+    static func descriptorTarget(of pid: pid_t, _ call: [String]) -> String? {
+        guard call.count > 1, let descriptor = UInt64(call[1].dropFirst(2), radix: 16) else { return nil }
+        return try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)")
     }
 
     /// Called before the first mount: put files into the container here.

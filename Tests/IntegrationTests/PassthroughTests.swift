@@ -100,6 +100,8 @@ final class PassthroughTests: PassthroughTestCase {
         try super.prepareContainer()
         XCTAssertEqual(writeBytes(fixture.container + "/other", tiled(PassthroughTestCase.size, seed: 7)), 0)
         setTimes(fixture.container + "/other", 946_684_800)
+        XCTAssertEqual(writeBytes(fixture.container + "/small-other", tiled(8 << 10, seed: 9)), 0)
+        setTimes(fixture.container + "/small-other", 946_684_800)
     }
 
     func testReaderIsServedByTheKernelAndAWriterOpensBesideIt() throws {
@@ -244,6 +246,53 @@ final class PassthroughTests: PassthroughTestCase {
         XCTAssertEqual(Array(readWhole(reader).prefix(16)), Array(data.prefix(16)))
     }
 
+    /// A reader of a small file registers no backing file: it is served
+    /// through the daemon and the page cache, and reads what a writer
+    /// opened beside it wrote.
+    func testSmallFileIsServedThroughTheDaemon() throws {
+        let m = fixture.mountpoint
+        let small = tiled(16 << 10, seed: 5)
+        XCTAssertEqual(writeBytes(m + "/small", small), 0)
+        let reader = open(m + "/small", O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        defer { close(reader) }
+        XCTAssertEqual(readWhole(reader), small)
+        XCTAssertFalse(try readsBypassDaemon(reader, "small"), "a small file is not passed through")
+        XCTAssertEqual(readWhole(reader), small, "in the page cache again")
+        for (index, flags) in [O_WRONLY, O_RDWR].enumerated() {
+            let writer = openForWriting(m + "/small", flags)
+            guard writer >= 0 else { return XCTFail("open (\(flags)) beside a reader: \(Errno.name(-writer))") }
+            let text = Array("new\(index)".utf8)
+            XCTAssertEqual(pwrite(writer, text, 4, 0), 4)
+            XCTAssertEqual(Array(readWhole(reader).prefix(4)), text, "the open reader reads the write at once")
+            close(writer)
+            let second = open(m + "/small", O_RDONLY | O_CLOEXEC)
+            XCTAssertGreaterThanOrEqual(second, 0)
+            XCTAssertEqual(readWhole(second), text + small.dropFirst(4), "a reader opened after it")
+            close(second)
+        }
+        XCTAssertEqual(readBytes(fixture.container + "/small") ?? [], Array("new1".utf8) + small.dropFirst(4))
+    }
+
+    /// A file cut small while passed-through readers hold it keeps its
+    /// backing file: a reader opened then passes through with it (the
+    /// kernel fails an open without it), and reads the new bytes.
+    func testReaderOfAFileCutSmallBesidePassedThroughReadersPassesThrough() throws {
+        let m = fixture.mountpoint
+        let reader = try openPassedThrough("data")
+        defer { close(reader) }
+        let writer = openForWriting(m + "/data", O_WRONLY | O_TRUNC)
+        guard writer >= 0 else { return XCTFail("open O_TRUNC beside a reader: \(Errno.name(-writer))") }
+        XCTAssertEqual(pwrite(writer, "tiny", 4, 0), 4)
+        close(writer)
+        let late = open(m + "/data", O_RDONLY | O_CLOEXEC)
+        guard late >= 0 else { return XCTFail("open of the small file beside a passed-through reader: \(Errno.name(errno))") }
+        defer { close(late) }
+        XCTAssertEqual(readWhole(late), Array("tiny".utf8))
+        XCTAssertEqual(readWhole(reader), Array("tiny".utf8))
+        XCTAssertTrue(try readsBypassDaemon(late, "data"), "passed through with the node's backing file")
+    }
+
     func testReaderLastUsedIsStampedAtOpen() throws {
         let m = fixture.mountpoint
         let start = UInt64(Date().timeIntervalSince1970)
@@ -251,6 +300,13 @@ final class PassthroughTests: PassthroughTestCase {
         let reader = try openPassedThrough("other")
         defer { close(reader) }
         XCTAssertGreaterThanOrEqual(numberAttr(m + "/other", "last_used") ?? 0, start, "used now")
+        // A small file, read through the daemon, too.
+        XCTAssertLessThan(numberAttr(m + "/small-other", "last_used") ?? .max, start, "last used long ago")
+        let small = open(m + "/small-other", O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(small, 0)
+        defer { close(small) }
+        XCTAssertFalse(try readsBypassDaemon(small, "small-other"), "not passed through")
+        XCTAssertGreaterThanOrEqual(numberAttr(m + "/small-other", "last_used") ?? 0, start, "used now")
     }
 
     /// A passed-through file may be a linked clone's source (its backing

@@ -25,21 +25,32 @@ extension UnrelatedFileScenario {
     /// image suspended, waits until the daemon sleeps on the disk in a call
     /// `inCall` accepts, then truncates, writes and closes `Documents/other`
     /// and checks it completes (against a deadline) while `work` still waits.
-    func assertUnrelatedOpenCompletes(while work: @escaping @Sendable () -> Int, _ inCall: @escaping ([String], String) -> Bool) throws {
-        var status = stat()
-        XCTAssertEqual(lstat(m + "/Documents/other", &status), 0)  // its entry known before the image stops
+    ///
+    /// Just before the image stops, `rehearse` (a change of the clone like
+    /// `work`'s, elsewhere in it) and the unrelated file's truncate and write
+    /// run once with the image live: so the backing filesystem's metadata
+    /// both need (XFS reads its AGF to find a write's shared extents) is in
+    /// memory. Else the kernel may have dropped it meanwhile (memory
+    /// reclaim, another process's `drop_caches`), and `work` or the
+    /// unrelated file would wait for the held image reading it back, outside
+    /// anything the daemon holds: a test that fails, or proves nothing.
+    func assertUnrelatedOpenCompletes(rehearse: () -> Void = {}, while work: @escaping @Sendable () -> Int,
+                                      _ inCall: @escaping ([String], String) -> Bool) throws {
+        let path = m + "/Documents/other"
+        rehearse()
+        XCTAssertEqual(writeBytes(path, Array("rehearsal".utf8)), 0)
         sync()
         try suspendImage()
         let heldWork = Completion()
         Thread.detachNewThread { heldWork.finish(work()) }
         let pids = fixture.ownProcesses()
         guard pids.contains(where: { pid in waitForThreadInDiskSleep(of: pid, inCall) }) else {
+            let threads = describeThreads(of: pids)
             resumeImage()
-            XCTFail("the daemon never waited for the held I/O (threads of \(pids))")
+            XCTFail("the daemon never waited for the held I/O in the calls the test looks for; its threads (\(pids)): \(threads)")
             return
         }
         let unrelated = Completion()
-        let path = m + "/Documents/other"
         Thread.detachNewThread {
             let descriptor = open(path, O_WRONLY | O_TRUNC)
             guard descriptor >= 0 else { return unrelated.finish(-Int(errno)) }
@@ -48,8 +59,9 @@ extension UnrelatedFileScenario {
             unrelated.finish(written)
         }
         let done = eventually(timeout: 20) { unrelated.result != nil }
-        XCTAssertTrue(done, "an open(O_TRUNC), write and close of an unrelated file waited for the held clone work")
-        XCTAssertNil(heldWork.result, "the clone work did not wait for the suspended image: the test proved nothing")
+        XCTAssertTrue(done, "an open(O_TRUNC), write and close of an unrelated file waited for the held clone work; the daemon's threads: \(done ? "" : describeThreads(of: pids))")
+        let held = heldWork.result == nil
+        XCTAssertTrue(held, "the clone work did not wait for the suspended image: the test proved nothing; the daemon's threads: \(held ? "" : describeThreads(of: pids))")
         resumeImage()
         XCTAssertTrue(eventually(timeout: 60) { heldWork.result != nil && unrelated.result != nil }, "nothing finished once the image resumed")
         XCTAssertEqual(unrelated.result, 5)
@@ -105,10 +117,15 @@ final class ReflinkIsolationTests: ReflinkTestCase, UnrelatedFileScenario {
     func testUnrelatedOpenDoesNotWaitForAMembersFlush() throws {
         run(["cp", m + "/Documents/big", m + "/Documents/clone"])
         XCTAssertEqual(ReflinkTestCase.fiemap(container + "/Documents/clone").1, true, "no reflink clone was made")
+        // A third member, for the rehearsal: a write to it leaves `big` and
+        // `clone` alike, so the held write still appends to the journal.
+        run(["cp", m + "/Documents/big", m + "/Documents/spare"])
         let clone = m + "/Documents/clone"
         // A whole page: the write itself needs no read of the held image.
         let page = [UInt8](repeating: UInt8(ascii: "x"), count: 4096)
-        try assertUnrelatedOpenCompletes(while: {
+        try assertUnrelatedOpenCompletes(rehearse: {
+            overwrite(m + "/Documents/spare", at: 4096, page)
+        }, while: {
             let descriptor = open(clone, O_WRONLY)
             guard descriptor >= 0 else { return -Int(errno) }
             defer { close(descriptor) }

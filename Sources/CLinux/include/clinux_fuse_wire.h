@@ -53,6 +53,8 @@ struct clinux_fuse_open_out {
 };
 extern const uint32_t clinux_FOPEN_PASSTHROUGH;
 extern const uint32_t clinux_FOPEN_DIRECT_IO;
+/// No FUSE_FLUSH at close (5.15+; without the writeback cache).
+extern const uint32_t clinux_FOPEN_NOFLUSH;
 
 /// FUSE_DEV_IOC_BACKING_OPEN on a descriptor of the connection: registers
 /// `fd` as a backing file. Returns its id (> 0), or -errno.

@@ -99,22 +99,7 @@ struct ExploreCommand: Subcommand {
             + "found; 64 on a usage error."))
 
         Flags:
-        \(TextLayout.row("-o OPT[,OPT...]", "mount options for the run (see purgefs mount --help); may be given more than once"))
-        \(TextLayout.row("--check CMD", "the checker, run through sh -c for each state"))
-        \(TextLayout.row("--golden CMD", "a view of a state (run in it): each state's must be one the command acknowledged"))
-        \(TextLayout.row("--model NAME", "the crash model: ext4 (default), ext4-noauto_da_alloc, xfs, btrfs or posix"))
-        \(TextLayout.row("--models LIST", "explore under several models (names separated by commas, or all)"))
-        \(TextLayout.row("--torn", "also the states where a prefix of the unsynced writes survives, in whole 4 KiB pages"))
-        \(TextLayout.row("--max-states N", "check at most N states, evenly spaced in exploration order (the report says sampled)"))
-        \(TextLayout.row("--timeout DURATION", "stop the command after DURATION (90s, 10m, 1h) and explore what it did"))
-        \(TextLayout.row("--check-timeout DURATION", "a checker run longer than DURATION is killed: its state fails as timed out"))
-        \(TextLayout.row("--keep DIR", "make each failed state again in DIR/POINT-VARIANT, and the recording in DIR/recording (DIR new or empty)"))
-        \(TextLayout.row("--json", "print the report as JSON"))
-        \(TextLayout.row("--report FILE", "write the JSON report to FILE, and the recording to FILE.recording"))
-        \(TextLayout.row("--junit FILE", "write the report as JUnit XML: a failing test case per group, one for the states that passed"))
-        \(TextLayout.row("--html FILE", "write the report as one self-contained page: the states as a strip along the operations"))
-        \(TextLayout.row("--replay REPORT STATE DIR", "make state STATE (POINT or POINT/VARIANT, as the report names it) of REPORT in DIR, which must not exist"))
-        \(TextLayout.row("-h, --help", "show this help"))
+        \(flags.rows)
 
         Example:
           purgefs explore --check 'test -s "$PURGEFS_CRASH_STATE/config.json"' \\
@@ -125,18 +110,64 @@ struct ExploreCommand: Subcommand {
     /// How many failed states the text report shows.
     static let shownFailures = 20
 
+    static let flags = FlagTable<Self>(
+        name, options: (\.options, "mount options for the run (see purgefs mount --help); may be given more than once"), [
+            .value("--check", "CMD", \.checkArgument, "the checker, run through sh -c for each state"),
+            .value("--golden", "CMD", \.golden, "a view of a state (run in it): each state's must be one the command acknowledged"),
+            .value("--model", "NAME", \.modelArgument, "the crash model: ext4 (default), ext4-noauto_da_alloc, xfs, btrfs or posix"),
+            .value("--models", "LIST", \.modelsArgument, "explore under several models (names separated by commas, or all)"),
+            .switch("--torn", \.torn, "also the states where a prefix of the unsynced writes survives, in whole 4 KiB pages"),
+            .value("--max-states", "N", \.maxStates,
+                   "check at most N states, evenly spaced in exploration order (the report says sampled)") { (value) throws(CommandExit) in
+                guard let count = Int(value.text), count >= 1 else {
+                    throw .usage("\(value.command): \(value.flag) needs a number of states, at least 1 (got \(value.text))")
+                }
+                return count
+            },
+            .value("--timeout", "DURATION", \.timeout, "stop the command after DURATION (90s, 10m, 1h) and explore what it did") {
+                (value) throws(CommandExit) in try duration(value, for: "the command's run")
+            },
+            .value("--check-timeout", "DURATION", \.checkTimeout, "a checker run longer than DURATION is killed: its state fails as timed out") {
+                (value) throws(CommandExit) in try duration(value, for: "one checker run")
+            },
+            .value("--keep", "DIR", \.keepArgument,
+                   "make each failed state again in DIR/POINT-VARIANT, and the recording in DIR/recording (DIR new or empty)"),
+            .switch("--json", \.json, "print the report as JSON"),
+            .value("--report", "FILE", \.reportArgument, "write the JSON report to FILE, and the recording to FILE.recording"),
+            .value("--junit", "FILE", \.junitArgument, "write the report as JUnit XML: a failing test case per group, one for the states that passed"),
+            .value("--html", "FILE", \.htmlArgument, "write the report as one self-contained page: the states as a strip along the operations"),
+            .helpRow(replayFlag + " REPORT STATE DIR",
+                     "make state STATE (POINT or POINT/VARIANT, as the report names it) of REPORT in DIR, which must not exist"),
+        ])
+    /// Taken before the table: the rest of the arguments are its three.
+    static let replayFlag = "--replay"
+
+    /// A DURATION flag's value; `role` says what it limits.
+    private static func duration(_ value: FlagValue, for role: String) throws(CommandExit) -> DurationSeconds? {
+        do throws(ValueError) {
+            return try DurationSeconds(parsing: value.text)
+        } catch {
+            throw .usage("\(value.command): \(value.flag) needs a duration for \(role), such as 90s, 10m or 1h (got \(value.text): \(error))")
+        }
+    }
+
     var containerArgument = ""
     var options: [String] = []
+    /// `--check CMD`, as given.
+    var checkArgument: String?
     /// `--check`: empty when only `--golden` is given.
-    var check = ""
+    private(set) var check = ""
     /// `--golden CMD`.
     var golden: String?
     /// `--junit FILE`.
     var junitArgument: String?
     private(set) var junitPath: String?
     var torn = false
+    /// `--model NAME` and `--models LIST`, as given.
+    var modelArgument: String?
+    var modelsArgument: String?
     /// The models the states follow: `--model NAME` (ext4 by default) or `--models LIST`.
-    var models: [CrashFilesystemModel] = [.ext4]
+    private(set) var models: [CrashFilesystemModel] = [.ext4]
     var maxStates: Int?
     var timeout: DurationSeconds?
     var checkTimeout: DurationSeconds?
@@ -152,9 +183,9 @@ struct ExploreCommand: Subcommand {
     private(set) var reportPath: String?
 
     init(parsing arguments: [String]) throws(CommandExit) {
-        if let index = arguments.firstIndex(of: "--replay"), !arguments.prefix(upTo: index).contains("--") {
+        if let index = arguments.firstIndex(of: Self.replayFlag), !arguments.prefix(upTo: index).contains("--") {
             if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { throw .help(Self.help) }
-            let rest = arguments.filter { $0 != "--replay" }
+            let rest = arguments.filter { $0 != Self.replayFlag }
             guard rest.count == 3 else { throw .usage("explore: --replay takes REPORT STATE DIR and nothing else") }
             guard let state = CrashExploration.StateID(rest[1]) else {
                 throw .usage("explore: \(rest[1]) is not a state (POINT or POINT/VARIANT, as the report names it)")
@@ -167,16 +198,12 @@ struct ExploreCommand: Subcommand {
             throw .usage("explore: put -- before the command: purgefs explore --check CMD CONTAINER -- COMMAND [ARG...]")
         }
         command = Array(arguments[(separator + 1)...])
-        var flags = Array(arguments[..<separator])
-        options = try OptionArguments.collect(from: &flags, command: Self.name)
-        let parsed = try ParsedArguments(flags, command: Self.name, help: Self.help,
-                                         valueFlags: ["--check": "CMD", "--golden": "CMD", "--junit": "FILE", "--model": "NAME", "--models": "LIST", "--max-states": "N", "--keep": "DIR",
-                                                      "--report": "FILE", "--html": "FILE", "--timeout": "DURATION", "--check-timeout": "DURATION"],
-                                         switchFlags: ["--torn", "--json"])
+        // -o may come more than once, and as -oOPTS: the table collects it before the rest is parsed.
+        let parsed = try Self.flags.parse(Array(arguments[..<separator]), help: Self.help, into: &self)
         containerArgument = try parsed.onePath("CONTAINER", command: Self.name)
-        golden = parsed.values["--golden"]
+        try Self.flags.apply(parsed, to: &self)
         if let golden, golden.allSatisfy(\.isWhitespace) { throw .usage("explore: --golden needs a command") }
-        guard let check = parsed.values["--check"] ?? (golden != nil ? "" : nil) else {
+        guard let check = checkArgument ?? (golden != nil ? "" : nil) else {
             throw .usage("explore: --check CMD is required, or --golden CMD: the command that tells whether a crash state recovered")
         }
         guard golden != nil || !check.allSatisfy(\.isWhitespace) else { throw .usage("explore: --check needs a command") }
@@ -184,12 +211,8 @@ struct ExploreCommand: Subcommand {
         guard let program = command.first, !program.isEmpty else {
             throw .usage("explore: the command after -- is missing (see purgefs explore --help)")
         }
-        if let text = parsed.values["--max-states"] {
-            guard let value = Int(text), value >= 1 else { throw .usage("explore: --max-states needs a number of states, at least 1 (got \(text))") }
-            maxStates = value
-        }
         let names = CrashFilesystemModel.allCases.map(\.rawValue).joined(separator: ", ")
-        switch (parsed.values["--model"], parsed.values["--models"]) {
+        switch (modelArgument, modelsArgument) {
         case (.some, .some): throw .usage("explore: give --model NAME or --models LIST, not both")
         case (.some(let name), nil):
             guard let model = CrashFilesystemModel(rawValue: name) else { throw .usage("explore: --model \(name) is not a model (\(names))") }
@@ -199,21 +222,6 @@ struct ExploreCommand: Subcommand {
             models = chosen
         case (nil, nil): break
         }
-        for (flag, role) in [("--timeout", "the command's run"), ("--check-timeout", "one checker run")] {
-            guard let text = parsed.values[flag] else { continue }
-            do throws(ValueError) {
-                let duration = try DurationSeconds(parsing: text)
-                if flag == "--timeout" { timeout = duration } else { checkTimeout = duration }
-            } catch {
-                throw .usage("explore: \(flag) needs a duration for \(role), such as 90s, 10m or 1h (got \(text): \(error))")
-            }
-        }
-        torn = parsed.switches.contains("--torn")
-        json = parsed.switches.contains("--json")
-        keepArgument = parsed.values["--keep"]
-        junitArgument = parsed.values["--junit"]
-        reportArgument = parsed.values["--report"]
-        htmlArgument = parsed.values["--html"]
         let mount = try MountCommand(parsing: [containerArgument] + options.flatMap { ["-o", $0] })
         if mount.options.stateDirectory != nil { throw .usage("explore: the copy gets a fresh state of its own; state= cannot be given") }
         if mount.options.record != nil { throw .usage("explore: record= is explore's own") }

@@ -71,7 +71,7 @@ public enum MountOptionCatalog {
         .optional("cache_quota", "SIZE", \.cacheQuota, "this container's cache quota on a shared device",
                   default: "from its recent use", read: Parse.size, write: String.init),
         .value("passthrough", "on|off", \.passthrough,
-               "kernel passthrough (Linux 6.9+, a root daemon) for files opened read-only; other opens of a file read that way go through the daemon in direct I/O",
+               "kernel passthrough (Linux 6.9+, a root daemon) for files of 128 KiB or more opened read-only (smaller ones are read through the page cache); other opens of a file read that way go through the daemon in direct I/O",
                default: "on", read: Parse.onOrOff, write: { $0 ? "on" : "off" }),
         .value("uring", "on|pinned|off", \.uring,
                "FUSE over io_uring (Linux 6.14+) where the kernel offers it (/sys/module/fuse/parameters/enable_uring): requests come through one ring per CPU instead of /dev/fuse; pinned: each CPU's ring threads stay on it; on: they run on any CPU",

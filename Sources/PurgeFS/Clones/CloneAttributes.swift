@@ -7,9 +7,9 @@ import PurgeSys
 struct CloneAttributes: AttributeProvider {
     let state: ContainerState
     let clones: any CloneBackend
-    /// The mount, held unowned: it holds this provider. A flatten breaks
-    /// through it, as a first write does.
-    unowned let filesystem: ContainerFileSystem
+    /// What a flatten needs to break a clone, as a first write does: room,
+    /// the namespace locks, the inode table (never the filesystem).
+    let breaking: CloneBreaking
 
     var attributes: [PurgeAttribute] { [.contentID, .shared, .flat, .notFlat, .flatten] }
 
@@ -29,6 +29,6 @@ struct CloneAttributes: AttributeProvider {
     func set(_ attribute: PurgeAttribute, on inode: Inode, to value: AttributeValue) throws(Errno) {
         guard attribute == .flatten, value.text == "1" else { throw Errno.invalidArgument }
         _ = try state.fileInfo(inode.key)
-        try clones.flatten(inode, in: filesystem)
+        try clones.flatten(inode, breaking: breaking)
     }
 }

@@ -69,7 +69,7 @@ protocol CloneBackend: FileSystemObserver {
     func sharedBytes(of id: EntryID) -> UInt64
     /// Gives `inode` data of its own when it shares any (`user.purgefs.flatten`,
     /// `purgefs flatten`), asking for room as a first write does.
-    func flatten(_ inode: Inode, in filesystem: ContainerFileSystem) throws(Errno)
+    func flatten(_ inode: Inode, breaking: CloneBreaking) throws(Errno)
     /// At mount, after the walk: the registry brought in line with the disk.
     func settleAtMount(root: FileDescriptor)
 
@@ -125,7 +125,7 @@ extension BackingFileNames {
     func sharesBacking(_ backing: EntryID) -> Bool { false }
     func sharesData(_ id: EntryID) -> Bool { false }
     var filesNotFlat: Int { 0 }
-    func flatten(_ inode: Inode, in filesystem: ContainerFileSystem) throws(Errno) {}
+    func flatten(_ inode: Inode, breaking: CloneBreaking) throws(Errno) {}
     func adopted(_ inode: Inode, status: stat) {}
     func present(_ status: stat, as id: EntryID) -> stat { status }
     func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? { nil }

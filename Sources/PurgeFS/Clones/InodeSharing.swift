@@ -47,6 +47,15 @@ final class InodeSharing: Sendable {
         if !kept { descriptor.closeQuietly() }
     }
 
+    /// The held identity (see `identityHold`) opened anew with `flags`; nil
+    /// when the node holds none.
+    func reopenHeldIdentity(flags: Int32) throws(Errno) -> FileDescriptor? {
+        // The hold is closed only by `deinit`, so it stays valid while the caller has this object.
+        let held = identityHold.withLock { $0 }
+        guard held >= 0 else { return nil }
+        return try FileDescriptor(rawValue: held).reopen(flags: flags)
+    }
+
     /// Registers `file`; returns whether it may hold a writable descriptor
     /// (not while the inode's data is shared), counting it as a writer then.
     func admit(_ file: OpenFile, writing: Bool) -> Bool {

@@ -28,13 +28,13 @@ extension LinkedClones: CloneBackend {
     /// A member's break (its data copied into its anchor) or the primary's
     /// (the members moved to a copy), as a first write would make it.
     /// A sparse member's shared blocks are copied into it and its map dropped.
-    func flatten(_ inode: Inode, in filesystem: ContainerFileSystem) throws(Errno) {
+    func flatten(_ inode: Inode, breaking: CloneBreaking) throws(Errno) {
         guard inode.isRegularFile, sharesData(inode.key) else { return }
         if sparse.has(inode.key) {
-            try flattenSparse(inode, filesystem: filesystem)
+            try flattenSparse(inode, breaking: breaking)
             return
         }
-        try breakAway(inode, keepingData: true, whole: true, filesystem: filesystem)
+        try breakAway(inode, keepingData: true, whole: true, breaking: breaking)
     }
 
     /// A new node: a clone's anchor is held (its number is the node's
@@ -43,6 +43,7 @@ extension LinkedClones: CloneBackend {
     func adopted(_ inode: Inode, status: stat) {
         if inode.key != EntryID(status), let anchor = try? withAnchor(inode.key, { (file) throws(Errno) in try file.duplicate() }) {
             inode.sharing.holdIdentity(anchor)
+            knowNode(inode)
         }
         // A sparse member's writes go through its view, not through a break.
         if sharesData(inode.key) && !sparse.has(inode.key) { _ = inode.sharing.share() }
@@ -94,18 +95,18 @@ extension LinkedClones: CloneBackend {
     func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {
         switch change {
         case .data(let file):
-            if file.isProtected || inode.sharing.isShared { try breakAway(inode, keepingData: true, filesystem: filesystem) }
+            if file.isProtected || inode.sharing.isShared { try breakAway(inode, keepingData: true, breaking: CloneBreaking(filesystem)) }
         case .truncate(let keepingData):
-            if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, filesystem: filesystem) }
+            if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, breaking: CloneBreaking(filesystem)) }
         case .openTruncating:
             if sparse.has(inode.key) {
                 try truncateSparseToNothing(inode)
                 return
             }
-            try breakAway(inode, keepingData: false, filesystem: filesystem)
+            try breakAway(inode, keepingData: false, breaking: CloneBreaking(filesystem))
         case .link:
             // A clone's names are its own: one more name needs data of its own.
-            if inode.isRegularFile && isMember(inode.key) { try breakAway(inode, keepingData: true, filesystem: filesystem) }
+            if inode.isRegularFile && isMember(inode.key) { try breakAway(inode, keepingData: true, breaking: CloneBreaking(filesystem)) }
         }
     }
 
@@ -127,12 +128,20 @@ extension LinkedClones: CloneBackend {
               newName: exchange.newName, to: exchange.newParent)
     }
 
+    /// A file `create` made and holds open: the name a clone into it takes.
+    func created(_ status: stat, id: EntryID, name: CName, in parent: EntryID, opened: Bool) {
+        guard opened, makesClones, status.st_mode & S_IFMT == S_IFREG else { return }
+        createdNames.note(id, as: LinkedCloneRegistry.Name(parent: parent, name: Self.bytes(name)))
+    }
+
     func closed(_ id: EntryID) {
+        createdNames.forget(id)
         sparseClosed(id)
         forgetIfGone(id)
     }
 
     func openAbandoned(_ id: EntryID) {
+        createdNames.forget(id)
         sparseClosed(id)
         forgetIfGone(id)
     }

@@ -22,7 +22,7 @@ extension LinkedClones {
     /// Gives `inode` data of its own if it shares any. `keepingData` false:
     /// it is about to be truncated to nothing, so nothing is copied.
     /// `whole`: a member gets all of its data (a flatten), never a block map.
-    func breakAway(_ inode: Inode, keepingData: Bool, whole: Bool = false, filesystem fs: ContainerFileSystem) throws(Errno) {
+    func breakAway(_ inode: Inode, keepingData: Bool, whole: Bool = false, breaking: CloneBreaking) throws(Errno) {
         guard inode.isRegularFile else { return }
         // A file left protected by a clone that was undone gets its writable
         // descriptor back below even when nothing is shared.
@@ -31,12 +31,25 @@ extension LinkedClones {
                 if sparse.has(inode.key) {
                     // Its writes copy the blocks they touch, through its view.
                     inode.sharing.unshare()
-                } else if !sharesData(inode.key) {
+                    return
+                }
+                if isOrphan(inode) {
+                    try breakOrphan(inode, keepingData: keepingData, room: breaking.room)
+                    return
+                }
+                // Its backing file is about to change in place (all but a
+                // sharing member's break, which copies): forgotten members
+                // reading it get their own copies first.
+                if !(isMember(inode.key) && sharesData(inode.key)) { try breakOrphans(of: inode, room: breaking.room) }
+                let member = isMember(inode.key)
+                // A lone member shares yet with its primary's node, should the
+                // kernel still know it (a primary purged behind its back).
+                if !sharesData(inode.key) && !(member && breaking.inodes.existing(inode.backing) != nil) {
                     inode.sharing.unshare()
-                } else if isMember(inode.key) {
-                    try breakMember(inode, keepingData: keepingData, whole: whole, filesystem: fs)
+                } else if member {
+                    try breakMember(inode, keepingData: keepingData, whole: whole, breaking: breaking)
                 } else {
-                    try breakPrimary(inode, filesystem: fs)
+                    try breakPrimary(inode, breaking: breaking)
                 }
             }
         }
@@ -45,14 +58,14 @@ extension LinkedClones {
 
     // MARK: A member
 
-    func breakMember(_ inode: Inode, keepingData: Bool, whole: Bool = false, filesystem fs: ContainerFileSystem) throws(Errno) {
+    func breakMember(_ inode: Inode, keepingData: Bool, whole: Bool = false, breaking: CloneBreaking) throws(Errno) {
         guard let anchors else { throw Errno.ioError }
         let id = inode.key
         let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
         // Made sparse, it copies now only the base's partial last block
         // (the write's blocks are asked for with the write, `bytesCopiedOnWrite`).
         let sparsely = keepingData && !whole && SparseMembers.makesSparse
-        let reserved = keepingData ? try fs.growthPolicy.reserve(bytes: sparsely ? min(size, BlockMap.blockSize) : size) : 0
+        let reserved = keepingData ? try breaking.room.reserve(bytes: sparsely ? min(size, BlockMap.blockSize) : size) : 0
         defer { state.release(reserved) }
         guard guarded.withLock({ table in table.registry.members[id] }) != nil else { throw Errno.noEntry }
         let anchorName = LinkedCloneRegistry.anchorName(of: id)
@@ -68,7 +81,7 @@ extension LinkedClones {
             try anchor.truncate(to: 0)
         }
         do throws(Errno) {
-            _ = try takeOver(id, with: anchorName, filesystem: fs)
+            _ = try takeOver(id, with: anchorName, breaking: breaking)
         } catch {
             // Still a linked member: its map goes (a kill here: the mount's replay drops it).
             if sparseFile != nil {
@@ -98,7 +111,7 @@ extension LinkedClones {
     /// Renames the filled anchor over member `id`'s name, which may have moved
     /// or gone while the data was copied (the copy takes no namespace lock);
     /// with no name left the anchor's name goes. Returns the member as it was.
-    private func takeOver(_ id: EntryID, with anchorName: String, filesystem fs: ContainerFileSystem) throws(Errno) -> LinkedCloneRegistry.Member {
+    private func takeOver(_ id: EntryID, with anchorName: String, breaking: CloneBreaking) throws(Errno) -> LinkedCloneRegistry.Member {
         guard let anchors else { throw Errno.ioError }
         while true {
             guard let member = guarded.withLock({ table in table.registry.members[id] }) else { throw Errno.noEntry }
@@ -106,10 +119,10 @@ extension LinkedClones {
                 try anchors.unlink(anchorName)
                 return member
             }
-            let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
+            let done = try breaking.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
                 guard guarded.withLock({ table in table.registry.members[id] }) == member else { return false }
                 guard let chain = state.read({ _, names in names.components(of: member.parent) }) else { throw Errno.noEntry }
-                let directory = try DirectoryNames.open(chain, from: fs.root)
+                let directory = try DirectoryNames.open(chain, from: breaking.root)
                 defer { directory.closeQuietly() }
                 try anchors.rename(anchorName, to: Self.cName(member.name), in: directory)
                 return true
@@ -156,9 +169,66 @@ extension LinkedClones {
         }
     }
 
+    // MARK: A forgotten member
+
+    /// A node that still reads a group's data though the registry forgot it
+    /// (its clone was purged, or unlinked and closed, while the kernel kept
+    /// the node: a cached name not yet invalidated, an `O_PATH` descriptor).
+    /// Its data is another file's: never written in place.
+    func isOrphan(_ inode: Inode) -> Bool {
+        inode.isRegularFile && inode.backing != inode.key && !isMember(inode.key)
+    }
+
+    /// A member node the kernel knows: should the member be forgotten while
+    /// the node lives, the node becomes an orphan to look after.
+    func knowNode(_ inode: Inode) {
+        guarded.withLock { table in
+            if table.registry.members[inode.key] != nil { table.memberNodes[inode.key] = WeakInode(inode: inode) }
+        }
+    }
+
+    /// Breaks every orphan still reading `inode`'s backing file (under that
+    /// file's data lock, which the caller holds: an orphan's is the same).
+    private func breakOrphans(of inode: Inode, room: any GrowthPolicy) throws(Errno) {
+        let backing = inode.backing
+        let orphans = guarded.withLock { table in
+            (table.orphans.removeValue(forKey: backing) ?? []).compactMap(\.inode)
+        }.filter { $0 !== inode && $0.backing == backing && isOrphan($0) }
+        for (index, orphan) in orphans.enumerated() {
+            do {
+                try breakOrphan(orphan, keepingData: true, room: room)
+            } catch {
+                let left = orphans[index...].map { WeakInode(inode: $0) }
+                guarded.withLock { table in table.orphans[backing, default: []] += left }
+                throw error
+            }
+        }
+    }
+
+    /// Gives a forgotten member its data in its own inode (its anchor, held
+    /// by the node though no longer named), as a member's break does but
+    /// with no name to rename it over: the file is gone, so only the
+    /// descriptors open on it see what is written.
+    private func breakOrphan(_ inode: Inode, keepingData: Bool, room: any GrowthPolicy) throws(Errno) {
+        guard let anchor = try inode.sharing.reopenHeldIdentity(flags: O_RDWR) else { throw Errno.ioError }
+        defer { anchor.closeQuietly() }
+        guard EntryID(try anchor.status()) == inode.key else { throw Errno(ESTALE) }
+        if keepingData {
+            let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
+            let reserved = try room.reserve(bytes: size)
+            defer { state.release(reserved) }
+            try fill(anchor, from: inode)
+        } else {
+            try anchor.truncate(to: 0)
+        }
+        inode.repoint(to: try anchor.reopen(flags: OpenFlags.path), backing: inode.key)
+        inode.sharing.unshare()
+        reopenReaders(of: inode)
+    }
+
     // MARK: The primary
 
-    private func breakPrimary(_ inode: Inode, filesystem fs: ContainerFileSystem) throws(Errno) {
+    private func breakPrimary(_ inode: Inode, breaking: CloneBreaking) throws(Errno) {
         guard let anchors else { throw Errno.ioError }
         let old = inode.key
         let group = guarded.withLock { table in table.registry.group(backedBy: old) }
@@ -168,7 +238,7 @@ extension LinkedClones {
         let data = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_RDONLY) }
         defer { data.closeQuietly() }
         let status = try data.status()
-        let reserved = try fs.growthPolicy.reserve(bytes: UInt64(status.st_size))
+        let reserved = try breaking.room.reserve(bytes: UInt64(status.st_size))
         defer { state.release(reserved) }
 
         // The new backing, whole and durable before the registry names it.
@@ -191,7 +261,7 @@ extension LinkedClones {
                 table.registry.replaceBacking(of: group, with: backing, handle: handle.stored)
                 save(&table)
             }
-            try moveMembers(of: group, from: old, to: copy, filesystem: fs)
+            try moveMembers(of: group, from: old, to: copy, breaking: breaking)
         }
         // Sparse members' maps name the copy (durably) before the primary is written.
         if isBase {
@@ -221,16 +291,16 @@ extension LinkedClones {
 
     /// Links every member's name of `group` still on `old` to `backing`, and
     /// points their inodes and open files at it (read-only: they still share).
-    func moveMembers(of group: UInt64, from old: EntryID, to backing: FileDescriptor, filesystem fs: ContainerFileSystem) throws(Errno) {
+    func moveMembers(of group: UInt64, from old: EntryID, to backing: FileDescriptor, breaking: CloneBreaking) throws(Errno) {
         let backingID = EntryID(try backing.status())
         for id in guarded.withLock({ table in table.registry.members(of: group) }) {
             // A member renamed meanwhile is relinked under its new name (tried
             // again until its name holds still under its directory's lock).
             while let member = guarded.withLock({ table in table.registry.members[id] }), !member.name.isEmpty {
-                let done = try fs.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
+                let done = try breaking.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
                     guard guarded.withLock({ table in table.registry.members[id] }) == member else { return false }
                     guard let chain = state.read({ _, names in names.components(of: member.parent) }) else { return true }
-                    let directory = try DirectoryNames.open(chain, from: fs.root)
+                    let directory = try DirectoryNames.open(chain, from: breaking.root)
                     defer { directory.closeQuietly() }
                     try Self.relink(Self.cName(member.name), in: directory, from: old, to: backing)
                     return true
@@ -238,8 +308,8 @@ extension LinkedClones {
                 if done { break }
             }
             // Its backing file is another now (the same content): the cloud tier uploads it again.
-            defer { fs.events.changed(id) }
-            guard let inode = fs.inodes.existing(id) else { continue }
+            defer { breaking.events.changed(id) }
+            guard let inode = breaking.inodes.existing(id) else { continue }
             inode.repoint(to: try backing.reopen(flags: OpenFlags.path), backing: backingID)
             for file in inode.sharing.openFiles {
                 if let readOnly = try? backing.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }

@@ -42,6 +42,12 @@ extension LinkedClones {
     /// Forgets member `id` and removes its anchor; its group is settled again.
     func forget(_ id: EntryID, in table: inout Table) {
         guard table.registry.members[id] != nil else { return }
+        // A node the kernel still knows keeps reading the group's data (see `isOrphan`).
+        if let node = table.memberNodes[id]?.inode, node.backing != node.key {
+            var known = (table.orphans[node.backing] ?? []).filter { $0.inode != nil }
+            known.append(WeakInode(inode: node))
+            table.orphans[node.backing] = known
+        }
         removeAnchor(of: id)
         release(id, in: &table)
     }
@@ -53,6 +59,7 @@ extension LinkedClones {
         guard let member = table.registry.members[id], let group = table.registry.groups[member.group] else { return }
         table.registry.remove(id)
         table.sharedBytes[id] = nil
+        table.memberNodes[id] = nil
         save(&table)
         if table.registry.groups[member.group] != nil {
             settle(member.group, in: &table)

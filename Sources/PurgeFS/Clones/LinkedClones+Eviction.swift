@@ -40,7 +40,7 @@ extension LinkedClones {
             return true
         }
         guard inode.isRegularFile, isMember(inode.key) else { return false }
-        try breakMember(inode, keepingData: false, filesystem: fs)
+        try breakMember(inode, keepingData: false, breaking: CloneBreaking(fs))
         for file in inode.sharing.openFiles { try file.unprotect() }
         return true
     }

@@ -16,7 +16,7 @@ extension LinkedClones {
     /// Returns false when this is no case for a linked clone: the caller copies.
     func makeClone(of source: OpenFile, into destination: OpenFile, filesystem fs: ContainerFileSystem) -> Bool {
         guard makesClones, source.inode.isRegularFile, destination.inode.isRegularFile,
-              let name = destination.createdAs ?? Self.onlyName(of: destination.inode, filesystem: fs)
+              let name = createdNames.name(of: destination.inode.key) ?? Self.onlyName(of: destination.inode, filesystem: fs)
         else { return false }
         // A file the kernel reads from its backing file is never a clone's
         // destination (its backing file becomes the anchor): copied instead.
@@ -105,6 +105,7 @@ extension LinkedClones {
         for file in destination.inode.sharing.openFiles {
             if let readOnly = try? data.reopen(flags: O_RDONLY) { file.repoint(to: readOnly, protecting: true) }
         }
+        knowNode(destination.inode)
         guarded.withLock { table in
             guard let group = table.registry.group(backedBy: backing) else { return }
             settle(group, in: &table)

@@ -146,9 +146,9 @@ extension LinkedClones {
     /// `flatten` of a sparse member: room for what it shares, then every
     /// shared block copied, the anchor synced, the map dropped (durably),
     /// the base's link dropped when no map names it.
-    func flattenSparse(_ inode: Inode, filesystem fs: ContainerFileSystem) throws(Errno) {
+    func flattenSparse(_ inode: Inode, breaking: CloneBreaking) throws(Errno) {
         let id = inode.key
-        let reserved = try fs.growthPolicy.reserve(bytes: sparse.sharedBytes(of: id) ?? 0)
+        let reserved = try breaking.room.reserve(bytes: sparse.sharedBytes(of: id) ?? 0)
         defer { state.release(reserved) }
         let base = sparse.file(of: id)?.snapshot.map.base
         defer { if let base { chargeSparseMembers(of: base) } }

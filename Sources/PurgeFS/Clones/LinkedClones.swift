@@ -31,6 +31,15 @@ final class LinkedClones: Sendable {
         /// Names that share each group's data now (its primary counted when present).
         var sharers: [UInt64: [EntryID]] = [:]
         var sharedBytes: [EntryID: UInt64] = [:]
+        /// The nodes the kernel knows of members, by identity.
+        var memberNodes: [EntryID: WeakInode] = [:]
+        /// Nodes of forgotten members (see `isOrphan`) by the backing file
+        /// they still read: broken before that file is changed in place.
+        var orphans: [EntryID: [WeakInode]] = [:]
+    }
+
+    struct WeakInode {
+        weak var inode: Inode?
     }
 
     /// Any group exists: the fast path of every translation reads only this.
@@ -47,6 +56,8 @@ final class LinkedClones: Sendable {
     let makesClones: Bool
     /// Members that share blocks with their base (`SparseMembers`).
     let sparse: SparseMembers
+    /// The names files were made as by the opens that hold them (`created`).
+    let createdNames = CreatedNames()
 
     /// For a mount whose probe found no reflinks (`CloneBackends.choose`).
     init(
@@ -128,7 +139,13 @@ final class LinkedClones: Sendable {
         if sparse.has(id) || sparse.isBase(id) { return true }
         guard isActive else { return false }
         return guarded.withLock { table in
-            if let group = table.registry.group(backedBy: id) { return (table.sharers[group]?.count ?? 2) > 1 }
+            if let group = table.registry.group(backedBy: id) {
+                // The primary's node shares with every member, named or not:
+                // purged behind the kernel, it may still be written through
+                // a cached name, and its members must not see it.
+                if table.registry.groups[group]?.backing == id && !table.registry.members(of: group).isEmpty { return true }
+                return (table.sharers[group]?.count ?? 2) > 1
+            }
             guard let member = table.registry.members[id] else { return false }
             if let group = table.registry.groups[member.group], sparse.isBase(group.backing) { return true }
             return (table.sharers[member.group]?.count ?? 2) > 1
@@ -156,7 +173,8 @@ final class LinkedClones: Sendable {
     /// has `status`: a member shows its anchor's identity, mode, owner and
     /// times with one link; a primary shows its links without the clones'.
     func present(_ status: stat, as id: EntryID) -> stat {
-        guard isActive || sparse.isActive, status.st_mode & S_IFMT == S_IFREG else { return status }
+        guard status.st_mode & S_IFMT == S_IFREG else { return status }
+        guard isActive || sparse.isActive else { return id == EntryID(status) ? status : Self.presentForgotten(status, as: id) }
         let (member, clones) = guarded.withLock { (table) -> (Bool, Int) in
             if table.registry.members[id] != nil { return (true, 0) }
             guard let group = table.registry.group(backedBy: id), table.registry.groups[group]?.backing == id else { return (false, 0) }
@@ -178,7 +196,19 @@ final class LinkedClones: Sendable {
             // Neither the clones' names nor the base's own link (`b<ino>`) are the file's.
             let hidden = clones + (sparse.isBase(id) ? 1 : 0)
             shown.st_nlink = nlink_t(max(Int(status.st_nlink) - hidden, 1))
+        } else if id != EntryID(status) {
+            shown = Self.presentForgotten(status, as: id)
         }
+        return shown
+    }
+
+    /// A forgotten member's node (see `isOrphan`) reading a group's data:
+    /// its own number, never the data's (which another file's name shows),
+    /// and no name left.
+    private static func presentForgotten(_ status: stat, as id: EntryID) -> stat {
+        var shown = status
+        shown.st_ino = ino_t(id.inode)
+        shown.st_nlink = 0
         return shown
     }
 

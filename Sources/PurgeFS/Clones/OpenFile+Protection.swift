@@ -17,12 +17,13 @@ final class WriterProtection: Sendable {
 /// clone is broken (`unprotect`, from the backend's `beforeModify`).
 extension OpenFile {
     /// Opens `inode` for I/O with the backing `flags`; a writer of shared
-    /// data reads it, read-only (`readOnly`), until its first write.
-    /// `era`: the crash era it is opened in (`CrashRecorder.era`).
-    static func open(_ inode: Inode, flags: Int32, readOnly: Int32, era: UInt64 = 0) throws(Errno) -> OpenFile {
+    /// data reads it, read-only (`readOnly`), until its first write. Its
+    /// number is taken first, before the backing file is opened.
+    static func open(_ inode: Inode, flags: Int32, readOnly: Int32) throws(Errno) -> OpenFile {
+        let handle = FileHandleID.next()
         let standIn = writes(flags) && inode.sharing.isShared
         let descriptor = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: standIn ? readOnly : flags) }
-        let file = try OpenFile(descriptor: descriptor, inode: inode, flags: flags, era: era)
+        let file = try OpenFile(descriptor: descriptor, inode: inode, flags: flags, handle: handle)
         if file.isProtected && !standIn, let stand = try? inode.withDescriptor({ (path) throws(Errno) in try path.reopen(flags: readOnly) }) {
             file.repoint(to: stand, protecting: true)  // shared since we looked
         }

@@ -100,12 +100,20 @@ extension CloudTier {
         inode.isRegularFile && withBooks { $0.paths[inode.key] != nil }
     }
 
+    /// Whether a journalled delete or rename still to apply removes `path`,
+    /// renames it or renames something onto it (the intents' `touch`): its
+    /// copy under the name is about to change, so it reads as not uploaded
+    /// and is not evicted until the journal is applied.
+    func hasPendingIntent(_ path: String) -> Bool {
+        withBooks { $0.manifest.intents.touch(path) }
+    }
+
     func isUploaded(_ inode: Inode) throws(Errno) -> Bool {
         let (path, status, record) = try stateOf(inode)
         // A rename or delete that names the path and has not reached the
         // remote yet may still move another copy over it (and `evict`
         // refuses until it has).
-        return record?.signature == CloudSignature(status) && !withBooks { $0.manifest.intents.touch(path) }
+        return record?.signature == CloudSignature(status) && !hasPendingIntent(path)
     }
 
     /// `not_downloaded` when evicted; `downloaded` while the remote holds
@@ -180,7 +188,7 @@ extension CloudTier {
     /// refuses it too, and the document is marked not uploaded (its record
     /// dropped) and uploaded again, in one line of the daemon log.
     func remoteHoldsCopy(_ path: String, of record: CloudRecord) -> Bool {
-        if withBooks({ $0.manifest.intents.touch(path) }) {
+        if hasPendingIntent(path) {
             Diagnostics.note("cloud: \(path) cannot be evicted now: a delete or rename of its remote copy is still to apply")
             return false
         }
@@ -235,7 +243,7 @@ extension CloudTier {
                 throw Errno.busy
             }
             guard let record, !record.evicted else { return }
-            guard record == checked, !withBooks({ $0.manifest.intents.touch(path) }) else {
+            guard record == checked, !hasPendingIntent(path) else {
                 Diagnostics.note("cloud: \(path) cannot be evicted now: it changed while its remote copy was checked")
                 throw Errno.busy
             }
@@ -429,7 +437,7 @@ extension CloudTier {
                 defer { endEviction(id) }
                 guard let status = try? file.status(), identity(of: path, status: status) == id,
                       let record = withBooks({ $0.manifest.records[path] }), record == checked,
-                      !withBooks({ $0.manifest.intents.touch(path) }),
+                      !hasPendingIntent(path),
                       record.signature == CloudSignature(status), !record.evicted,
                       filesystem.state.read({ ledger, _ in (try? ledger.file(id).openCount) ?? 1 }) == 0
                 else { return 0 }

@@ -34,7 +34,7 @@ extension ContainerFileSystem: CrashSimulating {
     func crash() -> [String] {
         guard let keep = crashes.keep else { return ["crash simulation is off: no crash directory in the state directory"] }
         let taken = crashes.book.withLock { book in
-            crashes.era.add(1, ordering: .acquiringAndReleasing)
+            crashes.beginEra()
             let all = book.model.takeAll()
             defer { book.fileHandles = [:]; book.directoryHandles = [:] }
             return (files: all.files, undo: all.undo, fileHandles: book.fileHandles, directoryHandles: book.directoryHandles)

@@ -50,8 +50,12 @@ final class CrashRecorder: FileSystemObserver, Sendable {
     let book = Mutex(Book())
     /// Kept links in all: while none, `presented` takes no lock.
     let keptLinks = Atomic<Int>(0)
-    /// Bumped by every crash: open files of an earlier era answer `EIO`.
+    /// Bumped by every crash: names the undo files of each era.
     let era = Atomic<UInt64>(0)
+    /// The first handle number of the current era (`FileHandleID`): an open
+    /// file numbered below it was opened before the last crash and answers
+    /// `EIO` (`CrashEra`).
+    private let eraFirstHandle = Atomic<UInt64>(0)
     /// `crash` in the state directory: undo files and kept links. Emptied at mount.
     let keep: FileDescriptor?
     let inodes: InodeTable
@@ -84,8 +88,18 @@ final class CrashRecorder: FileSystemObserver, Sendable {
         for name in names { try? directory.unlink(name) }
     }
 
-    /// The open file's era: it answers `EIO` once a crash has happened since it was opened.
+    /// The current era, the number of crashes so far.
     var currentEra: UInt64 { era.load(ordering: .acquiring) }
+
+    var firstHandleOfEra: FileHandleID { FileHandleID(rawValue: eraFirstHandle.load(ordering: .acquiring)) }
+
+    /// A crash begins a new era: every file open so far (every handle
+    /// numbered until now, an open under way included: its number was
+    /// taken before its backing file was opened) answers `EIO` from now on.
+    func beginEra() {
+        era.add(1, ordering: .acquiringAndReleasing)
+        eraFirstHandle.store(FileHandleID.next().rawValue, ordering: .releasing)
+    }
 
     /// Whether the mount is `crashable`. Kernel passthrough is then off:
     /// a passed-through descriptor opened before a crash would not get its

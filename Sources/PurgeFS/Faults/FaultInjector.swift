@@ -167,10 +167,14 @@ final class FaultInjector: Sendable {
     /// Whether a read rule could match `inode`'s reads: then the kernel must
     /// not serve them from its page cache (`ContainerFileSystem.describe`).
     /// The path is matched on a copy of the book, outside its lock.
-    func mayFailReads(of inode: Inode) -> Bool {
-        guard isArmed, book.withLock({ $0.couldMatch(.read, path: nil) }) else { return false }
+    func mayFailReads(of inode: Inode) -> Bool { mayFail(.read, of: inode) }
+
+    /// Whether a rule for `operation` could match calls on `inode` (a
+    /// `flush` rule: the kernel must send a read-only file's close).
+    func mayFail(_ operation: FaultOperation, of inode: Inode) -> Bool {
+        guard isArmed, book.withLock({ $0.couldMatch(operation, path: nil) }) else { return false }
         let path = relativePath(of: inode)
-        return book.withLock { $0 }.couldMatch(.read, path: path)
+        return book.withLock { $0 }.couldMatch(operation, path: path)
     }
 
     /// Logs a short write once it is done.

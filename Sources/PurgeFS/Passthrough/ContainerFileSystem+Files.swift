@@ -18,7 +18,7 @@ extension ContainerFileSystem {
         // What O_TRUNC cuts is saved first (the crash simulation).
         if flags & O_TRUNC != 0 && inode.isRegularFile { events.willChangeData(inode, .resize(to: 0)) }
         // A writer of shared data reads it, read-only, until its first write.
-        let file = try OpenFile.open(inode, flags: Self.backingFlags(flags), readOnly: Self.readOnly(flags), era: crashes.currentEra)
+        let file = try OpenFile.open(inode, flags: Self.backingFlags(flags), readOnly: Self.readOnly(flags))
         if inode.isRegularFile {
             events.opened(inode.key)
             if flags & O_TRUNC != 0 {
@@ -61,8 +61,7 @@ extension ContainerFileSystem {
         }
         let inode = inodes.inode(NodeID(entry.ino))
         let open: OpenFile
-        let made = LinkedCloneRegistry.Name(parent: directory.key, name: CNames.bytes(name))
-        do { open = try OpenFile(descriptor: file, inode: inode, flags: Self.backingFlags(flags), createdAs: made, era: crashes.currentEra) } catch {
+        do { open = try OpenFile(descriptor: file, inode: inode, flags: Self.backingFlags(flags)) } catch {
             events.openAbandoned(inode.key)  // the descriptor went with the failed `OpenFile`
             throw error
         }
@@ -150,7 +149,7 @@ extension ContainerFileSystem {
                     }
                     return
                 }
-                try clones.flatten(file.inode, in: self)
+                try clones.flatten(file.inode, breaking: CloneBreaking(self))
             }
             try file.descriptor.allocate(mode: mode, offset: offset, length: length)
         }

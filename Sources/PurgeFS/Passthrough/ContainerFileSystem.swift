@@ -101,7 +101,8 @@ final class ContainerFileSystem: Sendable {
         attributeProviders.register(
             [LedgerAttributes(state: state),
              SpaceAttributes(state: state, device: device, monitor: monitor, purger: purger, noSpaceReplies: noSpaceReplies),
-             DeviceAttributes(state: state, device: device), CloneAttributes(state: state, clones: clones, filesystem: self),
+             DeviceAttributes(state: state, device: device), CloneAttributes(state: state, clones: clones, breaking: CloneBreaking(
+                room: growthPolicy, locks: locks, root: root, inodes: inodes, events: events)),
              faults, metricsRequests, CrashAttributes(recorder: crashes, simulation: self), TransportAttribute()]
             + (cloud.map { [$0] } ?? []))
     }

@@ -23,11 +23,9 @@ final class OpenFile: Sendable {
     let inode: Inode
     /// The backing open flags the caller asked for.
     let flags: Int32
-    /// Where the file was made, when it was made by this open (`create`).
-    let createdAs: LinkedCloneRegistry.Name?
-    /// The crash era it was opened in (`CrashRecorder.era`): after a crash
-    /// it answers `EIO`, as a descriptor would after a reboot.
-    let era: UInt64
+    /// Its number, taken as its open began: what features key their own
+    /// tables of open files by.
+    let handle: FileHandleID
     private let current: Atomic<Int32>
     private let retired = Mutex<[Int32]>([])
     /// Whether it holds a read-only stand-in, and whether it counts as a writer.
@@ -40,15 +38,14 @@ final class OpenFile: Sendable {
     /// inode's own descriptor from eviction while the file is open. When
     /// that fails (the inode's descriptor was evicted and cannot be
     /// reopened), `descriptor` is closed and the error thrown.
-    init(descriptor: FileDescriptor, inode: Inode, flags: Int32, createdAs: LinkedCloneRegistry.Name? = nil, era: UInt64 = 0) throws(Errno) {
+    init(descriptor: FileDescriptor, inode: Inode, flags: Int32, handle: FileHandleID = .next()) throws(Errno) {
         do { try inode.pin() } catch {
             descriptor.closeQuietly()
             throw error
         }
-        self.era = era
+        self.handle = handle
         self.inode = inode
         self.flags = flags
-        self.createdAs = createdAs
         self.current = Atomic(descriptor.rawValue)
         let writing = Self.writes(flags)
         let admitted = inode.sharing.admit(self, writing: writing)
