@@ -47,6 +47,12 @@ extension LinkedClones {
         defer { data.closeQuietly() }
         let dataStatus = try data.status()
         let backing = EntryID(dataStatus)
+        // What is linked must be what the caller's open file reads (and
+        // measured): a node re-pointed since that open names other data.
+        guard let opened = try? source.descriptor.status(), EntryID(opened) == backing, opened.st_size == dataStatus.st_size else {
+            Diagnostics.note("not a linked clone (copying instead): the source's node names other data than its open file reads")
+            return false
+        }
         // The destination is still the empty file its opener made, under its name.
         let found = try directory.status(of: Self.cName(name.name))
         guard EntryID(found) == anchorID, destination.inode.backing == anchorID, found.st_size == 0, found.st_nlink == 1,
