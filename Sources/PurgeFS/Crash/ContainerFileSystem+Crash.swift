@@ -121,7 +121,7 @@ extension ContainerFileSystem: CrashSimulating {
         for (directory, names) in touched {
             guard let descriptor = open(directory) else { continue }
             defer { descriptor.closeQuietly() }
-            notices += reconcile(directory, at: descriptor, names: names, listing: true).notices
+            notices += BehindMountReconciler(self).reconcile(directory, at: descriptor, names: names, listing: true).notices
         }
         // Files open before the crash: their cached pages go, so the next
         // read through an old descriptor reaches the daemon (and its EIO).
