@@ -64,7 +64,8 @@ final class CloudCloneTests: CloudTestCase {
         // Another clone, then the original's first write: each name keeps its own content, here and remotely.
         cp("Documents/report.bin", "Documents/again.bin")
         waitUploaded(m + "/Documents/again.bin")
-        XCTAssertEqual(numberAttr(m, "clone_savings"), blocks)
+        // Plus what the written clone still shares of its blocks (block sharing; 0 once copied whole).
+        XCTAssertEqual(numberAttr(m, "clone_savings"), blocks + (numberAttr(m + "/Documents/copy.bin", "shared") ?? 0))
         var changedOriginal = bytes
         changedOriginal.replaceSubrange(0..<8, with: Array("original".utf8))
         overwrite("Documents/report.bin", Array("original".utf8))
@@ -105,6 +106,34 @@ final class CloudCloneTests: CloudTestCase {
         XCTAssertTrue(readBytes(m + "/Documents/copy.bin") == bytes, "the clone downloads its bytes")
         XCTAssertEqual(getAttr(m + "/Documents/copy.bin", pf("download_status")), .value("current"))
         XCTAssertTrue(readBytes(m + "/Documents/report.bin") == bytes)
+    }
+
+    /// With block sharing (`PURGEFS_BLOCK_SHARING=1`): a written clone shares
+    /// the blocks it did not write; it uploads its own bytes (from a flat
+    /// copy), its eviction frees its own blocks only and leaves the shared
+    /// data to the original, and it downloads its bytes again.
+    func testASparseCloneUploadsEvictsAndDownloadsItsOwnBytes() throws {
+        let before = getenv("PURGEFS_BLOCK_SHARING").map { String(cString: $0) }
+        setenv("PURGEFS_BLOCK_SHARING", "1", 1)
+        defer { if let before { setenv("PURGEFS_BLOCK_SHARING", before, 1) } else { unsetenv("PURGEFS_BLOCK_SHARING") } }
+        try fixture.mount(options: cloudOptions())
+        let bytes = uploadedClone(seed: 17)
+        var changed = bytes
+        changed.replaceSubrange(0..<5, with: Array("clone".utf8))
+        overwrite("Documents/copy.bin", Array("clone".utf8))
+        XCTAssertEqual(getAttr(m + "/Documents/copy.bin", pf("flat")), .value("0"), "the written clone shares blocks")
+        XCTAssertTrue(eventually(timeout: 15) { remoteCopy("Documents/copy.bin") == changed }, "the clone's bytes are uploaded, not its holes")
+        waitUploaded(m + "/Documents/copy.bin")
+        let own = UInt64(backingBlocks("Documents/copy.bin"))
+        XCTAssertLessThan(own, UInt64(Self.size), "the clone holds its written block, not a copy")
+        let rootAllocated = try XCTUnwrap(numberAttr(m, "allocated"))
+        XCTAssertEqual(setAttr(m + "/Documents/copy.bin", pf("evict"), "1"), 0, "evict: \(Errno.name(errno))")
+        XCTAssertEqual(getAttr(m + "/Documents/copy.bin", pf("download_status")), .value("not_downloaded"))
+        XCTAssertEqual(backingBlocks("Documents/copy.bin"), 0)
+        XCTAssertEqual(numberAttr(m, "allocated"), rootAllocated - own, "evicting the clone frees its own blocks")
+        XCTAssertEqual(readPurgeLog(fixture.container).map { "\($0.action) \($0.path) \($0.bytes)" }, ["evict Documents/copy.bin \(own)"])
+        XCTAssertTrue(readBytes(m + "/Documents/report.bin") == bytes, "the original still reads its bytes")
+        XCTAssertTrue(readBytes(m + "/Documents/copy.bin") == changed, "the clone downloads its own bytes")
     }
 
     func testEvictingTheLastSharerFreesTheData() throws {

@@ -90,6 +90,15 @@ protocol CloneBackend: FileSystemObserver {
     /// to the other names (a linked clone member, nothing copied); false
     /// when it has no such data to leave. Called within `withDataHeld`.
     func leaveSharedData(_ inode: Inode, filesystem: ContainerFileSystem) throws(Errno) -> Bool
+
+    // MARK: Block sharing
+
+    /// `id`'s data when its backing file is not all of it (a sparse linked
+    /// clone: its shared blocks are holes there, read from its base): every
+    /// path that reads, writes or hands out the descriptor asks this first.
+    func sparseFile(of id: EntryID) -> SparseMemberFile?
+    /// The session ends: what sparse members wrote is made durable.
+    func sessionEnded()
 }
 
 extension CloneBackend {
@@ -97,6 +106,8 @@ extension CloneBackend {
     func withDataHeld<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T { try body() }
     func withDataHeldIfFree<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T? { try body() }
     func leaveSharedData(_ inode: Inode, filesystem: ContainerFileSystem) throws(Errno) -> Bool { false }
+    func sparseFile(of id: EntryID) -> SparseMemberFile? { nil }
+    func sessionEnded() {}
 }
 
 enum CloneBackendKind: String, Sendable {
@@ -152,10 +163,10 @@ enum CloneBackends {
     /// registered), else none.
     static func choose(
         state: ContainerState, directory: StateDirectory, root: FileDescriptor, reflinks: Bool,
-        linked: (RegistryStore<LinkedCloneRegistry>, LinkedCloneRegistry)
+        linked: (RegistryStore<LinkedCloneRegistry>, LinkedCloneRegistry), blockMaps: BlockMaps
     ) -> any CloneBackend {
         if reflinks { return CloneBook(state: state, directory: directory, root: root) }
-        let linked = LinkedClones(state: state, store: linked.0, registry: linked.1, directory: directory, root: root)
-        return linked.makesClones || linked.isActive ? linked : NoClones(state: state)
+        let linked = LinkedClones(state: state, store: linked.0, registry: linked.1, directory: directory, root: root, blockMaps: blockMaps)
+        return linked.makesClones || linked.isActive || linked.sparse.isActive ? linked : NoClones(state: state)
     }
 }

@@ -15,6 +15,8 @@ extension ContainerFileSystem {
     ) -> Int? {
         guard clones.makesClones, sourceOffset == 0, offset == 0, flags == 0,
               source.inode.isRegularFile, destination.inode.isRegularFile, source.inode.key != destination.inode.key,
+              // A sparse clone is not one file to link: it is copied (clones of clones are not designed yet).
+              clones.sparseFile(of: source.inode.key) == nil,
               let sourceStatus = try? source.descriptor.status(), let destinationStatus = try? destination.descriptor.status(),
               sourceStatus.st_size > 0, destinationStatus.st_size == 0, UInt64(length) >= UInt64(sourceStatus.st_size)
         else { return nil }

@@ -9,13 +9,15 @@ import PurgeSys
 extension LinkedClones: CloneBackend {
     var kind: CloneBackendKind { .linked }
 
-    func sharesBacking(_ backing: EntryID) -> Bool { isShared(backing: backing) }
+    /// A base of sparse members, and a sparse member's own backing file
+    /// (its holes are shared data), are not cut by a purge nor evicted.
+    func sharesBacking(_ backing: EntryID) -> Bool { isShared(backing: backing) || sparse.isBase(backing) || sparse.has(backing) }
 
     /// Every name sharing a group's data (its primary counted when present),
     /// in groups where at least two do.
     var filesNotFlat: Int {
-        guard isActive else { return 0 }
-        return guarded.withLock { table in
+        guard isActive else { return sparse.count }
+        return sparse.count + guarded.withLock { table in
             table.registry.groups.keys.reduce(0) { count, group in
                 let sharing = table.sharers[group]?.count ?? 0
                 return count + (sharing > 1 ? sharing : 0)
@@ -25,9 +27,14 @@ extension LinkedClones: CloneBackend {
 
     /// A member's break (its data copied into its anchor) or the primary's
     /// (the members moved to a copy), as a first write would make it.
+    /// A sparse member's shared blocks are copied into it and its map dropped.
     func flatten(_ inode: Inode, breaking: CloneBreaking) throws(Errno) {
         guard inode.isRegularFile, sharesData(inode.key) else { return }
-        try breakAway(inode, keepingData: true, breaking: breaking)
+        if sparse.has(inode.key) {
+            try flattenSparse(inode, breaking: breaking)
+            return
+        }
+        try breakAway(inode, keepingData: true, whole: true, breaking: breaking)
     }
 
     /// A new node: a clone's anchor is held (its number is the node's
@@ -38,7 +45,8 @@ extension LinkedClones: CloneBackend {
             inode.sharing.holdIdentity(anchor)
             knowNode(inode)
         }
-        if sharesData(inode.key) { _ = inode.sharing.share() }
+        // A sparse member's writes go through its view, not through a break.
+        if sharesData(inode.key) && !sparse.has(inode.key) { _ = inode.sharing.share() }
     }
 
     func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? {
@@ -52,16 +60,33 @@ extension LinkedClones: CloneBackend {
         makeClone(of: source, into: destination, filesystem: filesystem)
     }
 
-    /// A break asks for its own room (`breakAway`).
-    func bytesCopiedOnWrite(of id: EntryID, length: Int) -> UInt64 { 0 }
+    /// A whole break asks for its own room (`breakAway`); a write into a
+    /// sparse member, or one that makes a member sparse, may copy the blocks
+    /// it touches: its length rounded out to blocks, at most what is shared.
+    func bytesCopiedOnWrite(of id: EntryID, length: Int) -> UInt64 {
+        let shared: UInt64
+        if let bytes = sparse.sharedBytes(of: id) {
+            shared = bytes
+        } else if SparseMembers.makesSparse, isMember(id), sharesData(id) {
+            shared = UInt64.max
+        } else {
+            return 0
+        }
+        let block = BlockMap.blockSize
+        return min(shared, (UInt64(length) + block - 1) / block * block + block)
+    }
 
-    func charges(_ id: EntryID) -> Bool { isMember(id) }
+    func charges(_ id: EntryID) -> Bool { isMember(id) || sparse.has(id) }
 
     func contentID(of id: EntryID) -> UInt64 { groupContent(of: id) ?? id.inode }
 
-    func sharedBytes(of id: EntryID) -> UInt64 { shared(of: id) ?? 0 }
+    func sharedBytes(of id: EntryID) -> UInt64 { sparse.sharedBytes(of: id) ?? shared(of: id) ?? 0 }
 
     func settleAtMount(root: FileDescriptor) { reconcile(root: root) }
+
+    func sparseFile(of id: EntryID) -> SparseMemberFile? { sparse.file(of: id) }
+
+    func sessionEnded() { sparse.commitAll(lock: { (id, body) throws(Errno) in try dataLocks.withLock(id, body) }) }
 
     // MARK: Events
 
@@ -74,6 +99,10 @@ extension LinkedClones: CloneBackend {
         case .truncate(let keepingData):
             if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, breaking: CloneBreaking(filesystem)) }
         case .openTruncating:
+            if sparse.has(inode.key) {
+                try truncateSparseToNothing(inode)
+                return
+            }
             try breakAway(inode, keepingData: false, breaking: CloneBreaking(filesystem))
         case .link:
             // A clone's names are its own: one more name needs data of its own.
@@ -107,18 +136,26 @@ extension LinkedClones: CloneBackend {
 
     func closed(_ id: EntryID) {
         createdNames.forget(id)
+        sparseClosed(id)
         forgetIfGone(id)
     }
 
     func openAbandoned(_ id: EntryID) {
         createdNames.forget(id)
+        sparseClosed(id)
         forgetIfGone(id)
     }
 
-    /// A file in a group is charged with its group; any other's figures are
-    /// recorded as they are.
+    /// A file in a group is charged with its group, a sparse member its own
+    /// blocks (saving what it shares); any other's figures are recorded as they are.
     func resized(_ status: stat, id: EntryID) {
         guard status.st_mode & S_IFMT == S_IFREG else { return }
+        if chargeSparse(id, status: status) { return }
+        // An original its sparse clones share, in no group: charged with them.
+        if sparse.isBase(id), !isShared(backing: id) {
+            chargeSparseMembers(of: id)
+            return
+        }
         if !changed(id) { state.noteResized(status, id: id) }
     }
 }

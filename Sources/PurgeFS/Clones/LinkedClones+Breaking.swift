@@ -21,12 +21,18 @@ import PurgeSys
 extension LinkedClones {
     /// Gives `inode` data of its own if it shares any. `keepingData` false:
     /// it is about to be truncated to nothing, so nothing is copied.
-    func breakAway(_ inode: Inode, keepingData: Bool, breaking: CloneBreaking) throws(Errno) {
+    /// `whole`: a member gets all of its data (a flatten), never a block map.
+    func breakAway(_ inode: Inode, keepingData: Bool, whole: Bool = false, breaking: CloneBreaking) throws(Errno) {
         guard inode.isRegularFile else { return }
         // A file left protected by a clone that was undone gets its writable
         // descriptor back below even when nothing is shared.
-        if isActive || inode.sharing.isShared {
+        if isActive || inode.sharing.isShared || sparse.isActive {
             try withDataLocks(of: [inode]) { () throws(Errno) in
+                if sparse.has(inode.key) {
+                    // Its writes copy the blocks they touch, through its view.
+                    inode.sharing.unshare()
+                    return
+                }
                 if isOrphan(inode) {
                     try breakOrphan(inode, keepingData: keepingData, room: breaking.room)
                     return
@@ -41,7 +47,7 @@ extension LinkedClones {
                 if !sharesData(inode.key) && !(member && breaking.inodes.existing(inode.backing) != nil) {
                     inode.sharing.unshare()
                 } else if member {
-                    try breakMember(inode, keepingData: keepingData, breaking: breaking)
+                    try breakMember(inode, keepingData: keepingData, whole: whole, breaking: breaking)
                 } else {
                     try breakPrimary(inode, breaking: breaking)
                 }
@@ -52,28 +58,47 @@ extension LinkedClones {
 
     // MARK: A member
 
-    func breakMember(_ inode: Inode, keepingData: Bool, breaking: CloneBreaking) throws(Errno) {
+    func breakMember(_ inode: Inode, keepingData: Bool, whole: Bool = false, breaking: CloneBreaking) throws(Errno) {
         guard let anchors else { throw Errno.ioError }
         let id = inode.key
         let size = UInt64(try inode.withDescriptor { (path) throws(Errno) in try path.status() }.st_size)
-        let reserved = keepingData ? try breaking.room.reserve(bytes: size) : 0
+        // Made sparse, it copies now only the base's partial last block
+        // (the write's blocks are asked for with the write, `bytesCopiedOnWrite`).
+        let sparsely = keepingData && !whole && SparseMembers.makesSparse
+        let reserved = keepingData ? try breaking.room.reserve(bytes: sparsely ? min(size, BlockMap.blockSize) : size) : 0
         defer { state.release(reserved) }
         guard guarded.withLock({ table in table.registry.members[id] }) != nil else { throw Errno.noEntry }
         let anchorName = LinkedCloneRegistry.anchorName(of: id)
         let anchor = try FileDescriptor.open(anchorName, in: anchors, flags: O_RDWR | O_NOFOLLOW)
         defer { anchor.closeQuietly() }
         guard EntryID(try anchor.status()) == id else { throw Errno(ESTALE) }
-        if keepingData {
+        var sparseFile: SparseMemberFile?
+        if sparsely {
+            sparseFile = try startSparse(id, anchor: anchor, inode: inode)
+        } else if keepingData {
             try fill(anchor, from: inode)
         } else {
             try anchor.truncate(to: 0)
         }
-        _ = try takeOver(id, with: anchorName, breaking: breaking)
+        do throws(Errno) {
+            _ = try takeOver(id, with: anchorName, breaking: breaking)
+        } catch {
+            // Still a linked member: its map goes (a kill here: the mount's replay drops it).
+            if sparseFile != nil {
+                try? sparse.drop(id)
+                try? anchor.truncate(to: 0)
+            }
+            throw error
+        }
         guarded.withLock { table in release(id, in: &table) }
         inode.repoint(to: try anchor.reopen(flags: OpenFlags.path), backing: id)
         inode.sharing.unshare()
         reopenReaders(of: inode)
         let status = try anchor.status()
+        if let base = sparseFile?.snapshot.map.base {
+            chargeSparseMembers(of: base)
+            return
+        }
         do {
             try state.withLedger { (ledger, _) throws(PurgeCoreError) in
                 try ledger.update(id, size: UInt64(status.st_size), allocated: ContainerState.allocated(status), cloneSavings: 0)
@@ -206,7 +231,10 @@ extension LinkedClones {
     private func breakPrimary(_ inode: Inode, breaking: CloneBreaking) throws(Errno) {
         guard let anchors else { throw Errno.ioError }
         let old = inode.key
-        guard let group = guarded.withLock({ table in table.registry.group(backedBy: old) }) else { return }
+        let group = guarded.withLock { table in table.registry.group(backedBy: old) }
+        // A base of sparse members is copied too, and they are moved onto the copy.
+        let isBase = sparse.isBase(old)
+        guard group != nil || isBase else { return }
         let data = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_RDONLY) }
         defer { data.closeQuietly() }
         let status = try data.status()
@@ -228,19 +256,28 @@ extension LinkedClones {
         }
         let backing = EntryID(try copy.status())
         let handle = try FileHandle(of: copy)
-        guarded.withLock { table in
-            table.registry.replaceBacking(of: group, with: backing, handle: handle.stored)
-            save(&table)
+        if let group {
+            guarded.withLock { table in
+                table.registry.replaceBacking(of: group, with: backing, handle: handle.stored)
+                save(&table)
+            }
+            try moveMembers(of: group, from: old, to: copy, breaking: breaking)
         }
-        try moveMembers(of: group, from: old, to: copy, breaking: breaking)
-        // The members' names hold the new data now (open members, their descriptors).
+        // Sparse members' maps name the copy (durably) before the primary is written.
+        if isBase {
+            try sparse.rebase(from: old, to: copy, lock: { (member, body) throws(Errno) in try dataLocks.withLock(member, body) })
+        }
+        // The members' names (and the copy's `b` link) hold the new data now (open members, their descriptors).
         try? anchors.unlink(newName)
         guarded.withLock { table in
-            table.registry.retired(group)
+            if let group {
+                table.registry.retired(group)
+                save(&table)
+                settle(group, in: &table)
+            }
             table.sharedBytes[old] = nil
-            save(&table)
-            settle(group, in: &table)
         }
+        if isBase { chargeSparseMembers(of: backing) }
         inode.sharing.unshare()
         do {
             try state.withLedger { (ledger, _) throws(PurgeCoreError) in

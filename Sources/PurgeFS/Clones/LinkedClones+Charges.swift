@@ -19,7 +19,9 @@ extension LinkedClones {
             for id in members { forget(id, in: &table) }
             return
         }
-        let primary = Int(status.st_nlink) > table.registry.namedMembers(of: group) && !record.isRetiring
+        // The base's own link (`b<ino>`, while block maps name it) is no name of the primary.
+        let links = Int(status.st_nlink) - (sparse.isBase(record.backing) ? 1 : 0)
+        let primary = links > table.registry.namedMembers(of: group) && !record.isRetiring
         let sharing = state.chargingOrder((primary ? [record.backing] : []) + members) { $0 }
         table.sharers[group] = sharing
         let allocated = ContainerState.allocated(status)

@@ -15,6 +15,7 @@ extension LinkedClones {
                 }
             }
             finishMoves(root: root, in: &table)
+            replaySparse(linkedMembers: Set(table.registry.members.keys))
             for (id, member) in table.registry.members {
                 // A member the walk did not find under its name broke (its anchor
                 // is there now), lost its name while unmounted, or was open
@@ -30,6 +31,7 @@ extension LinkedClones {
             removeStrayAnchors(in: table)
             save(&table)
         }
+        chargeSparseAtMount()
     }
 
     /// Finishes breaks of primaries that a stopped daemon left half done.
@@ -57,7 +59,9 @@ extension LinkedClones {
     /// names by now) are removed.
     private func removeStrayAnchors(in table: Table) {
         guard let anchors, let stream = try? DirectoryStream(anchors) else { return }
+        // Bases the block maps name stay (replay unlinked the others).
         let known = Set(table.registry.members.keys.map(LinkedCloneRegistry.anchorName(of:)))
+            .union(Set(sparse.maps.book.durable.values.map { SparseMembers.baseName(of: $0.map.base) }))
         var stray: [String] = []
         while let entry = try? stream.next() {
             guard !entry.isDotOrDotDot else { continue }

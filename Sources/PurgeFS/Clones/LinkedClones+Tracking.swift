@@ -23,6 +23,9 @@ extension LinkedClones {
     /// loses its name, and is forgotten once closed; a group whose primary
     /// lost a name is charged anew.
     func removed(_ id: EntryID, backing: EntryID) {
+        dropSparseIfGone(id)
+        // The original's last name gone, its data (a base) is charged to a sparse clone.
+        defer { if sparse.isBase(backing) { chargeSparseMembers(of: backing) } }
         guard isActive else { return }
         guarded.withLock { table in
             if table.registry.members[id] != nil {
@@ -60,6 +63,9 @@ extension LinkedClones {
 
     /// A file was purged: a member is forgotten, a primary's group charged anew.
     func purged(_ id: EntryID) {
+        dropSparseIfGone(id)
+        // A purged original's data (a base) is charged to its sparse clones.
+        defer { if sparse.isBase(id) { chargeSparseMembers(of: id) } }
         guard isActive else { return }
         guarded.withLock { table in
             if table.registry.members[id] != nil {

@@ -54,11 +54,16 @@ final class LinkedClones: Sendable {
     let root: FileDescriptor
     /// New clones are made: anchors on the container's filesystem.
     let makesClones: Bool
+    /// Members that share blocks with their base (`SparseMembers`).
+    let sparse: SparseMembers
     /// The names files were made as by the opens that hold them (`created`).
     let createdNames = CreatedNames()
 
     /// For a mount whose probe found no reflinks (`CloneBackends.choose`).
-    init(state: ContainerState, store: RegistryStore<LinkedCloneRegistry>, registry: LinkedCloneRegistry, directory: StateDirectory, root: FileDescriptor) {
+    init(
+        state: ContainerState, store: RegistryStore<LinkedCloneRegistry>, registry: LinkedCloneRegistry, directory: StateDirectory,
+        root: FileDescriptor, blockMaps: BlockMaps
+    ) {
         self.state = state
         self.store = store
         self.guarded = Mutex(Table(registry: registry))
@@ -68,6 +73,7 @@ final class LinkedClones: Sendable {
         anchors = Self.openAnchorDirectory(in: directory)
         let sameDevice = (try? directory.descriptor.status().st_dev) == (try? root.status().st_dev)
         makesClones = sameDevice && anchors != nil
+        sparse = SparseMembers(maps: blockMaps, anchors: anchors, root: self.root)
     }
 
     private static func openAnchorDirectory(in directory: StateDirectory) -> FileDescriptor? {
@@ -125,8 +131,12 @@ final class LinkedClones: Sendable {
         }
     }
 
-    /// Whether a write to `id` must break it from the data it shares.
+    /// Whether `id` shares data through purgefs: a write to it must break it
+    /// from the data it shares (or, a sparse member, go through its view).
+    /// A base a block map names is shared even when no linked name is left
+    /// on it (it must not be written in place).
     func sharesData(_ id: EntryID) -> Bool {
+        if sparse.has(id) || sparse.isBase(id) { return true }
         guard isActive else { return false }
         return guarded.withLock { table in
             if let group = table.registry.group(backedBy: id) {
@@ -137,6 +147,7 @@ final class LinkedClones: Sendable {
                 return (table.sharers[group]?.count ?? 2) > 1
             }
             guard let member = table.registry.members[id] else { return false }
+            if let group = table.registry.groups[member.group], sparse.isBase(group.backing) { return true }
             return (table.sharers[member.group]?.count ?? 2) > 1
         }
     }
@@ -163,7 +174,7 @@ final class LinkedClones: Sendable {
     /// times with one link; a primary shows its links without the clones'.
     func present(_ status: stat, as id: EntryID) -> stat {
         guard status.st_mode & S_IFMT == S_IFREG else { return status }
-        guard isActive else { return id == EntryID(status) ? status : Self.presentForgotten(status, as: id) }
+        guard isActive || sparse.isActive else { return id == EntryID(status) ? status : Self.presentForgotten(status, as: id) }
         let (member, clones) = guarded.withLock { (table) -> (Bool, Int) in
             if table.registry.members[id] != nil { return (true, 0) }
             guard let group = table.registry.group(backedBy: id), table.registry.groups[group]?.backing == id else { return (false, 0) }
@@ -181,8 +192,10 @@ final class LinkedClones: Sendable {
                 shown.st_mtim = anchor.st_mtim
                 shown.st_ctim = anchor.st_ctim
             }
-        } else if clones > 0 {
-            shown.st_nlink = nlink_t(max(Int(status.st_nlink) - clones, 1))
+        } else if clones > 0 || sparse.isBase(id) {
+            // Neither the clones' names nor the base's own link (`b<ino>`) are the file's.
+            let hidden = clones + (sparse.isBase(id) ? 1 : 0)
+            shown.st_nlink = nlink_t(max(Int(status.st_nlink) - hidden, 1))
         } else if id != EntryID(status) {
             shown = Self.presentForgotten(status, as: id)
         }

@@ -134,6 +134,22 @@ final class SparseMemberFile: Sendable {
         throw Errno(ENXIO)
     }
 
+    /// Copies the member's bytes, as `read` reads them, into `destination`
+    /// (empty): a flat copy for a reader that needs one descriptor (an upload).
+    func copy(into destination: FileDescriptor) throws(Errno) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(Self.blockSize), alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: UInt64 = 0
+        while true {
+            let count = try read(into: buffer, at: offset)
+            if count == 0 { break }
+            guard try destination.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), at: Int64(offset)) == count else {
+                throw Errno.noSpace
+            }
+            offset += UInt64(count)
+        }
+    }
+
     // MARK: Changing (under the member's data lock)
 
     /// Writes `buffer` at `offset`: the shared blocks it touches are copied

@@ -3,9 +3,10 @@ import PurgeSys
 
 /// What the cloud tier needs of the mount it serves, handed over once the
 /// filesystem exists (`CloudTier.start(filesystem:log:)`), never the
-/// filesystem itself: the ledger, the clone backend, the observers, the
-/// namespace locks, the kernel's notifier, the purger (room for a
-/// download), and look-ups of the kernel's inodes and nodes by identity.
+/// filesystem itself: the ledger, the state directory, the clone backend,
+/// the observers, the namespace locks, the kernel's notifier, the purger
+/// (room for a download), and look-ups of the kernel's inodes and nodes by
+/// identity.
 ///
 /// The tier holds it until it stops (`CloudTier.stop`); the observers in
 /// it hold the tier, so stopping is what lets the two go.
@@ -13,6 +14,8 @@ struct CloudMount: Sendable {
     /// The container's root directory.
     let root: FileDescriptor
     let state: ContainerState
+    /// The mount's state directory (a sparse clone's flat copy for upload is made there).
+    let stateDirectory: StateDirectory
     let clones: any CloneBackend
     /// Who hears what the tier changes (placeholders made, data dropped or downloaded).
     let events: Observers
@@ -35,6 +38,7 @@ struct CloudMount: Sendable {
         let clones = filesystem.clones
         root = filesystem.root
         state = filesystem.state
+        stateDirectory = filesystem.stateDirectory
         self.clones = clones
         events = filesystem.events
         locks = filesystem.locks

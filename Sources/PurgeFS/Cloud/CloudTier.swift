@@ -1,3 +1,4 @@
+import CLinux
 import Dispatch
 import Glibc
 import PurgeCore
@@ -190,6 +191,19 @@ final class CloudTier: Sendable {
     /// Uploads `path` if its content is not on the remote yet: copied aside,
     /// synced and renamed into place; recorded only if the file did not
     /// change meanwhile.
+    /// A sparse clone's bytes in an unnamed file of the state directory
+    /// (nil when it cannot be made: the upload then fails and goes again).
+    static func flatCopy(of sparse: SparseMemberFile, in directory: StateDirectory) -> FileDescriptor? {
+        guard let copy = try? FileDescriptor.open(".", in: directory.descriptor, flags: clinux_O_TMPFILE | O_RDWR, mode: 0o600) else {
+            return nil
+        }
+        do throws(Errno) { try sparse.copy(into: copy) } catch {
+            copy.closeQuietly()
+            return nil
+        }
+        return copy
+    }
+
     func upload(_ path: String) {
         let file: FileDescriptor
         do { file = try CloudLocal.open(path, from: root, flags: O_RDONLY | O_NONBLOCK) } catch {
@@ -233,11 +247,21 @@ final class CloudTier: Sendable {
             return true
         }
         if done { return }
+        // A sparse clone's backing file has holes where it shares: its bytes go from a flat copy.
+        var flat: FileDescriptor?
+        if let sparse = mounted.clones.sparseFile(of: id) {
+            guard let copy = Self.flatCopy(of: sparse, in: mounted.stateDirectory) else {
+                schedule(path, after: Self.debounce)
+                return
+            }
+            flat = copy
+        }
+        defer { flat?.closeQuietly() }
         let remoteStatus: stat
         do {
             // Checked again once copied, before the copy is moved into place:
             // a writer that opened meanwhile would have made it torn.
-            remoteStatus = try remote.upload(file, size: signature.size, mode: current.st_mode, to: path) {
+            remoteStatus = try remote.upload(flat ?? file, size: signature.size, mode: current.st_mode, to: path) {
                 (try? file.status()).map(CloudSignature.init) == signature
             }
         } catch where error == .changedWhileCopied {

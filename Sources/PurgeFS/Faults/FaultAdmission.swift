@@ -49,15 +49,11 @@ struct ShortWrite: WriteTransform {
     func write(
         _ data: UnsafeMutablePointer<fuse_bufvec>, through write: (UnsafeMutablePointer<fuse_bufvec>) throws(Errno) -> Int
     ) throws(Errno) -> Int {
-        let total = fuse_buf_size(data)
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(total, 1), alignment: 16)
-        defer { buffer.deallocate() }
-        var whole = cfuse_bufvec_mem(buffer, total)
-        let copied = fuse_buf_copy(&whole, data, fuse_buf_copy_flags(rawValue: 0))
-        if copied < 0 { throw Errno(Int32(-copied)) }
-        var part = cfuse_bufvec_mem(buffer, max(copied / 2, min(copied, 1)))
-        let written = try write(&part)
-        faults.noteShortWrite(firing, call, wrote: written, of: copied)
-        return written
+        try WriteData.copied(data) { (buffer, copied) throws(Errno) -> Int in
+            var part = cfuse_bufvec_mem(buffer, max(copied / 2, min(copied, 1)))
+            let written = try write(&part)
+            faults.noteShortWrite(firing, call, wrote: written, of: copied)
+            return written
+        }
     }
 }

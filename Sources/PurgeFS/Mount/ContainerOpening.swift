@@ -58,9 +58,16 @@ struct ContainerOpening {
             zones: zones, backing: prepared.root, stateDirectory: directory)
         if liveFlags != flags { state.withBooks { $0.flagsChanged = true } }
         state.saveFlagsIfChanged()
+        // Maps that cannot be read are refused: their members would read holes where they share.
+        let blockMaps: BlockMaps
+        do {
+            blockMaps = try BlockMaps(directory: directory)
+        } catch {
+            throw MountError("the block maps in the state directory are malformed (\(BlockMapBook.fileName), \(error))")
+        }
         clones = CloneBackends.choose(
             state: state, directory: directory, root: prepared.root, reflinks: CloneBook.probe(directory),
-            linked: (linkedCloneStore, linkedClones))
+            linked: (linkedCloneStore, linkedClones), blockMaps: blockMaps)
         clones.settleAtMount(root: prepared.root)
         // Start the session with the journal folded into one snapshot.
         recency.compactAtMount(state, snapshotIsCurrent: scan.recencyIsCurrent)

@@ -57,6 +57,8 @@ struct Session {
             mountpoint: request.mountpoint, state: filesystem.stateDirectory.descriptor, container: request.container,
             options: request.options)
         defer { publication?.withdraw() }
+        // First once the loop ends (defers run in reverse): what sparse clones wrote is made durable.
+        defer { filesystem.clones.sessionEnded() }
         let status = cfuse_session_loop_mt(
             session, FileSystemServer.maximumWorkerThreads, FileSystemServer.idleWorkerThreads, 0)
         if status < 0 {

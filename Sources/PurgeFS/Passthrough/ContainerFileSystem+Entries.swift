@@ -65,17 +65,31 @@ extension ContainerFileSystem {
     private func truncate(_ inode: Inode, to size: off_t, through handle: OpenFile?) throws(Errno) {
         if let handle {
             try growing(handle, by: .none, change: .resize(to: UInt64(max(size, 0)))) { () throws(Errno) in
+                if try truncateSparse(inode, to: size) { return }
                 try handle.descriptor.truncate(to: Int64(size))
             }
             return
         }
         try modifying(inode, keepingData: size > 0, change: .resize(to: UInt64(max(size, 0)))) { () throws(Errno) in
+            if try truncateSparse(inode, to: size) {
+                if let status = try? inode.withDescriptor({ (file) throws(Errno) in try file.status() }) { events.resized(status, id: inode.key) }
+                return
+            }
             // The descriptor as it is after a break: the inode's own data.
             try inode.withDescriptor { (file) throws(Errno) in
                 try file.truncateThroughPath(to: Int64(size))
                 if let status = try? file.status() { events.resized(status, id: inode.key) }
             }
         }
+    }
+
+    /// Truncates a sparse clone through its view (under its data lock);
+    /// false when `inode` is not one.
+    private func truncateSparse(_ inode: Inode, to size: off_t) throws(Errno) -> Bool {
+        guard let sparse = clones.sparseFile(of: inode.key) else { return false }
+        guard size >= 0 else { throw Errno.invalidArgument }
+        try clones.withDataHeld(of: inode) { () throws(Errno) in try sparse.truncate(to: UInt64(size)) }
+        return true
     }
 
     func readSymbolicLink(_ id: NodeID) throws(Errno) -> [CChar] {

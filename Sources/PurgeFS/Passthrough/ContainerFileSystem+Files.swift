@@ -106,6 +106,7 @@ extension ContainerFileSystem {
         let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
         let written = try growing(file, by: .data(offset: UInt64(offset), length: UInt64(length)), writing: length,
                                   change: .overwrite(offset: UInt64(offset), length: UInt64(length)), retryable: inMemory) { () throws(Errno) -> Int in
+            if let sparse = clones.sparseFile(of: file.inode.key) { return try writeSparse(sparse, file, data, at: offset) }
             let count = cfuse_write_bufvec_to_fd(data, file.descriptor.rawValue, offset, 1)
             if count < 0 { throw Errno(Int32(-count)) }
             return count
@@ -122,15 +123,48 @@ extension ContainerFileSystem {
         try handle.duplicate().close()
     }
 
+    /// A sparse member syncs its anchor, then journals its map's changes.
     func sync(_ file: OpenFile, dataOnly: Bool) throws(Errno) {
-        try file.descriptor.sync(dataOnly: dataOnly)
+        if let sparse = clones.sparseFile(of: file.inode.key) {
+            try clones.withDataHeld(of: file.inode) { () throws(Errno) in try sparse.sync() }
+            if !dataOnly { try file.descriptor.sync() }
+        } else {
+            try file.descriptor.sync(dataOnly: dataOnly)
+        }
         events.synced(file.inode)
     }
 
+    /// A sparse member punches (or zeroes) through its view; any other
+    /// allocation in it makes it flat first (its blocks copied: rare calls,
+    /// whose meaning below the shared length the view does not keep).
     func allocate(_ file: OpenFile, mode: Int32, offset: Int64, length: Int64) throws(Errno) {
         try growing(file, by: Self.growth(ofFallocate: mode, offset: offset, length: length),
                     change: Self.change(ofFallocate: mode, offset: offset, length: length)) { () throws(Errno) in
+            // Asked here, after `beforeModify`: a linked clone's first change may have made it sparse.
+            if let sparse = clones.sparseFile(of: file.inode.key) {
+                if mode & clinux_FALLOC_FL_PUNCH_HOLE != 0 {
+                    guard offset >= 0, length > 0 else { throw Errno.invalidArgument }
+                    try clones.withDataHeld(of: file.inode) { () throws(Errno) in
+                        try sparse.punch(offset: UInt64(offset), length: UInt64(length))
+                    }
+                    return
+                }
+                try clones.flatten(file.inode, breaking: CloneBreaking(self))
+            }
             try file.descriptor.allocate(mode: mode, offset: offset, length: length)
+        }
+    }
+
+    /// Writes a request's data into a sparse member through its view, under
+    /// its data lock: the shared blocks it touches are copied first.
+    private func writeSparse(
+        _ sparse: SparseMemberFile, _ file: OpenFile, _ data: UnsafeMutablePointer<fuse_bufvec>, at offset: off_t
+    ) throws(Errno) -> Int {
+        guard offset >= 0 else { throw Errno.invalidArgument }
+        return try WriteData.copied(data) { (buffer, copied) throws(Errno) -> Int in
+            try clones.withDataHeld(of: file.inode) { () throws(Errno) -> Int in
+                try sparse.write(UnsafeRawBufferPointer(start: buffer, count: copied), at: UInt64(offset))
+            }
         }
     }
 
@@ -155,8 +189,14 @@ extension ContainerFileSystem {
         return .allocate
     }
 
-    func seek(_ handle: FileDescriptor, offset: Int64, whence: Int32) throws(Errno) -> Int64 {
-        try handle.seek(to: offset, whence: whence)
+    /// `SEEK_DATA`/`SEEK_HOLE` in a sparse member answer from its view
+    /// (shared blocks are data); the rest from the backing file.
+    func seek(_ file: OpenFile, offset: Int64, whence: Int32) throws(Errno) -> Int64 {
+        if whence == clinux_SEEK_DATA || whence == clinux_SEEK_HOLE, let sparse = clones.sparseFile(of: file.inode.key) {
+            guard offset >= 0 else { throw Errno.invalidArgument }
+            return Int64(try sparse.seek(to: UInt64(offset), whence: whence))
+        }
+        return try file.descriptor.seek(to: offset, whence: whence)
     }
 
     func copyRange(
@@ -167,14 +207,55 @@ extension ContainerFileSystem {
             return cloned
         }
         let range = (offset: UInt64(max(offset, 0)), length: UInt64(max(length, 0)))
-        let copied = try growing(destination, by: .data(offset: range.offset, length: range.length),
+        let copied = try growing(destination, by: .data(offset: range.offset, length: range.length), writing: length,
                                  change: .overwrite(offset: range.offset, length: range.length)) { () throws(Errno) -> Int in
-            try destination.descriptor.copyRange(
+            let from = clones.sparseFile(of: source.inode.key), into = clones.sparseFile(of: destination.inode.key)
+            if from != nil || into != nil {
+                return try copyThroughViews(from: source, from, at: sourceOffset, to: destination, into, at: offset, length: length)
+            }
+            return try destination.descriptor.copyRange(
                 from: source.descriptor, sourceOffset: sourceOffset, offset: offset, length: length, flags: flags)
         }
         events.used(source.inode.key)
         events.used(destination.inode.key)
         return copied
+    }
+
+    /// `copy_file_range` with a sparse side: read through the source's view
+    /// (or its descriptor), written through the destination's (under its
+    /// data lock), a block at a time.
+    private func copyThroughViews(
+        from source: OpenFile, _ sourceView: SparseMemberFile?, at sourceOffset: Int64,
+        to destination: OpenFile, _ destinationView: SparseMemberFile?, at offset: Int64, length: Int
+    ) throws(Errno) -> Int {
+        guard sourceOffset >= 0, offset >= 0 else { throw Errno.invalidArgument }
+        let chunk = Int(BlockMap.blockSize)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var done = 0
+        while done < length {
+            let part = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(chunk, length - done)])
+            let at = Int64(done)
+            let got: Int
+            if let sourceView {
+                got = try sourceView.read(into: part, at: UInt64(sourceOffset + at))
+            } else {
+                got = try source.descriptor.read(into: part, at: sourceOffset + at)
+            }
+            if got == 0 { break }
+            let bytes = UnsafeRawBufferPointer(rebasing: part[0..<got])
+            let wrote: Int
+            if let destinationView {
+                wrote = try clones.withDataHeld(of: destination.inode) { () throws(Errno) -> Int in
+                    try destinationView.write(bytes, at: UInt64(offset + at))
+                }
+            } else {
+                wrote = try destination.descriptor.write(bytes, at: offset + at)
+            }
+            done += wrote
+            if wrote < got { break }
+        }
+        return done
     }
 
     private static func backingFlags(_ flags: Int32) -> Int32 {

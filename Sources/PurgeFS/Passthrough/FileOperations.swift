@@ -34,6 +34,11 @@ enum FileOperations {
                 }
                 let file = OpenFile.from(info!)
                 fs.read(file)
+                // A sparse clone's backing file has holes where it shares: read through its view.
+                if let sparse = fs.clones.sparseFile(of: file.inode.key) {
+                    FileOperations.replySparse(request, sparse, size: size, offset: offset)
+                    return
+                }
                 // A ring thread reads any read straight into its entry: one copy, as a splice would cost.
                 if size <= FileOperations.copiedReadLimit || clinux_fuse_ring_reply_area(size) != nil {
                     FileOperations.replyCopied(request, file.descriptor, size: size, offset: offset)
@@ -88,7 +93,7 @@ enum FileOperations {
         }
         ops.lseek = { request, _, offset, whence, info in
             Operations.replying(request, "lseek", .init(.lseek), .file(info!)) { fs throws(Errno) in
-                let position = try fs.seek(FileOperations.handle(info!), offset: Int64(offset), whence: whence)
+                let position = try fs.seek(OpenFile.from(info!), offset: Int64(offset), whence: whence)
                 fuse_reply_lseek(request, off_t(position))
             }
         }
@@ -120,6 +125,23 @@ extension FileOperations {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 4096)
         defer { buffer.deallocate() }
         replyRead(request, descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), offset: offset)
+    }
+
+    /// Replies to a read of a sparse clone with what its view reads.
+    static func replySparse(_ request: fuse_req_t?, _ sparse: SparseMemberFile, size: Int, offset: off_t) {
+        func reply(_ buffer: UnsafeMutableRawBufferPointer) {
+            do throws(Errno) {
+                guard offset >= 0 else { throw Errno.invalidArgument }
+                let count = try sparse.read(into: buffer, at: UInt64(offset))
+                fuse_reply_buf(request, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), count)
+            } catch {
+                fuse_reply_err(request, error.rawValue)
+            }
+        }
+        if let area = clinux_fuse_ring_reply_area(size) { return reply(UnsafeMutableRawBufferPointer(start: area, count: size)) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 4096)
+        defer { buffer.deallocate() }
+        reply(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]))
     }
 
     /// Reads into `buffer` and replies with what was read.

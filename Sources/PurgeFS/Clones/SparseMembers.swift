@@ -1,0 +1,289 @@
+import Glibc
+import PurgeCore
+import PurgeSys
+import Synchronization
+
+/// The mount's sparse members (docs/DESIGN.md, "Block sharing without
+/// reflinks"): their live files (`SparseMemberFile`) keyed by the anchor's
+/// identity, which members name each base, and the bases' links
+/// (`clone-anchors/b<ino>`). Part of `LinkedClones`, which makes members
+/// sparse at their first write and answers for them through `CloneBackend`.
+///
+/// Its lock guards memory only (a leaf: taken under a data lock, never
+/// around I/O but the opening of one member's descriptors).
+final class SparseMembers: Sendable {
+    /// New sparse members are made (a first write into a linked clone copies
+    /// its blocks, not the file) only with `PURGEFS_BLOCK_SHARING=1`; maps an
+    /// earlier mount made are honoured either way.
+    static let makesSparse: Bool = getenv("PURGEFS_BLOCK_SHARING").map { String(cString: $0) == "1" } ?? false
+
+    let maps: BlockMaps
+    /// The state directory's `clone-anchors` (where the `b` links are).
+    let anchors: FileDescriptor?
+    /// The container's root, opened for real (`open_by_handle_at`).
+    let root: FileDescriptor
+    private let table: Mutex<Table>
+    /// Any member is sparse: the fast path of every question reads only this.
+    private let active: Atomic<Bool>
+
+    private struct Table {
+        var files: [EntryID: SparseMemberFile] = [:]
+        /// Descriptors a member's file uses (its anchor, its bases), closed when it is dropped.
+        var descriptors: [EntryID: [FileDescriptor]] = [:]
+        /// The members naming each base (durable or pending).
+        var members: [EntryID: Set<EntryID>] = [:]
+        var baseOf: [EntryID: EntryID] = [:]
+    }
+
+    init(maps: BlockMaps, anchors: FileDescriptor?, root: FileDescriptor) {
+        self.maps = maps
+        self.anchors = anchors
+        self.root = root
+        var table = Table()
+        for (member, entry) in maps.book.durable {
+            table.members[entry.map.base, default: []].insert(member)
+            table.baseOf[member] = entry.map.base
+        }
+        active = Atomic(!table.baseOf.isEmpty)
+        self.table = Mutex(table)
+    }
+
+    var isActive: Bool { active.load(ordering: .relaxed) }
+
+    static func baseName(of base: EntryID) -> String { "b\(base.inode)" }
+
+    /// Whether `id` is a sparse member.
+    func has(_ id: EntryID) -> Bool {
+        isActive && table.withLock { $0.baseOf[id] != nil }
+    }
+
+    /// Whether a map names `id` as its base (it must not be written in place).
+    func isBase(_ id: EntryID) -> Bool {
+        isActive && table.withLock { $0.members[id]?.isEmpty == false }
+    }
+
+    var count: Int { isActive ? table.withLock { $0.baseOf.count } : 0 }
+
+    func members(of base: EntryID) -> [EntryID] {
+        table.withLock { ($0.members[base] ?? []).sorted() }
+    }
+
+    /// Member `id`'s live file, opened the first time it is asked for (its
+    /// anchor by its handle, its base by its link); nil when `id` is not sparse.
+    func file(of id: EntryID) -> SparseMemberFile? {
+        guard isActive else { return nil }
+        let (known, base) = table.withLock { ($0.files[id], $0.baseOf[id]) }
+        if let known { return known }
+        guard let base, let entry = maps.current(id) else { return nil }
+        do throws(Errno) {
+            let anchor = try FileHandle(stored: (entry.handleType, entry.handle)).open(on: root, flags: O_RDWR)
+            guard EntryID(try anchor.status()) == id else {
+                anchor.closeQuietly()
+                throw Errno(ESTALE)
+            }
+            let baseFile: FileDescriptor
+            do throws(Errno) { baseFile = try openBase(base) } catch {
+                anchor.closeQuietly()
+                throw error
+            }
+            let file: SparseMemberFile
+            do throws(Errno) { file = try SparseMemberFile.open(member: id, anchor: anchor, base: baseFile, maps: maps) } catch {
+                anchor.closeQuietly()
+                baseFile.closeQuietly()
+                throw error
+            }
+            return table.withLock { table in
+                if let raced = table.files[id] {
+                    anchor.closeQuietly()
+                    baseFile.closeQuietly()
+                    return raced
+                }
+                table.files[id] = file
+                table.descriptors[id] = [anchor, baseFile]
+                return file
+            }
+        } catch {
+            Diagnostics.note("sparse clone \(id): cannot open its data: \(error)")
+            return nil
+        }
+    }
+
+    /// The base's link, open for reading, checked to be it.
+    func openBase(_ base: EntryID) throws(Errno) -> FileDescriptor {
+        guard let anchors else { throw Errno.noEntry }
+        let file = try FileDescriptor.open(Self.baseName(of: base), in: anchors, flags: O_RDONLY | O_NOFOLLOW)
+        guard EntryID(try file.status()) == base else {
+            file.closeQuietly()
+            throw Errno(ESTALE)
+        }
+        return file
+    }
+
+    /// Links `base` (open) as `b<ino>` unless it is, and syncs the directory:
+    /// before any map naming it is journaled.
+    func linkBase(_ base: FileDescriptor) throws(Errno) {
+        guard let anchors else { throw Errno.ioError }
+        let id = EntryID(try base.status())
+        let name = Self.baseName(of: id)
+        if let present = try? anchors.status(of: name), EntryID(present) == id { return }
+        try? anchors.unlink(name)
+        try base.link(as: name, in: anchors)
+        try anchors.sync()
+    }
+
+    /// `file` started (its `start` record taken): it is live from now on,
+    /// and holds `descriptors` (its anchor and base) until dropped.
+    func started(_ file: SparseMemberFile, base: EntryID, descriptors: [FileDescriptor]) {
+        table.withLock { table in
+            table.files[file.member] = file
+            table.descriptors[file.member, default: []] += descriptors
+            table.members[base, default: []].insert(file.member)
+            table.baseOf[file.member] = base
+        }
+        active.store(true, ordering: .relaxed)
+    }
+
+    /// Moves every member of `old` onto `copy` (the same bytes): `b<copy>`
+    /// linked first, each member's `base` record made durable under its
+    /// data lock (`lock`), then `b<old>` unlinked.
+    func rebase(from old: EntryID, to copy: FileDescriptor, lock: (EntryID, () throws(Errno) -> Void) throws(Errno) -> Void) throws(Errno) {
+        let members = members(of: old)
+        guard !members.isEmpty else { return }
+        try linkBase(copy)
+        let newBase = EntryID(try copy.status())
+        for member in members {
+            guard let file = file(of: member) else { throw Errno.ioError }
+            let descriptor = try copy.reopen(flags: O_RDONLY)
+            table.withLock { $0.descriptors[member, default: []].append(descriptor) }
+            try lock(member) { () throws(Errno) in try file.rebase(to: descriptor) }
+            table.withLock { table in
+                table.members[old]?.remove(member)
+                table.members[newBase, default: []].insert(member)
+                table.baseOf[member] = newBase
+            }
+        }
+        unlinkBaseIfUnnamed(old)
+    }
+
+    /// Forgets member `id`'s map: `drop` journaled, its descriptors closed,
+    /// then its base's link unlinked when no map names it. Under its data lock.
+    func drop(_ id: EntryID) throws(Errno) {
+        guard has(id) else { return }
+        if maps.current(id) != nil {
+            maps.record(.drop(member: id))
+            try maps.commit(id)
+        }
+        let (base, descriptors) = table.withLock { table -> (EntryID?, [FileDescriptor]) in
+            let base = table.baseOf.removeValue(forKey: id)
+            if let base { table.members[base]?.remove(id) }
+            table.files[id] = nil
+            return (base, table.descriptors.removeValue(forKey: id) ?? [])
+        }
+        for descriptor in descriptors { descriptor.closeQuietly() }
+        if let base { unlinkBaseIfUnnamed(base) }
+        active.store(table.withLock { !$0.baseOf.isEmpty }, ordering: .relaxed)
+    }
+
+    /// Member `id` flattened (its map dropped durably by `SparseMemberFile.flatten`).
+    func flattened(_ id: EntryID) {
+        try? drop(id)
+    }
+
+    private func unlinkBaseIfUnnamed(_ base: EntryID) {
+        let unnamed = table.withLock { table -> Bool in
+            guard table.members[base]?.isEmpty ?? true else { return false }
+            table.members[base] = nil
+            return true
+        }
+        guard unnamed, let anchors else { return }
+        let name = Self.baseName(of: base)
+        guard let status = try? anchors.status(of: name), EntryID(status) == base else { return }
+        try? anchors.unlink(name)
+    }
+
+    /// Bytes `id` reads from its base (`clone_savings`, `shared`).
+    func sharedBytes(of id: EntryID) -> UInt64? {
+        guard has(id), let file = file(of: id) else { return nil }
+        let view = file.snapshot
+        return min(view.map.sharedBlockCount * BlockMap.blockSize, view.size)
+    }
+
+    /// Syncs every live member with pending records and commits the book (unmount).
+    func commitAll(lock: (EntryID, () throws(Errno) -> Void) throws(Errno) -> Void) {
+        let files = table.withLock { Array($0.files.values) }
+        for file in files where !maps.book.pendingRecords(of: file.member).isEmpty {
+            do { try lock(file.member) { () throws(Errno) in try file.sync() } } catch {
+                Diagnostics.note("sparse clone \(file.member): cannot sync its map: \(error)")
+            }
+        }
+    }
+
+    // MARK: Mount
+
+    /// The `b` links present, by identity.
+    func baseLinks() -> [EntryID: String] {
+        guard let anchors, let stream = try? DirectoryStream(anchors) else { return [:] }
+        var links: [EntryID: String] = [:]
+        while let entry = try? stream.next() {
+            guard !entry.isDotOrDotDot else { continue }
+            let name = String(cString: entry.name)
+            guard name.hasPrefix("b"), let status = try? anchors.status(of: name) else { continue }
+            links[EntryID(status)] = name
+        }
+        return links
+    }
+
+    /// Replays the durable book against the files (`BlockShareCheck.replay`,
+    /// then `BlockMaps.repair`), and returns what the check then finds.
+    /// `linkedMembers`: members the linked registry still has.
+    func replay(linkedMembers: Set<EntryID>) -> [BlockShareCheck.Finding] {
+        let book = maps.book
+        guard !book.durable.isEmpty || !baseLinks().isEmpty else { return [] }
+        let links = baseLinks()
+        let repairs = BlockShareCheck.replay(
+            book: book, anchors: readAnchors(book), linkedMembers: linkedMembers, baseLinks: Set(links.keys))
+        do {
+            try maps.repair(repairs, anchor: { (member) throws(Errno) in try openAnchor(member, in: book) }, unlinkBase: { (base) throws(Errno) in
+                if let name = links[base], let anchors { try anchors.unlink(name) }
+            })
+        } catch {
+            Diagnostics.note("block maps: a repair at mount failed: \(error)")
+        }
+        table.withLock { table in
+            table = Table()
+            for (member, entry) in maps.book.durable {
+                table.members[entry.map.base, default: []].insert(member)
+                table.baseOf[member] = entry.map.base
+            }
+            active.store(!table.baseOf.isEmpty, ordering: .relaxed)
+        }
+        return check()
+    }
+
+    /// What `BlockShareCheck.findings` says of the durable maps and the files now.
+    func check() -> [BlockShareCheck.Finding] {
+        let book = maps.book
+        return BlockShareCheck.findings(
+            maps: book.durable.mapValues(\.map), anchors: readAnchors(book), baseLinks: Set(baseLinks().keys))
+    }
+
+    private func readAnchors(_ book: BlockMapBook) -> [EntryID: BlockShareCheck.Anchor] {
+        var anchors: [EntryID: BlockShareCheck.Anchor] = [:]
+        for member in book.durable.keys {
+            guard let file = try? openAnchor(member, in: book) else { continue }
+            defer { file.closeQuietly() }
+            anchors[member] = try? BlockShareCheck.Anchor(reading: file)
+        }
+        return anchors
+    }
+
+    private func openAnchor(_ member: EntryID, in book: BlockMapBook) throws(Errno) -> FileDescriptor {
+        guard let entry = book.durable[member] else { throw Errno.noEntry }
+        let file = try FileHandle(stored: (entry.handleType, entry.handle)).open(on: root, flags: O_RDWR)
+        guard EntryID(try file.status()) == member else {
+            file.closeQuietly()
+            throw Errno(ESTALE)
+        }
+        return file
+    }
+}
