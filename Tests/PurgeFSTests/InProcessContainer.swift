@@ -94,7 +94,7 @@ final class InProcessContainer {
             : try FileDescriptor.open(path: "\(path)/\(relative)", flags: O_RDONLY | O_DIRECTORY)
         defer { directory.closeQuietly() }
         let id = EntryID(try directory.status())
-        return filesystem.reconcile(id, at: directory, names: [], listing: true).repairs
+        return BehindMountReconciler(filesystem).reconcile(id, at: directory, names: [], listing: true).repairs
     }
 
     // MARK: The ledger

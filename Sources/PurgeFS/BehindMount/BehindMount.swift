@@ -16,8 +16,9 @@ struct BehindMount {
 
     /// Starts tracking and verification for `filesystem`; call `stop` on what it returns.
     func start(_ filesystem: ContainerFileSystem) -> Running {
-        let verifier = BehindMountVerifier(filesystem: filesystem)
-        let tracker = BehindMountTracker(source: source, filesystem: filesystem, verifier: verifier)
+        let reconciler = BehindMountReconciler(filesystem)
+        let verifier = BehindMountVerifier(reconciler: reconciler)
+        let tracker = BehindMountTracker(source: source, reconciler: reconciler, verifier: verifier)
         verifier.start()
         tracker?.start()
         return Running(tracker: tracker, verifier: verifier)

@@ -31,7 +31,8 @@ final class BehindMountTracker: Sendable {
         case inotify(InotifyWatch)
     }
 
-    private let filesystem: ContainerFileSystem
+    /// What reconciling a directory needs: the ledger, the locks, the kernel's caches.
+    private let reconciler: BehindMountReconciler
     private let source: Source
     private let verifier: BehindMountVerifier?
     /// Any real (not `O_PATH`) descriptor on the backing filesystem, for `open_by_handle_at`.
@@ -69,10 +70,10 @@ final class BehindMountTracker: Sendable {
         }
     }
 
-    init?(source: Source?, filesystem: ContainerFileSystem, verifier: BehindMountVerifier?) {
-        guard let source, let handleRoot = try? filesystem.root.reopen(flags: O_RDONLY | O_DIRECTORY) else { return nil }
+    init?(source: Source?, reconciler: BehindMountReconciler, verifier: BehindMountVerifier?) {
+        guard let source, let handleRoot = try? reconciler.root.reopen(flags: O_RDONLY | O_DIRECTORY) else { return nil }
         self.source = source
-        self.filesystem = filesystem
+        self.reconciler = reconciler
         self.verifier = verifier
         self.handleRoot = handleRoot
     }
@@ -84,7 +85,7 @@ final class BehindMountTracker: Sendable {
             var outside: Set<FileHandle> = []
             var watches = WatchTable()
             if case .inotify(let watch) = source {
-                for (_, descriptor) in watches.watchAll(filesystem, with: watch) { descriptor.closeQuietly() }
+                for (_, descriptor) in watches.watchAll(reconciler, with: watch) { descriptor.closeQuietly() }
             }
             let me = CurrentProcess.id.rawValue
             while !stopping.load(ordering: .acquiring) {
@@ -199,11 +200,11 @@ final class BehindMountTracker: Sendable {
             note(place, event.name, listing: listing, destination: kind.contains(.created))
         }
 
-        var changes = ContainerFileSystem.BehindMountChanges()
+        var changes = BehindMountReconciler.Changes()
         func reconcileAll() {
             let ordered = work.sorted { $0.value.destination && !$1.value.destination }
             for (id, item) in ordered {
-                changes.merge(filesystem.reconcile(id, at: item.descriptor, names: item.names, listing: item.listing))
+                changes.merge(reconciler.reconcile(id, at: item.descriptor, names: item.names, listing: item.listing))
                 item.descriptor.closeQuietly()
             }
             work = [:]
@@ -219,28 +220,28 @@ final class BehindMountTracker: Sendable {
             changes.merge(watchNewDirectories(with: watch, in: &watches))
         }
         if !changes.addedDirectories.isEmpty { outside.removeAll() }
-        for notice in changes.notices { filesystem.notifier.send(notice) }
+        for notice in changes.notices { reconciler.notifier.send(notice) }
     }
 
     /// Watches the ledger's directories that are not watched yet, then lists
     /// each of them once more: what was made in a new directory after the
     /// walk that found it and before its watch sent no event. A directory
     /// that listing finds is watched and listed in turn.
-    private func watchNewDirectories(with watch: InotifyWatch, in watches: inout WatchTable) -> ContainerFileSystem.BehindMountChanges {
-        var changes = ContainerFileSystem.BehindMountChanges()
-        var fresh = watches.watchAll(filesystem, with: watch)
+    private func watchNewDirectories(with watch: InotifyWatch, in watches: inout WatchTable) -> BehindMountReconciler.Changes {
+        var changes = BehindMountReconciler.Changes()
+        var fresh = watches.watchAll(reconciler, with: watch)
         // Each round needs directories made meanwhile; the bound only keeps
         // a process making them without end from holding this loop (its
         // later directories are watched at the next batch).
         for _ in 0..<64 where !fresh.isEmpty {
             var added = false
             for (id, descriptor) in fresh {
-                let found = filesystem.reconcile(id, at: descriptor, names: [], listing: true)
+                let found = reconciler.reconcile(id, at: descriptor, names: [], listing: true)
                 descriptor.closeQuietly()
                 added = added || !found.addedDirectories.isEmpty
                 changes.merge(found)
             }
-            fresh = added ? watches.watchAll(filesystem, with: watch) : []
+            fresh = added ? watches.watchAll(reconciler, with: watch) : []
         }
         for (_, descriptor) in fresh { descriptor.closeQuietly() }
         return changes
@@ -253,7 +254,7 @@ final class BehindMountTracker: Sendable {
             if outside.contains(handle) { return nil }
             guard let descriptor = try? handle.open(on: handleRoot, flags: O_RDONLY | O_DIRECTORY) else { return nil }
             guard let status = try? descriptor.status(),
-                  filesystem.state.read({ ledger, _ in ledger.kind(of: EntryID(status)) }) == .directory
+                  reconciler.state.read({ ledger, _ in ledger.kind(of: EntryID(status)) }) == .directory
             else {
                 descriptor.closeQuietly()
                 if outside.count >= Self.outsideLimit { outside.removeAll() }
@@ -263,8 +264,8 @@ final class BehindMountTracker: Sendable {
             return (EntryID(status), descriptor)
         case .watch(let watch):
             guard let id = watches.directories[watch],
-                  let chain = filesystem.state.read({ _, names in names.components(of: id) }),
-                  let descriptor = try? DirectoryNames.open(chain, from: filesystem.root) else { return nil }
+                  let chain = reconciler.state.read({ _, names in names.components(of: id) }),
+                  let descriptor = try? DirectoryNames.open(chain, from: reconciler.root) else { return nil }
             return (id, descriptor)
         }
     }
@@ -285,8 +286,8 @@ private struct WatchTable {
     /// Watches every directory of the ledger not watched yet (opened by its
     /// recorded names), and forgets watches of directories it no longer has.
     /// Returns the directories watched now, open (the caller closes them).
-    mutating func watchAll(_ filesystem: ContainerFileSystem, with watch: InotifyWatch) -> [(EntryID, FileDescriptor)] {
-        let (ids, chains) = filesystem.state.read { ledger, names -> ([EntryID], [EntryID: [(id: EntryID, name: [CChar])]]) in
+    mutating func watchAll(_ reconciler: BehindMountReconciler, with watch: InotifyWatch) -> [(EntryID, FileDescriptor)] {
+        let (ids, chains) = reconciler.state.read { ledger, names -> ([EntryID], [EntryID: [(id: EntryID, name: [CChar])]]) in
             let ids = ledger.directoryIDs
             var chains: [EntryID: [(id: EntryID, name: [CChar])]] = [:]
             for id in ids where !watched.contains(id) { chains[id] = names.components(of: id) }
@@ -300,7 +301,7 @@ private struct WatchTable {
         }
         var fresh: [(EntryID, FileDescriptor)] = []
         for (id, chain) in chains {
-            guard let descriptor = try? DirectoryNames.open(chain, from: filesystem.root) else { continue }
+            guard let descriptor = try? DirectoryNames.open(chain, from: reconciler.root) else { continue }
             do {
                 let wd = try watch.watch(descriptor)
                 // The same number for an inode watched already: a directory

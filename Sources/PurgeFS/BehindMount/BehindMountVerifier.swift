@@ -8,7 +8,7 @@ import Synchronization
 /// tracking unavailable or off, a change racing the mount's walk): every
 /// `interval` it walks the backing container as `du` does and compares
 /// each directory with the ledger; a directory that differs is reconciled
-/// (`ContainerFileSystem.reconcile`, under its namespace lock, re-listed
+/// (`BehindMountReconciler.reconcile`, under its namespace lock, re-listed
 /// there, so a difference that was only a handler's change in flight
 /// repairs nothing), and every repair is a line in `daemon.log`.
 ///
@@ -16,7 +16,8 @@ import Synchronization
 /// `ContainerState`'s lock only to read one directory's records at a time
 /// (no I/O under it), and no handler waits for it.
 final class BehindMountVerifier: Sendable {
-    private let filesystem: ContainerFileSystem
+    /// What reconciling a directory needs: the ledger, the locks, the kernel's caches.
+    private let reconciler: BehindMountReconciler
     private let loop: BackgroundLoop
 
     /// Seconds between verifications: `PURGEFS_VERIFY_INTERVAL` in the
@@ -27,8 +28,8 @@ final class BehindMountVerifier: Sendable {
         return seconds
     }()
 
-    init(filesystem: ContainerFileSystem, interval: Int = BehindMountVerifier.defaultInterval) {
-        self.filesystem = filesystem
+    init(reconciler: BehindMountReconciler, interval: Int = BehindMountVerifier.defaultInterval) {
+        self.reconciler = reconciler
         loop = BackgroundLoop(label: "purgefs.behind-mount-verifier", period: .seconds(interval))
     }
 
@@ -45,7 +46,7 @@ final class BehindMountVerifier: Sendable {
     /// One pass over the container; returns the number of repairs.
     @discardableResult
     func verify() -> Int {
-        guard let top = try? filesystem.root.reopen(flags: O_RDONLY | O_DIRECTORY),
+        guard let top = try? reconciler.root.reopen(flags: O_RDONLY | O_DIRECTORY),
               let status = try? top.status() else { return 0 }
         defer { top.closeQuietly() }
         var repairs = 0
@@ -66,7 +67,7 @@ final class BehindMountVerifier: Sendable {
         let files = entries.filter { $0.status.st_mode & S_IFMT == S_IFREG }
         let directories = entries.filter { $0.status.st_mode & S_IFMT == S_IFDIR }
         // The ledger's view of this directory, read in one go.
-        let (recorded, figures, recordedNames) = filesystem.state.read { ledger, names
+        let (recorded, figures, recordedNames) = reconciler.state.read { ledger, names
             -> (Ledger.Children?, [EntryID: (size: UInt64, allocated: UInt64)], [EntryID: [CChar]]) in
             guard let children = try? ledger.children(of: id) else { return (nil, [:], [:]) }
             var figures: [EntryID: (size: UInt64, allocated: UInt64)] = [:]
@@ -84,17 +85,17 @@ final class BehindMountVerifier: Sendable {
         var names: Set<[CChar]> = []
         for file in files {
             guard let known = figures[file.id] else { continue }
-            let charged = filesystem.clones.charges(file.id)
+            let charged = reconciler.charges(file.id)
             if known.size != UInt64(max(file.status.st_size, 0))
                 || (!charged && known.allocated != ContainerState.allocated(file.status)) {
                 names.insert(file.name)
             }
         }
         if listing || !names.isEmpty {
-            let changes = filesystem.reconcile(id, at: directory, names: names, listing: listing)
+            let changes = reconciler.reconcile(id, at: directory, names: names, listing: listing)
             for line in changes.repairs { Diagnostics.note("verification repaired a change made behind the mount: \(line)") }
             repairs += changes.repairs.count
-            for notice in changes.notices { filesystem.notifier.send(notice) }
+            for notice in changes.notices { reconciler.notifier.send(notice) }
         }
         for child in directories where UInt64(child.status.st_dev) == id.device {
             let opened = child.name.withUnsafeBufferPointer { buffer in
@@ -115,14 +116,14 @@ final class BehindMountVerifier: Sendable {
         var entries: [Listed] = []
         while let entry = try? stream.next() {
             if entry.isDotOrDotDot || CloneLeftovers.matches(entry.name) { continue }
-            if let hidden = filesystem.hidden, hidden.parent == id, hidden.hides(entry.name) { continue }
+            if let hidden = reconciler.hidden, hidden.parent == id, hidden.hides(entry.name) { continue }
             guard entry.type == DT_REG || entry.type == DT_DIR || entry.type == DT_UNKNOWN,
                   let status = try? stream.descriptor.status(of: entry.name) else { continue }
             let kind = status.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFDIR, UInt64(status.st_dev) == id.device else { continue }
             entries.append(Listed(
                 name: CNames.copy(entry.name),
-                id: filesystem.identity(of: status, name: entry.name, in: id), status: status))
+                id: reconciler.identity(status, entry.name, id), status: status))
         }
         return entries
     }

@@ -9,7 +9,7 @@ import Synchronization
 extension CloudTier {
     /// The path of a directory relative to the container, "" for the root.
     private func directoryPath(_ id: EntryID) -> String? {
-        filesystem?.state.read { _, names in names.path(of: id) } ?? nil
+        mounted?.state.read { _, names in names.path(of: id) } ?? nil
     }
 
     private func joined(_ directory: String, _ name: CName) -> String {
@@ -227,7 +227,7 @@ extension CloudTier {
     /// takes comes before `transfers`.
     func evict(_ inode: Inode, reason: String = "manual") throws(Errno) {
         guard inode.isRegularFile, withBooks({ $0.paths[inode.key] != nil }) else { throw Errno.invalidArgument }
-        guard let filesystem else { throw Errno.busy }  // not mounted
+        guard let mounted else { throw Errno.busy }  // not mounted
         // The remote's copy is checked first, holding nothing (the checks
         // below, under `transfers`, say why a file is refused otherwise).
         let checked: CloudRecord? = try {() throws(Errno) -> CloudRecord? in
@@ -236,7 +236,7 @@ extension CloudTier {
             guard remoteHoldsCopy(path, of: record) else { throw Errno.busy }
             return record
         }()
-        try filesystem.clones.withDataHeld(of: inode) { () throws(Errno) in try transfers.withLock { () throws(Errno) in
+        try mounted.clones.withDataHeld(of: inode) { () throws(Errno) in try transfers.withLock { () throws(Errno) in
             let (path, status, record) = try stateOf(inode)
             if let refusal = refusal(inode, status: status, record: record) {
                 Diagnostics.note("cloud: \(path) cannot be evicted now: \(refusal.explanation)")
@@ -261,11 +261,11 @@ extension CloudTier {
                 Diagnostics.note("cloud: \(path) cannot be evicted now: \(refusal.explanation)")
                 throw Errno.busy
             }
-            guard filesystem.clones.sharesBacking(EntryID(now)) else {
+            guard mounted.clones.sharesBacking(EntryID(now)) else {
                 _ = try dropData(of: file, path: path, status: now, reason: reason)
                 return
             }
-            _ = try leaveAndDrop(inode, path: path, status: now, record: record, reason: reason, filesystem: filesystem)
+            _ = try leaveAndDrop(inode, path: path, status: now, record: record, reason: reason, mounted: mounted)
         } }
     }
 
@@ -278,11 +278,11 @@ extension CloudTier {
     /// next mount makes the hole (`restoreHole`, same inode); killed before,
     /// its name still reads the data and is uploaded as it is (another inode).
     private func leaveAndDrop(
-        _ inode: Inode, path: String, status: stat, record: CloudRecord, reason: String, filesystem: ContainerFileSystem
+        _ inode: Inode, path: String, status: stat, record: CloudRecord, reason: String, mounted: CloudMount
     ) throws(Errno) -> UInt64 {
         // A sparse clone frees its own blocks, whatever it shares.
-        let othersShare = filesystem.clones.sparseFile(of: inode.key) == nil && filesystem.clones.sharedBytes(of: inode.key) > 0
-        let shown = filesystem.clones.present(status, as: inode.key)
+        let othersShare = mounted.clones.sparseFile(of: inode.key) == nil && mounted.clones.sharedBytes(of: inode.key) > 0
+        let shown = mounted.clones.present(status, as: inode.key)
         var evicted = record
         evicted.signature = CloudSignature(shown)
         evicted.evicted = true
@@ -291,7 +291,7 @@ extension CloudTier {
             save(books.manifest)
         }
         do throws(Errno) {
-            guard try filesystem.clones.leaveSharedData(inode, filesystem: filesystem) else { throw Errno.busy }
+            guard try mounted.leaveSharedData(inode) else { throw Errno.busy }
             let own = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_WRONLY) }
             defer { own.closeQuietly() }
             try own.truncate(to: Int64(status.st_size))
@@ -307,7 +307,7 @@ extension CloudTier {
             } ?? false
             if left, let hole = try? CloudLocal.restoreHole(path, like: evicted.signature, from: root) {
                 // Its own file already: the placeholder, as the next mount would make it.
-                filesystem.events.resized(hole, id: inode.key)
+                mounted.events.resized(hole, id: inode.key)
                 tellKernel(hole)
             } else if !left {
                 withBooks { books in
@@ -357,13 +357,13 @@ extension CloudTier {
         guard let record else { return .notUploaded }
         guard record.signature == CloudSignature(status) else { return .changed }
         if record.evicted { return nil }
-        guard let filesystem else { return .open }  // not mounted: nothing may go
-        let open = filesystem.state.read { ledger, _ in (try? ledger.file(inode.key).openCount) ?? 0 }
+        guard let mounted else { return .open }  // not mounted: nothing may go
+        let open = mounted.state.read { ledger, _ in (try? ledger.file(inode.key).openCount) ?? 0 }
         let beingOpened = countingOpensUnderWay && withBooks { ($0.opening[inode.key] ?? 0) > 0 }
         if open > 0 || beingOpened { return .open }
         // Data a linked clone's primary shares is its members' too (a member
         // leaves it to the others first: `leaveAndDrop`).
-        if filesystem.clones.evictionDropsShared(inode.key, backing: EntryID(status)) { return .shared }
+        if mounted.clones.evictionDropsShared(inode.key, backing: EntryID(status)) { return .shared }
         return nil
     }
 
@@ -373,9 +373,9 @@ extension CloudTier {
     /// allocation less what it shares with reflinked clones, which keep it.
     private func dropData(of file: FileDescriptor, path: String, status: stat, reason: String, freed: UInt64? = nil) throws(Errno) -> UInt64 {
         // Data a linked clone shares is other files' too.
-        guard let filesystem, !filesystem.clones.sharesBacking(EntryID(status)) else { throw Errno.busy }
+        guard let mounted, !mounted.clones.sharesBacking(EntryID(status)) else { throw Errno.busy }
         let allocated = UInt64(status.st_blocks) * 512
-        let freed = freed ?? allocated - min(allocated, filesystem.clones.sharedBytes(of: EntryID(status)))
+        let freed = freed ?? allocated - min(allocated, mounted.clones.sharedBytes(of: EntryID(status)))
         try Self.dropBlocks(of: file, size: Int64(status.st_size))
         try file.setTimes(access: status.st_atim, modification: status.st_mtim)
         try file.sync()
@@ -387,7 +387,7 @@ extension CloudTier {
             books.manifest.records[path] = record
             save(books.manifest)
         }
-        filesystem.events.resized(after, id: EntryID(after))
+        mounted.events.resized(after, id: EntryID(after))
         tellKernel(after)
         logCloud(path: path, bytes: freed, size: UInt64(status.st_size), reason: reason, action: "evict")
         return freed
@@ -409,7 +409,7 @@ extension CloudTier {
     /// With `optimize_storage`: evicts uploaded documents that are not open,
     /// least recently used first, until `bytes` are freed. Returns bytes freed.
     func evictForSpace(_ bytes: UInt64, reason: String, holdingTransfers: Bool = false) -> UInt64 {
-        guard optimizeStorage, let filesystem else { return 0 }
+        guard optimizeStorage, let mounted else { return 0 }
         let candidates: [(EntryID, String)] = withBooks { books in
             books.paths.compactMap { (id, path) in
                 // A clone's record has its backing file's inode: `evictOne` checks the identity.
@@ -418,7 +418,7 @@ extension CloudTier {
                 return (id, path)
             }
         }
-        let ordered: [(EntryID, String)] = filesystem.state.read { ledger, _ in
+        let ordered: [(EntryID, String)] = mounted.state.read { ledger, _ in
             candidates.compactMap { (id, path) -> (UInt64, EntryID, String)? in
                 guard let info = try? ledger.file(id), info.openCount == 0 else { return nil }
                 return (info.lastUsed, id, path)
@@ -439,19 +439,19 @@ extension CloudTier {
                       let record = withBooks({ $0.manifest.records[path] }), record == checked,
                       !hasPendingIntent(path),
                       record.signature == CloudSignature(status), !record.evicted,
-                      filesystem.state.read({ ledger, _ in (try? ledger.file(id).openCount) ?? 1 }) == 0
+                      mounted.state.read({ ledger, _ in (try? ledger.file(id).openCount) ?? 1 }) == 0
                 else { return 0 }
-                guard filesystem.clones.sharesBacking(EntryID(status)) else {
+                guard mounted.clones.sharesBacking(EntryID(status)) else {
                     return (try? dropData(of: file, path: path, status: status, reason: reason)) ?? 0
                 }
                 // A clone member leaves the shared data to the others; its data
                 // lock only if free: this holds `transfers`, and a break's room
                 // search (this thread's, maybe) holds a data lock and waits for it.
-                guard !filesystem.clones.evictionDropsShared(id, backing: EntryID(status)),
-                      let inode = filesystem.inodes.existing(id)
+                guard !mounted.clones.evictionDropsShared(id, backing: EntryID(status)),
+                      let inode = mounted.existing(id)
                 else { return 0 }
-                let freed = try? filesystem.clones.withDataHeldIfFree(of: inode) { () throws(Errno) -> UInt64 in
-                    try leaveAndDrop(inode, path: path, status: status, record: record, reason: reason, filesystem: filesystem)
+                let freed = try? mounted.clones.withDataHeldIfFree(of: inode) { () throws(Errno) -> UInt64 in
+                    try leaveAndDrop(inode, path: path, status: status, record: record, reason: reason, mounted: mounted)
                 }
                 return (freed ?? nil) ?? 0
             }
@@ -527,7 +527,7 @@ extension CloudTier {
     }()
 
     private func downloadNow(_ id: EntryID, inode: Inode?) throws(Errno) {
-        guard let filesystem else { throw Errno.ioError }  // not mounted
+        guard let mounted else { throw Errno.ioError }  // not mounted
         try transfers.withLock { () throws(Errno) in
             guard let path = withBooks({ $0.paths[id] }),
                   let record = withBooks({ $0.manifest.records[path] }), record.evicted
@@ -555,7 +555,7 @@ extension CloudTier {
             let newer = record.isNewer(remoteStatus)
             let size = UInt64(remoteStatus.st_size)
             let reserved = try room(for: (size + 4095) / 4096 * 4096)
-            defer { filesystem.state.release(reserved) }
+            defer { mounted.state.release(reserved) }
             var logged = false
             do throws(Errno) {
                 if size != UInt64(status.st_size) { try file.truncate(to: Int64(size)) }
@@ -572,11 +572,11 @@ extension CloudTier {
                 if UInt64(status.st_size) != size { try? file.truncate(to: Int64(status.st_size)) }
                 try? Self.dropBlocks(of: file, size: Int64(status.st_size))
                 try? file.setTimes(access: status.st_atim, modification: status.st_mtim)
-                if let after = try? file.status() { filesystem.events.resized(after, id: EntryID(after)) }
+                if let after = try? file.status() { mounted.events.resized(after, id: EntryID(after)) }
                 throw error == .noSpace ? Errno.noSpace : Errno.ioError
             }
             let after = try file.status()
-            filesystem.events.resized(after, id: EntryID(after))
+            mounted.events.resized(after, id: EntryID(after))
             withBooks { books in
                 books.manifest.records[path] = CloudRecord(signature: CloudSignature(after), evicted: false, remote: remoteStatus)
                 save(books.manifest)
@@ -588,18 +588,18 @@ extension CloudTier {
     /// Drops the kernel's cached attributes and pages of the file: its
     /// allocation changed behind its back.
     private func tellKernel(_ status: stat) {
-        guard let filesystem else { return }
-        if let node = filesystem.inodes.node(for: EntryID(status)) { filesystem.notifier.send(.dataChanged(node)) }
+        guard let mounted else { return }
+        if let node = mounted.kernelNode(EntryID(status)) { mounted.notifier.send(.dataChanged(node)) }
     }
 
     /// Reserves `need` bytes, purging first when they do not fit, then
     /// (`optimize_storage`) evicting other documents one at a time. Called
     /// holding `transfers`.
     private func room(for need: UInt64) throws(Errno) -> UInt64 {
-        guard let filesystem else { throw Errno.noSpace }
+        guard let mounted else { throw Errno.noSpace }
         // Not `needsRoom`: this tier's eviction must know `transfers` is held.
         let reserved = RoomSearch.run(
-            ask: { filesystem.state.room(for: need) }, purge: { filesystem.purger.purge(.bytes($0), reason: .write) },
+            ask: { mounted.state.room(for: need) }, purge: { mounted.purger.purge(.bytes($0), reason: .write) },
             evict: { evictForSpace(1, reason: "write", holdingTransfers: true) })
         guard let reserved else { throw Errno.noSpace }
         return reserved

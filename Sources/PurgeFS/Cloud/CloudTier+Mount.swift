@@ -91,6 +91,11 @@ extension CloudTier {
         return tier
     }
 
+    /// Takes what the tier needs of `filesystem` (`CloudMount`), once it exists.
+    func attach(to filesystem: ContainerFileSystem, log: PurgeLog) {
+        attach(to: CloudMount(filesystem), log: log)
+    }
+
     /// Starts the worker once the filesystem exists.
     func start(filesystem: ContainerFileSystem, log: PurgeLog) {
         attach(to: filesystem, log: log)

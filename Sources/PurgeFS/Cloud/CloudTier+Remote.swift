@@ -17,7 +17,7 @@ extension CloudTier {
     }()
 
     func adoptRemoteAdditions() {
-        guard let filesystem, let listing = try? remote.list() else { return }
+        guard let mounted, let listing = try? remote.list() else { return }
         // A remote copy this container deleted or renamed, the remote not
         // told yet, stays gone; a local file not uploaded yet stays as it is.
         func isNew(_ path: String) -> Bool {
@@ -27,7 +27,7 @@ extension CloudTier {
         }
         for (path, status) in listing where CloudZones.contains(zones, path) && isNew(path) {
             do {
-                guard let placeholder = try filesystem.makePlaceholder(path, like: status, ifStill: { isNew(path) })
+                guard let placeholder = try mounted.makePlaceholder(path, like: status, ifStill: { isNew(path) })
                 else { continue }
                 withBooks { books in
                     books.paths[EntryID(placeholder)] = path
@@ -41,7 +41,7 @@ extension CloudTier {
     }
 }
 
-extension ContainerFileSystem {
+extension CloudMount {
     /// Makes `path` (relative to the container) an evicted placeholder of a
     /// remote file, and the directories above it, each under its parent's
     /// namespace lock, counted and told to the kernel like a create. Nil
@@ -52,7 +52,7 @@ extension ContainerFileSystem {
         guard let last = components.last else { throw Errno.invalidArgument }
         var directory = try root.duplicate()
         defer { directory.closeQuietly() }
-        var directoryID = inodes.inode(.root).key
+        var directoryID = rootKey
         for component in components.dropLast() {
             let next = try locks.withLocks(directoryID) { () throws(Errno) -> FileDescriptor in
                 do throws(Errno) {
@@ -99,7 +99,7 @@ extension ContainerFileSystem {
             if error == .exists { return nil }
             throw error
         }
-        if let node = inodes.node(for: directoryID) { notifier.send(.deleted(parent: node, child: nil, name: name)) }
+        if let node = kernelNode(directoryID) { notifier.send(.deleted(parent: node, child: nil, name: name)) }
         return status
     }
 
@@ -125,6 +125,6 @@ extension ContainerFileSystem {
     /// would), and drops any name the kernel cached as absent.
     private func noteMadeBehindTheKernel(_ status: stat, name: [CChar], in parent: EntryID) {
         name.withUnsafeBufferPointer { events.created(status, id: EntryID(status), name: $0.baseAddress!, in: parent) }
-        if let node = inodes.node(for: parent) { notifier.send(.deleted(parent: node, child: nil, name: name)) }
+        if let node = kernelNode(parent) { notifier.send(.deleted(parent: node, child: nil, name: name)) }
     }
 }

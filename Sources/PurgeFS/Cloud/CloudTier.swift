@@ -24,22 +24,23 @@ final class CloudTier: Sendable {
     let stateDirectory: StateDirectory
     /// `optimize_storage`: under pressure, evict uploaded documents.
     let optimizeStorage: Bool
-    /// The mount it serves, set once the filesystem exists (before the mount
-    /// serves, `start(filesystem:log:)`). The filesystem is held weakly: it
-    /// holds the tier, an observer. What needs the mount does nothing
-    /// without it (an upload waits, an eviction is refused).
+    /// What the tier needs of the mount it serves (`CloudMount`), set once
+    /// the filesystem exists (before the mount serves,
+    /// `start(filesystem:log:)`) and dropped at `stop`: its observers hold
+    /// the tier. What needs the mount does nothing without it (an upload
+    /// waits, an eviction is refused).
     private let mount = Mutex<Mount>(Mount())
 
     private struct Mount {
-        weak var filesystem: ContainerFileSystem?
+        var mounted: CloudMount?
         var log: PurgeLog?
     }
 
-    var filesystem: ContainerFileSystem? { mount.withLock { $0.filesystem } }
+    var mounted: CloudMount? { mount.withLock { $0.mounted } }
 
-    func attach(to filesystem: ContainerFileSystem, log: PurgeLog) {
+    func attach(to mounted: CloudMount, log: PurgeLog) {
         mount.withLock { mount in
-            mount.filesystem = filesystem
+            mount.mounted = mounted
             mount.log = log
         }
     }
@@ -149,6 +150,7 @@ final class CloudTier: Sendable {
         wake.signal()
         remote.store.stop()
         finished.wait()
+        mount.withLock { $0.mounted = nil }
     }
 
     /// The paths due for upload, but for those a journalled delete or rename
@@ -213,9 +215,9 @@ final class CloudTier: Sendable {
             withBooks { $0.pending[path] = nil }
             return
         }
-        guard let filesystem else { return }  // not mounted yet: it stays due
+        guard let mounted else { return }  // not mounted yet: it stays due
         let id = identity(of: path, status: status)
-        if (filesystem.state.read { ledger, _ in (try? ledger.file(id).openCount) ?? 0 }) > 0 {
+        if (mounted.state.read { ledger, _ in (try? ledger.file(id).openCount) ?? 0 }) > 0 {
             schedule(path, after: Self.debounce)  // after its last close
             return
         }
@@ -247,8 +249,8 @@ final class CloudTier: Sendable {
         if done { return }
         // A sparse clone's backing file has holes where it shares: its bytes go from a flat copy.
         var flat: FileDescriptor?
-        if let sparse = filesystem.clones.sparseFile(of: id) {
-            guard let copy = Self.flatCopy(of: sparse, in: filesystem.stateDirectory) else {
+        if let sparse = mounted.clones.sparseFile(of: id) {
+            guard let copy = Self.flatCopy(of: sparse, in: mounted.stateDirectory) else {
                 schedule(path, after: Self.debounce)
                 return
             }
@@ -355,14 +357,14 @@ final class CloudTier: Sendable {
     /// whose backing file has `status`: a linked clone's own, not the
     /// backing file's its original has too.
     func identity(of path: String, status: stat) -> EntryID {
-        guard let filesystem, filesystem.clones.sharesBacking(EntryID(status)) else { return EntryID(status) }
+        guard let mounted, mounted.clones.sharesBacking(EntryID(status)) else { return EntryID(status) }
         let components = path.split(separator: "/").map(String.init)
         guard let leaf = components.last,
               let directory = try? CloudLocal.openDirectory(components.dropLast(), from: root, making: false)
         else { return EntryID(status) }
         defer { directory.closeQuietly() }
         guard let parent = try? directory.status() else { return EntryID(status) }
-        return leaf.withCString { name in filesystem.clones.identity(of: status, parent: EntryID(parent), name: name) }
+        return leaf.withCString { name in mounted.clones.identity(of: status, parent: EntryID(parent), name: name) }
     }
 
     /// Schedules every local file whose content the remote does not hold.

@@ -11,8 +11,8 @@ protocol CrashSimulating: AnyObject, Sendable {
 /// one line each; write `1`, crash) and `last_crash` (what the last one undid).
 struct CrashAttributes: AttributeProvider {
     let recorder: CrashRecorder
-    /// The mount, held unowned: it holds this provider.
-    unowned let simulation: any CrashSimulating
+    /// The crash itself (`CrashSimulation`).
+    let simulation: any CrashSimulating
 
     var attributes: [PurgeAttribute] { [.crash, .lastCrash] }
 

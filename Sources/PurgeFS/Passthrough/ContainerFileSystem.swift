@@ -103,7 +103,7 @@ final class ContainerFileSystem: Sendable {
              SpaceAttributes(state: state, device: device, monitor: monitor, purger: purger, noSpaceReplies: noSpaceReplies),
              DeviceAttributes(state: state, device: device), CloneAttributes(state: state, clones: clones, breaking: CloneBreaking(
                 room: growthPolicy, locks: locks, root: root, inodes: inodes, events: events)),
-             faults, metricsRequests, CrashAttributes(recorder: crashes, simulation: self), TransportAttribute()]
+             faults, metricsRequests, CrashAttributes(recorder: crashes, simulation: CrashSimulation(self)), TransportAttribute()]
             + (cloud.map { [$0] } ?? []))
     }
 

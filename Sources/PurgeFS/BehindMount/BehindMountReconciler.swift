@@ -18,8 +18,48 @@ import PurgeSys
 /// `ContainerState`'s lock is taken only by the observers (the ledger's
 /// repair, a `read`), never across I/O. Kernel notices are returned, to be
 /// sent once no lock is held.
-extension ContainerFileSystem {
-    struct BehindMountChanges {
+///
+/// It holds what that takes of the mount, taken once at its assembly
+/// (`init(_:)`): the ledger, the namespace locks, the observers, the
+/// kernel's notifier, and three look-ups (a node by identity, a name's
+/// identity, whether the clone backend charges a file), never the
+/// filesystem object.
+struct BehindMountReconciler: Sendable {
+    /// The container's root directory (the tracker's and the verifier's walks start here).
+    let root: FileDescriptor
+    /// The state directory's entry, when it lies inside the container: never adopted.
+    let hidden: HiddenEntry?
+    /// The ledger, read here and repaired by the observers.
+    let state: ContainerState
+    /// The namespace locks a handler holds while it changes a directory.
+    let locks: NamespaceLocks
+    /// Who hears what was found (the ledger first).
+    let events: Observers
+    /// Where the kernel's caches are invalidated, once no lock is held.
+    let notifier: KernelNotifier
+    /// The kernel's node for an identity, if it knows one.
+    let kernelNode: @Sendable (EntryID) -> NodeID?
+    /// The identity of a name in a directory (a linked clone's own, not its backing file's).
+    let identity: @Sendable (stat, CName, EntryID) -> EntryID
+    /// Whether the clone backend charges a file's allocation (then the ledger's figure is not the backing file's).
+    let charges: @Sendable (EntryID) -> Bool
+
+    /// What reconciling `filesystem`'s directories needs, taken from it at mount.
+    init(_ filesystem: ContainerFileSystem) {
+        let clones = filesystem.clones
+        let inodes = filesystem.inodes
+        root = filesystem.root
+        hidden = filesystem.hidden
+        state = filesystem.state
+        locks = filesystem.locks
+        events = filesystem.events
+        notifier = filesystem.notifier
+        kernelNode = { inodes.node(for: $0) }
+        identity = { clones.identity(of: $0, parent: $2, name: $1) }
+        charges = { clones.charges($0) }
+    }
+
+    struct Changes {
         /// One line per change applied, for the daemon log.
         var repairs: [String] = []
         /// For `KernelNotifier.send`, after every lock is released.
@@ -31,7 +71,7 @@ extension ContainerFileSystem {
         /// (`reconcile`).
         fileprivate var relisted: [(id: EntryID, name: [CChar])] = []
 
-        mutating func merge(_ other: BehindMountChanges) {
+        mutating func merge(_ other: Changes) {
             repairs += other.repairs
             notices += other.notices
             addedDirectories += other.addedDirectories
@@ -51,13 +91,13 @@ extension ContainerFileSystem {
     /// which is right either way: files of a deleted directory are not kept
     /// as if they lived on in the new one. Flags set on an earlier inode
     /// with the number are dropped (`dropFlagsOfAnEarlierInode`).
-    func reconcile(_ id: EntryID, at directory: FileDescriptor, names: Set<[CChar]>, listing: Bool) -> BehindMountChanges {
-        let changes = (try? locks.withLocks(id) { () -> BehindMountChanges in
+    func reconcile(_ id: EntryID, at directory: FileDescriptor, names: Set<[CChar]>, listing: Bool) -> Changes {
+        let changes = (try? locks.withLocks(id) { () -> Changes in
             reconcileLocked(id, at: directory, names: names, listing: listing)
-        }) ?? BehindMountChanges()
+        }) ?? Changes()
         var all = changes
         all.relisted = []
-        if let node = inodes.node(for: id) {
+        if let node = kernelNode(id) {
             for name in names where name.count > 1 {
                 all.notices.append(.deleted(parent: node, child: nil, name: name))
             }
@@ -81,8 +121,8 @@ extension ContainerFileSystem {
         var id: EntryID
     }
 
-    private func reconcileLocked(_ id: EntryID, at directory: FileDescriptor, names: Set<[CChar]>, listing: Bool) -> BehindMountChanges {
-        var changes = BehindMountChanges()
+    private func reconcileLocked(_ id: EntryID, at directory: FileDescriptor, names: Set<[CChar]>, listing: Bool) -> Changes {
+        var changes = Changes()
         // What the ledger has here, with the recorded names of subdirectories.
         guard let (recorded, directoryNames, place) = state.read({ ledger, names -> (Ledger.Children, [EntryID: [CChar]], String)? in
             guard let children = try? ledger.children(of: id) else { return nil }
@@ -103,7 +143,7 @@ extension ContainerFileSystem {
         func classify(_ name: CName, status: stat) {
             let kind = status.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFDIR, UInt64(status.st_dev) == id.device else { return }
-            let entry = identity(of: status, name: name, in: id)
+            let entry = identity(status, name, id)
             let seen = Seen(name: CNames.copy(name), status: status, id: entry)
             if kind == S_IFREG {
                 if recordedFiles[entry] != nil {
@@ -174,7 +214,7 @@ extension ContainerFileSystem {
         for entry in touched {
             // Its data may have changed, even at the same size: the kernel's
             // cached pages go (it does not compare mtimes itself, `initialize`).
-            if let node = inodes.node(for: entry.id) { changes.notices.append(.dataChanged(node)) }
+            if let node = kernelNode(entry.id) { changes.notices.append(.dataChanged(node)) }
             dropFlagsOfAnEarlierInode(entry, in: directory, place: place, into: &changes)
             refresh(entry, in: directory, place: place, into: &changes)
         }
@@ -195,7 +235,7 @@ extension ContainerFileSystem {
     /// Records an entry found in directory `parent` that the ledger does not
     /// have there; a new directory's subtree is indexed as the mount's walk does.
     private func adopt(_ entry: Seen, name: CName, in parent: EntryID, at directory: FileDescriptor, place: String,
-                       into changes: inout BehindMountChanges) {
+                       into changes: inout Changes) {
         if entry.status.st_mode & S_IFMT == S_IFREG {
             events.foundBehindMount(.created(entry.status, id: entry.id, name: name, in: parent))
             changes.repairs.append("file \(place)/\(Self.text(entry.name)): added (\(entry.status.st_size) bytes)")
@@ -222,7 +262,7 @@ extension ContainerFileSystem {
             if CloneLeftovers.matches(visit.name) { return false }
             let kind = visit.status.st_mode & S_IFMT
             guard kind == S_IFREG || kind == S_IFDIR, UInt64(visit.status.st_dev) == parent.device else { return false }
-            let child = identity(of: visit.status, name: visit.name, in: holder)
+            let child = identity(visit.status, visit.name, holder)
             let known = state.read { ledger, _ -> (Ledger.Kind?, [EntryID], EntryID?) in
                 (ledger.kind(of: child), (try? ledger.linkDirectories(of: child)) ?? [], ledger.parent(ofDirectory: child))
             }
@@ -252,7 +292,7 @@ extension ContainerFileSystem {
     /// followed at once by a new one with its inode number must not pass
     /// them on. Only entries with flags cost a `statx`.
     private func dropFlagsOfAnEarlierInode(_ entry: Seen, in directory: FileDescriptor, place: String,
-                                           into changes: inout BehindMountChanges) {
+                                           into changes: inout Changes) {
         guard state.withBooks({ $0.flags.flags(of: entry.id) }) != [],
               let born = StoredFlags.birthTime(of: entry.id, holding: entry.status, read: { () throws(Errno) in
                   try entry.name.withUnsafeBufferPointer { (name) throws(Errno) in try directory.birthTime(of: name.baseAddress!) }
@@ -276,12 +316,12 @@ extension ContainerFileSystem {
     /// Brings a recorded file's size and allocation up to date. Re-reads
     /// after the update until the backing file holds still, so a handler's
     /// write racing this one is never overwritten by an older figure.
-    private func refresh(_ entry: Seen, in directory: FileDescriptor, place: String, into changes: inout BehindMountChanges) {
+    private func refresh(_ entry: Seen, in directory: FileDescriptor, place: String, into changes: inout Changes) {
         var status = entry.status
         for _ in 0..<4 {
             guard let known = state.read({ ledger, _ in try? ledger.file(entry.id) }) else { return }
             let allocated = ContainerState.allocated(status)
-            let charged = clones.charges(entry.id)
+            let charged = charges(entry.id)
             guard known.size != UInt64(max(status.st_size, 0)) || (!charged && known.allocated != allocated) else { return }
             events.resized(status, id: entry.id)
             if changes.repairs.last != "file \(place)/\(Self.text(entry.name)): \(known.size) -> \(status.st_size) bytes" {

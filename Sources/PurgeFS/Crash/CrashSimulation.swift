@@ -14,7 +14,47 @@ import PurgeSys
 /// ledger is repaired by reconciling each touched directory and announcing
 /// each restored file's figures (`resized`); the kernel hears of names and
 /// data only through `KernelNotifier`'s queue, once no lock is held.
-extension ContainerFileSystem: CrashSimulating {
+///
+/// It holds what that takes of the mount, taken once at its assembly
+/// (`init(_:)`), not the filesystem: the recorder, the root, the namespace
+/// locks, the ledger (for names), the observers, the kernel's notifier, a
+/// directory's reconciliation (`BehindMountReconciler`) and look-ups (the
+/// root's identity, a node by identity, the nodes of open regular files,
+/// whether a linked clone shares a file's data).
+final class CrashSimulation: CrashSimulating {
+    private let crashes: CrashRecorder
+    private let root: FileDescriptor
+    private let locks: NamespaceLocks
+    private let state: ContainerState
+    private let events: Observers
+    private let notifier: KernelNotifier
+    private let reconciler: BehindMountReconciler
+    private let rootKey: EntryID
+    /// The kernel's node for an identity, if it knows one.
+    private let kernelNode: @Sendable (EntryID) -> NodeID?
+    /// The kernel's nodes of regular files open now.
+    private let openRegularFiles: @Sendable () -> [NodeID]
+    /// Whether a linked clone shares the data of the file with this identity.
+    private let sharesData: @Sendable (EntryID) -> Bool
+
+    init(_ filesystem: ContainerFileSystem) {
+        let inodes = filesystem.inodes
+        let clones = filesystem.clones
+        crashes = filesystem.crashes
+        root = filesystem.root
+        locks = filesystem.locks
+        state = filesystem.state
+        events = filesystem.events
+        notifier = filesystem.notifier
+        reconciler = BehindMountReconciler(filesystem)
+        rootKey = inodes.inode(.root).key
+        kernelNode = { inodes.node(for: $0) }
+        openRegularFiles = {
+            inodes.all().compactMap { node, inode in inode.isRegularFile && !inode.sharing.openFiles.isEmpty ? node : nil }
+        }
+        sharesData = { clones.kind == .linked && clones.sharesBacking($0) }
+    }
+
     /// One line per thing a crash now would undo; changes nothing.
     func pendingCrash() -> [String] {
         let (model, handles) = crashes.book.withLock { ($0.model, $0.fileHandles) }
@@ -45,8 +85,7 @@ extension ContainerFileSystem: CrashSimulating {
         let container = (try? root.currentPath()) ?? ""
         var lines: [String] = []
         var touched: [EntryID: Set<[CChar]>] = [:]
-        let rootKey = inodes.inode(.root).key
-
+        
         func open(_ directory: EntryID) -> FileDescriptor? {
             if directory == rootKey { return try? reach.duplicate() }
             guard let handle = taken.directoryHandles[directory],
@@ -85,7 +124,7 @@ extension ContainerFileSystem: CrashSimulating {
             // A file that is gone (its removal was committed) loses nothing anyone can see: not listed.
             guard var line = describe(id, record, handle: taken.fileHandles[id], reach: reach, container: container) else { continue }
             defer { lines.append(line) }
-            if clones.kind == .linked && clones.sharesBacking(id) {
+            if sharesData(id) {
                 line += ": left alone (a linked clone shares its data)"
                 continue
             }
@@ -108,7 +147,7 @@ extension ContainerFileSystem: CrashSimulating {
                 line += ": failed (\(error))"
             }
             if let now = try? file.status(), now.st_nlink > 0 { events.resized(now, id: id) }
-            if let node = inodes.node(for: id) { notices.append(.dataChanged(node)) }
+            if let node = kernelNode(id) { notices.append(.dataChanged(node)) }
         }
 
         // What was kept for this crash goes.
@@ -121,14 +160,14 @@ extension ContainerFileSystem: CrashSimulating {
         for (directory, names) in touched {
             guard let descriptor = open(directory) else { continue }
             defer { descriptor.closeQuietly() }
-            notices += reconcile(directory, at: descriptor, names: names, listing: true).notices
+            notices += reconciler.reconcile(directory, at: descriptor, names: names, listing: true).notices
         }
         // Files open before the crash: their cached pages go, so the next
         // read through an old descriptor reaches the daemon (and its EIO).
         let restored = Set(notices.compactMap { notice -> NodeID? in
             if case .dataChanged(let node) = notice { return node } else { return nil }
         })
-        for (node, inode) in inodes.all() where inode.isRegularFile && !restored.contains(node) && !inode.sharing.openFiles.isEmpty {
+        for node in openRegularFiles() where !restored.contains(node) {
             notices.append(.dataChanged(node))
         }
         for notice in notices { notifier.send(notice) }
