@@ -4,7 +4,13 @@ mount while another thread asks for purges: every read must give what the
 model says the name holds. Prints each mismatch with the name's last
 operations, then `ops N mismatches M`; exit 1 on a mismatch.
 
-    scripts/lib/clone-stress.py MOUNTPOINT SECONDS SEED
+    scripts/lib/clone-stress.py MOUNTPOINT SECONDS SEED [--patch]
+
+With --patch, a fifth of the writes are in place instead (one `pwrite` of
+4 KiB to 256 KiB at a random offset, no `O_TRUNC`, sometimes synced), so a
+clone's first write changes part of it: with block sharing on (the
+daemon's PURGEFS_BLOCK_SHARING=1) that makes it a sparse member, which a
+truncating rewrite never does. Without it the operations are as before.
 
 Mount with pressure, on ext4 (linked clones), for example:
     purgefs mount c m -o capacity=48M,low=12M,high=16M
@@ -14,6 +20,7 @@ two names are "the same file"."""
 import os, random, subprocess, sys, threading, time
 
 mnt, seconds, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+patching = sys.argv[4:] == ["--patch"]
 rng = random.Random(seed)
 caches = os.path.join(mnt, "Library/Caches")
 os.makedirs(caches, exist_ok=True)
@@ -43,6 +50,19 @@ def write(name, data):
         os.close(fd)
 
 
+def patch(name, offset, data):
+    fd = os.open(path(name), os.O_WRONLY)
+    try:
+        view, at = memoryview(data), offset
+        while view:
+            done = os.pwrite(fd, view, at)
+            view, at = view[done:], at + done
+        if rng.random() < 0.3:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def pressure(seed):
     purges = random.Random(seed)
     while time.time() < end:
@@ -57,7 +77,14 @@ while time.time() < end:
     op = rng.choices(["write", "read", "clone", "delete"], [40, 40, 15, 5])[0]
     ops += 1
     try:
-        if op == "write":
+        if op == "write" and patching and name in model and rng.random() < 0.2:
+            old = model[name]
+            offset = rng.randrange(len(old) + 1)
+            data = rng.randbytes(rng.choice([4096, 65536, 262144]))
+            patch(name, offset, data)
+            model[name] = old[:offset] + data + old[offset + len(data):]
+            note(name, f"patch {len(data)} at {offset}")
+        elif op == "write":
             data = rng.randbytes(rng.choice([4096, 65536, 300000, 1 << 20, 2 << 20]))
             write(name, data)
             model[name] = data
