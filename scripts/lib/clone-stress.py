@@ -2,7 +2,9 @@
 """Cache files rewritten, cloned with cp, read back and deleted on a purgefs
 mount while another thread asks for purges: every read must give what the
 model says the name holds. Prints each mismatch with the name's last
-operations, then `ops N mismatches M`; exit 1 on a mismatch.
+operations, and each unexpected error (an `OSError` but a name purged
+meanwhile) with them, then `ops N mismatches M errors E`; exit 1 on a
+mismatch or an error.
 
     scripts/lib/clone-stress.py MOUNTPOINT SECONDS SEED [--patch]
 
@@ -26,7 +28,7 @@ caches = os.path.join(mnt, "Library/Caches")
 os.makedirs(caches, exist_ok=True)
 names = [f"c-{i}.bin" for i in range(6)]
 model, history = {}, {}
-ops = mismatches = 0
+ops = mismatches = errors = 0
 end = time.time() + seconds
 
 
@@ -112,6 +114,9 @@ while time.time() < end:
                     if "same file" in done.stderr:
                         mismatches += 1
                         print(f"MISMATCH op {ops}: {done.stderr.strip()}", flush=True)
+                    elif "No such file" not in done.stderr:
+                        errors += 1
+                        print(f"ERROR op {ops}: {done.stderr.strip()}", flush=True)
         elif op == "delete":
             try:
                 os.unlink(path(name))
@@ -122,5 +127,10 @@ while time.time() < end:
     except FileNotFoundError:
         model.pop(name, None)  # purged meanwhile
         note(name, "purged")
-print(f"ops {ops} mismatches {mismatches}")
-sys.exit(1 if mismatches else 0)
+    except OSError as error:
+        errors += 1
+        print(f"ERROR op {ops}: {op} {name}: {error}; its last operations {history.get(name)}", flush=True)
+        model.pop(name, None)  # what it holds now is unknown
+        note(name, f"{op} failed")
+print(f"ops {ops} mismatches {mismatches} errors {errors}")
+sys.exit(1 if mismatches or errors else 0)
