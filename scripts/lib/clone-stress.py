@@ -2,9 +2,17 @@
 """Cache files rewritten, cloned with cp, read back and deleted on a purgefs
 mount while another thread asks for purges: every read must give what the
 model says the name holds. Prints each mismatch with the name's last
-operations, then `ops N mismatches M`; exit 1 on a mismatch.
+operations, and each unexpected error (an `OSError` but a name purged
+meanwhile) with them, then `ops N mismatches M errors E`; exit 1 on a
+mismatch or an error.
 
-    scripts/lib/clone-stress.py MOUNTPOINT SECONDS SEED
+    scripts/lib/clone-stress.py MOUNTPOINT SECONDS SEED [--patch]
+
+With --patch, a fifth of the writes are in place instead (one `pwrite` of
+4 KiB to 256 KiB at a random offset, no `O_TRUNC`, sometimes synced), so a
+clone's first write changes part of it: with block sharing on (the
+daemon's PURGEFS_BLOCK_SHARING=1) that makes it a sparse member, which a
+truncating rewrite never does. Without it the operations are as before.
 
 Mount with pressure, on ext4 (linked clones), for example:
     purgefs mount c m -o capacity=48M,low=12M,high=16M
@@ -18,12 +26,13 @@ one in 140,000 operations)."""
 import os, random, subprocess, sys, threading, time
 
 mnt, seconds, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+patching = sys.argv[4:] == ["--patch"]
 rng = random.Random(seed)
 caches = os.path.join(mnt, "Library/Caches")
 os.makedirs(caches, exist_ok=True)
 names = [f"c-{i}.bin" for i in range(6)]
 model, history = {}, {}
-ops = mismatches = 0
+ops = mismatches = errors = 0
 end = time.time() + seconds
 
 
@@ -47,6 +56,19 @@ def write(name, data):
         os.close(fd)
 
 
+def patch(name, offset, data):
+    fd = os.open(path(name), os.O_WRONLY)
+    try:
+        view, at = memoryview(data), offset
+        while view:
+            done = os.pwrite(fd, view, at)
+            view, at = view[done:], at + done
+        if rng.random() < 0.3:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def pressure(seed):
     purges = random.Random(seed)
     while time.time() < end:
@@ -61,7 +83,14 @@ while time.time() < end:
     op = rng.choices(["write", "read", "clone", "delete"], [40, 40, 15, 5])[0]
     ops += 1
     try:
-        if op == "write":
+        if op == "write" and patching and name in model and rng.random() < 0.2:
+            old = model[name]
+            offset = rng.randrange(len(old) + 1)
+            data = rng.randbytes(rng.choice([4096, 65536, 262144]))
+            patch(name, offset, data)
+            model[name] = old[:offset] + data + old[offset + len(data):]
+            note(name, f"patch {len(data)} at {offset}")
+        elif op == "write":
             data = rng.randbytes(rng.choice([4096, 65536, 300000, 1 << 20, 2 << 20]))
             write(name, data)
             model[name] = data
@@ -89,6 +118,9 @@ while time.time() < end:
                     if "same file" in done.stderr:
                         mismatches += 1
                         print(f"MISMATCH op {ops}: {done.stderr.strip()}", flush=True)
+                    elif "No such file" not in done.stderr:
+                        errors += 1
+                        print(f"ERROR op {ops}: {done.stderr.strip()}", flush=True)
         elif op == "delete":
             try:
                 os.unlink(path(name))
@@ -99,5 +131,10 @@ while time.time() < end:
     except FileNotFoundError:
         model.pop(name, None)  # purged meanwhile
         note(name, "purged")
-print(f"ops {ops} mismatches {mismatches}")
-sys.exit(1 if mismatches else 0)
+    except OSError as error:
+        errors += 1
+        print(f"ERROR op {ops}: {op} {name}: {error}; its last operations {history.get(name)}", flush=True)
+        model.pop(name, None)  # what it holds now is unknown
+        note(name, f"{op} failed")
+print(f"ops {ops} mismatches {mismatches} errors {errors}")
+sys.exit(1 if mismatches or errors else 0)
