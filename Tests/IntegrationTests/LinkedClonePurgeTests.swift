@@ -66,20 +66,28 @@ final class LinkedClonePurgeTests: Ext4ImageTestCase {
         }
     }
 
-    /// Before the fix, the reopened clone truncated and wrote the shared
-    /// data in place: the original read 4 KiB of the clone's bytes.
-    func testWritingAPurgedCloneThroughItsNodeLeavesTheOriginalAlone() throws {
-        let original = try contents("Documents/original")
+    // MARK: The clone purged, its original kept
+
+    /// `Documents/original` cloned into the purgeable zone, the clone's node
+    /// held (`O_PATH`) and the clone purged: the registry forgets it, the
+    /// node still reads the original's data.
+    private func purgedCloneOfTheOriginal() throws -> (node: Int32, bytes: Data) {
+        let bytes = try contents("Documents/original")
         let clone = caches + "/clone"
         run(["cp", m + "/Documents/original", m + "/" + clone])
         XCTAssertEqual(contentID(clone), contentID("Documents/original"), "cp made a clone")
         let node = open(m + "/" + clone, clinux_O_PATH)
         XCTAssertGreaterThanOrEqual(node, 0, "open O_PATH: \(errno)")
-        defer { close(node) }
-
         purgeAll()
         XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/" + clone), "the clone was purged")
+        return (node, bytes)
+    }
 
+    /// Before the fix, the reopened clone truncated and wrote the shared
+    /// data in place: the original read 4 KiB of the clone's bytes.
+    func testWritingAPurgedCloneThroughItsNodeLeavesTheOriginalAlone() throws {
+        let (node, original) = try purgedCloneOfTheOriginal()
+        defer { close(node) }
         let block = [UInt8](repeating: 0x5A, count: 4096)
         let writer = open("/proc/self/fd/\(node)", O_WRONLY | O_TRUNC)
         XCTAssertGreaterThanOrEqual(writer, 0, "reopening the purged clone's node: \(errno)")
@@ -105,13 +113,8 @@ final class LinkedClonePurgeTests: Ext4ImageTestCase {
     /// Reading a purged clone through its node gives the clone's bytes,
     /// and a write that keeps them copies them first.
     func testAPurgedCloneKeepsItsBytesForItsOpenNode() throws {
-        let original = try contents("Documents/original")
-        let clone = caches + "/clone"
-        run(["cp", m + "/Documents/original", m + "/" + clone])
-        let node = open(m + "/" + clone, clinux_O_PATH)
-        XCTAssertGreaterThanOrEqual(node, 0)
+        let (node, original) = try purgedCloneOfTheOriginal()
         defer { close(node) }
-        purgeAll()
 
         let writer = open("/proc/self/fd/\(node)", O_RDWR)
         XCTAssertGreaterThanOrEqual(writer, 0, "reopening the purged clone's node: \(errno)")
@@ -128,13 +131,8 @@ final class LinkedClonePurgeTests: Ext4ImageTestCase {
     /// clone's node still reads the clone's bytes (before the fix, the
     /// original's new ones, and `cp` of it copied what the original held).
     func testAPurgedClonesNodeDoesNotSeeItsOriginalsLaterWrites() throws {
-        let original = try contents("Documents/original")
-        let clone = caches + "/clone"
-        run(["cp", m + "/Documents/original", m + "/" + clone])
-        let node = open(m + "/" + clone, clinux_O_PATH)
-        XCTAssertGreaterThanOrEqual(node, 0)
+        let (node, original) = try purgedCloneOfTheOriginal()
         defer { close(node) }
-        purgeAll()
 
         let block = [UInt8](repeating: 0x3C, count: 4096)
         overwrite(m + "/Documents/original", at: 0, block)
