@@ -40,11 +40,11 @@ extension LinkedClones {
                 // Its backing file is about to change in place (all but a
                 // sharing member's break, which copies): forgotten members
                 // reading it get their own copies first.
-                if !(isMember(inode.key) && sharesData(inode.key)) { try breakOrphans(of: inode, room: breaking.room) }
-                let member = isMember(inode.key)
+                let member = isMember(inode.key), shares = sharesData(inode.key)
+                if !(member && shares) { try breakOrphans(of: inode, room: breaking.room) }
                 // A lone member shares yet with its primary's node, should the
                 // kernel still know it (a primary purged behind its back).
-                if !sharesData(inode.key) && !(member && breaking.inodes.existing(inode.backing) != nil) {
+                if !shares && !(member && breaking.inodes.existing(inode.backing) != nil) {
                     inode.sharing.unshare()
                 } else if member {
                     try breakMember(inode, keepingData: keepingData, whole: whole, breaking: breaking)
