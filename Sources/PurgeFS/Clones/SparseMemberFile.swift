@@ -116,6 +116,29 @@ final class SparseMemberFile: Sendable {
         return file
     }
 
+    /// Opens a member whose base cannot be opened (its link gone or
+    /// replaced behind the mount): marked at once, so its own blocks read
+    /// and its shared ones fail with `EIO`, rather than reading its anchor's
+    /// holes. Takes `anchor` (closed if it throws).
+    static func withoutBase(member: EntryID, anchor: FileDescriptor, maps: BlockMaps, error: Errno) throws(Errno) -> SparseMemberFile {
+        let file: SparseMemberFile
+        do throws(Errno) {
+            guard let entry = maps.current(member) else { throw Errno.noEntry }
+            let size = UInt64(try anchor.status().st_size)
+            // A stand-in no read reaches: every shared piece fails first.
+            let standIn = try anchor.duplicate()
+            var view = View(map: entry.map, base: standIn, size: size)
+            view.baseChanged = BaseStamp(size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)
+            file = SparseMemberFile(member: member, anchor: anchor, maps: maps, view: view)
+            Diagnostics.note(
+                "sparse clone \(member): its base \(entry.map.base) cannot be opened (\(error)): reads of the blocks it shares fail with EIO")
+        } catch {
+            anchor.closeQuietly()
+            throw error
+        }
+        return file
+    }
+
     // MARK: The base's stamp
 
     /// Whether the base still matches the map's stamp. The first time it

@@ -99,21 +99,10 @@ final class SparseMembers: Sendable {
         }
         if let known { return known }
         guard let base, let entry = maps.current(id) else { return nil }
-        letGoOfIdleFiles(making: 1)
-        do throws(Errno) {
-            let anchor = try FileHandle(stored: (entry.handleType, entry.handle)).open(on: root, flags: O_RDWR)
-            guard EntryID(try anchor.status()) == id else {
-                anchor.closeQuietly()
-                throw Errno(ESTALE)
-            }
-            let baseFile: FileDescriptor
-            do throws(Errno) { baseFile = try openBase(base) } catch {
-                anchor.closeQuietly()
-                throw error
-            }
-            // It owns both descriptors from here on (closing them if it throws, and when it goes).
-            let file = try SparseMemberFile.open(member: id, anchor: anchor, base: baseFile, maps: maps)
-            return table.withLock { table in
+
+        /// `file` as the live file of `id`, unless another thread's came first.
+        func keep(_ file: SparseMemberFile) -> SparseMemberFile {
+            table.withLock { table in
                 table.used(id)
                 if let raced = table.files[id] { return raced }
                 // Dropped meanwhile (its map gone): not live any more.
@@ -121,6 +110,21 @@ final class SparseMembers: Sendable {
                 table.files[id] = file
                 return file
             }
+        }
+        letGoOfIdleFiles(making: 1)
+        do throws(Errno) {
+            let anchor = try FileHandle(stored: (entry.handleType, entry.handle)).open(on: root, flags: O_RDWR)
+            guard EntryID(try anchor.status()) == id else {
+                anchor.closeQuietly()
+                throw Errno(ESTALE)
+            }
+            // It owns its descriptors from here on (closing them if it throws, and when it goes).
+            let baseFile: FileDescriptor
+            do throws(Errno) { baseFile = try openBase(base) } catch {
+                // Its link gone or replaced behind the mount: never its anchor's holes where it shares.
+                return keep(try SparseMemberFile.withoutBase(member: id, anchor: anchor, maps: maps, error: error))
+            }
+            return keep(try SparseMemberFile.open(member: id, anchor: anchor, base: baseFile, maps: maps))
         } catch {
             Diagnostics.note("sparse clone \(id): cannot open its data: \(error)")
             return nil
