@@ -65,11 +65,7 @@ extension BlockSharingTests {
         _ = try makeSparseClone("c1")
         XCTAssertEqual(unmountPurgefs(), [])
         XCTAssertNoThrow(try Data(repeating: 0x11, count: 3 * Self.blockSize).write(to: URL(fileURLWithPath: container + "/small")))
-        try mountPurgefs()
-        let findings = try XCTUnwrap(checkFindings())
-        XCTAssertTrue(findings.contains("changed behind the mount"), "the check at mount: \(findings.debugDescription)")
-        XCTAssertEqual(readErrno(m + "/c1", at: Self.blockSize, count: 10), EIO, "a shared block of the clone")
-        XCTAssertEqual(readErrno(m + "/c1", at: 0, count: 1), 0, "the clone's own block")
+        try assertSharedReadsFailAfterMount(finding: "changed behind the mount")
     }
 
     /// The base's own link removed behind the mount while unmounted: the
@@ -82,11 +78,17 @@ extension BlockSharingTests {
         let links = try FileManager.default.contentsOfDirectory(atPath: anchors).filter { $0.hasPrefix("b") }
         XCTAssertEqual(links.count, 1, "one base link: \(links)")
         for link in links { XCTAssertEqual(unlink(anchors + "/" + link), 0) }
+        try assertSharedReadsFailAfterMount(finding: "has no link")
+    }
+
+    /// Mounts and asserts the check reports `finding`, and that `c1` (made by
+    /// `makeSparseClone`) reads EIO where it shares and its own block still.
+    func assertSharedReadsFailAfterMount(finding: String, file: StaticString = #filePath, line: UInt = #line) throws {
         try mountPurgefs()
-        let findings = try XCTUnwrap(checkFindings())
-        XCTAssertTrue(findings.contains("has no link"), "the check at mount: \(findings.debugDescription)")
-        XCTAssertEqual(readErrno(m + "/c1", at: Self.blockSize, count: 10), EIO, "a shared block of the clone")
-        XCTAssertEqual(readErrno(m + "/c1", at: 0, count: 1), 0, "the clone's own block")
+        let findings = try XCTUnwrap(checkFindings(), file: file, line: line)
+        XCTAssertTrue(findings.contains(finding), "the check at mount: \(findings.debugDescription)", file: file, line: line)
+        XCTAssertEqual(readErrno(m + "/c1", at: Self.blockSize, count: 10), EIO, "a shared block of the clone", file: file, line: line)
+        XCTAssertEqual(readErrno(m + "/c1", at: 0, count: 1), 0, "the clone's own block", file: file, line: line)
     }
 
     /// Times set on the original through the mount (`touch`) change no byte:
