@@ -46,6 +46,8 @@ class LoopImageTestCase: XCTestCase {
     var volume: String { fixture.base + "/volume" }
     var container: String { volume + "/container" }
     var m: String { fixture.mountpoint }
+    /// Run before `purgefs mount` (`prlimit --nofile=...`: the daemon inherits its limits).
+    var launcher: [String] = []
 
     var kind: ImageKind { preconditionFailure("\(Self.self) must say which filesystem it tests on") }
     /// The image's size in bytes (`truncate -s`): sparse, so only what the test writes costs space.
@@ -225,7 +227,8 @@ class LoopImageTestCase: XCTestCase {
 
     /// `purgefs mount CONTAINER MOUNTPOINT`, which returns once the mount is usable.
     func mountPurgefs(options: [String] = []) throws {
-        let result = try Subprocess.run([fixture.binary, "mount", container, m] + (options.isEmpty ? [] : ["-o", options.joined(separator: ",")]), timeout: 30)
+        let result = try Subprocess.run(
+            launcher + [fixture.binary, "mount", container, m] + (options.isEmpty ? [] : ["-o", options.joined(separator: ",")]), timeout: 30)
         guard result.status == 0, MountTable.mounts(at: m).last?.fileSystemType == "fuse.purgefs" else {
             throw SubprocessError("mount of \(container) on \(m) failed: \(result)")
         }

@@ -114,7 +114,7 @@ final class SparseMemberFileTests: XCTestCase {
         let base = try create("base", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
         let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
         let member = try identity(anchor)
-        let file = try SparseMemberFile.start(member: member, anchor: anchor, base: base, handle: (1, [7]), maps: maps)
+        let file = try SparseMemberFile.start(member: member, anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, [7]), maps: maps)
         XCTAssertEqual(file.snapshot.map.sharedLength, 37 * block)
         var model = baseBytes
         for step in 0..<3000 {
@@ -166,7 +166,7 @@ final class SparseMemberFileTests: XCTestCase {
         let baseBytes = randomBytes(Int(8 * block), &generator)
         let base = try create("base", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
         let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
-        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
         var model = baseBytes
         try write(file, [9], at: 3 * block)
         apply(write: [9], at: Int(3 * block), to: &model)
@@ -182,7 +182,7 @@ final class SparseMemberFileTests: XCTestCase {
         XCTAssertEqual(try plainRead(anchor), model)
         XCTAssertEqual(try whole(file), model)
         XCTAssertEqual(maps.book, BlockMapBook())
-        XCTAssertThrowsError(try file.rebase(to: base))
+        XCTAssertThrowsError(try file.rebase(to: try base.duplicate()))
     }
 
     func testAFourKilobyteWriteIntoA256MebibyteMemberCostsOneBlock() throws {
@@ -199,7 +199,7 @@ final class SparseMemberFileTests: XCTestCase {
         try base.sync()
         let anchor = try create("anchor", in: dir)
         let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
-        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
         try file.sync()
         let fresh = try anchor.status()
         XCTAssertEqual(UInt64(fresh.st_size), size)
@@ -247,7 +247,7 @@ final class SparseMemberFileTests: XCTestCase {
             let anchor = try create("a\(index)", in: dir)
             let id = try identity(anchor)
             anchors[id] = anchor
-            files[id] = try SparseMemberFile.start(member: id, anchor: anchor, base: base, handle: (1, [UInt8(index)]), maps: maps)
+            files[id] = try SparseMemberFile.start(member: id, anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, [UInt8(index)]), maps: maps)
             try files[id]!.sync()
         }
         let members = anchors.keys.sorted()
@@ -300,7 +300,7 @@ final class SparseMemberFileTests: XCTestCase {
                 BlockShareCheck.findings(maps: maps.book.durable.mapValues(\.map), anchors: states, baseLinks: [baseID]), [],
                 "round \(round): after replay nothing is unreferenced and every own block holds data")
             for id in members {
-                let file = try SparseMemberFile.open(member: id, anchor: anchors[id]!, base: base, maps: maps)
+                let file = try SparseMemberFile.open(member: id, anchor: try anchors[id]!.duplicate(), base: try base.duplicate(), maps: maps)
                 files[id] = file
                 let after = try whole(file)
                 let was = synced[id]!, now = latest[id]!
@@ -327,7 +327,7 @@ final class SparseMemberFileTests: XCTestCase {
         let base = try create("base", in: dir, bytes: [UInt8](repeating: 9, count: Int(3 * block)))
         let anchor = try create("anchor", in: dir)
         var maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
-        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
         try write(file, [1, 2, 3], at: 5)
         maps.forgetPending()
         maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
@@ -369,7 +369,7 @@ final class SparseMemberFileTests: XCTestCase {
         // The journal cannot be made: every commit fails.
         try stateDirectory.makeDirectory("block-maps.journal", mode: 0o700)
         let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
-        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
         try write(file, [UInt8](repeating: 1, count: 100), at: 5 * block)
         XCTAssertThrowsError(try file.truncate(to: 2 * block + 10))
         XCTAssertEqual(try whole(file), Array(baseBytes[..<Int(2 * block + 10)]), "reads stop at the new end")
@@ -391,14 +391,14 @@ final class SparseMemberFileTests: XCTestCase {
         let primary = try create("primary", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
         let member = try identity(anchor)
         var maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
-        let file = try SparseMemberFile.start(member: member, anchor: anchor, base: primary, handle: (1, []), maps: maps)
+        let file = try SparseMemberFile.start(member: member, anchor: try anchor.duplicate(), base: try primary.duplicate(), handle: (1, []), maps: maps)
         var model = baseBytes
         let bytes = randomBytes(5000, &generator)
         try write(file, bytes, at: 3 * block - 100)
         apply(write: bytes, at: Int(3 * block - 100), to: &model)
         try file.sync()
         let copy = try create("z", in: dir, bytes: baseBytes)
-        try file.rebase(to: copy)
+        try file.rebase(to: try copy.duplicate())
         // The primary is written now, all over.
         let garbage = randomBytes(baseBytes.count, &generator)
         _ = try garbage.withUnsafeBytes { try primary.write($0, at: 0) }
@@ -406,8 +406,8 @@ final class SparseMemberFileTests: XCTestCase {
         maps.forgetPending()
         maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
         XCTAssertEqual(maps.book.durable[member]?.map.base, try identity(copy), "the rebase is durable when rebase returns")
-        XCTAssertThrowsError(try SparseMemberFile.open(member: member, anchor: anchor, base: primary, maps: maps))
-        XCTAssertEqual(try whole(SparseMemberFile.open(member: member, anchor: anchor, base: copy, maps: maps)), model)
+        XCTAssertThrowsError(try SparseMemberFile.open(member: member, anchor: try anchor.duplicate(), base: try primary.duplicate(), maps: maps))
+        XCTAssertEqual(try whole(SparseMemberFile.open(member: member, anchor: try anchor.duplicate(), base: try copy.duplicate(), maps: maps)), model)
         let maps1 = maps.book.durable.mapValues(\.map)
         let state = try BlockShareCheck.Anchor(reading: anchor)
         XCTAssertEqual(BlockShareCheck.findings(maps: maps1, anchors: [member: state], baseLinks: [try identity(copy)]), [])
@@ -427,7 +427,7 @@ final class SparseMemberFileTests: XCTestCase {
         var maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
         var files: [SparseMemberFile] = []
         for anchor in [early, kept] {
-            let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+            let file = try SparseMemberFile.start(member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
             try file.sync()
             files.append(file)
         }
@@ -449,5 +449,67 @@ final class SparseMemberFileTests: XCTestCase {
         XCTAssertEqual(try kept.status().st_blocks, 0, "the unclaimed copy is punched")
         let reread = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
         XCTAssertEqual(Array(reread.book.durable.keys), [try identity(kept)], "the drop is durable")
+    }
+
+    // MARK: The base's stamp
+
+    /// The base written behind the member's back (same size, in place): the
+    /// member's reads of shared blocks and copies of them fail with EIO, its
+    /// own blocks still read, a truncate to nothing still works; a member
+    /// opened anew from the book finds the change too. Before the stamp,
+    /// the member read the new bytes as its own.
+    func testABaseWrittenBehindTheMemberFailsItsSharedReadsWithEIO() throws {
+        let dir = try directory(), stateDirectory = try directory()
+        var generator = SplitMix64(seed: 77)
+        let baseBytes = randomBytes(Int(4 * block), &generator)
+        let base = try create("base", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
+        let member = try identity(anchor)
+        let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        let file = try SparseMemberFile.start(member: member, anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
+        try write(file, [1, 2, 3], at: 10)
+        try file.sync()
+        XCTAssertEqual(maps.book.durable[member]?.map.baseStamp, BaseStamp(try base.status()))
+        XCTAssertEqual(try read(file, offset: 2 * block, count: 8), Array(baseBytes[Int(2 * block)..<Int(2 * block) + 8]))
+        // Another process writes the base in place, at the same size.
+        _ = try [UInt8](repeating: 0xEE, count: 100).withUnsafeBytes { try base.write($0, at: Int64(2 * block)) }
+        XCTAssertThrowsError(try read(file, offset: 2 * block, count: 8)) { XCTAssertEqual($0 as? Errno, Errno.ioError) }
+        XCTAssertThrowsError(try read(file, offset: 0, count: Int(2 * block))) { XCTAssertEqual($0 as? Errno, Errno.ioError) }
+        XCTAssertEqual(try read(file, offset: 0, count: 13).suffix(3), [1, 2, 3], "own blocks still read")
+        XCTAssertThrowsError(try [UInt8(9)].withUnsafeBytes { try file.write($0, at: 3 * block) }) { XCTAssertEqual($0 as? Errno, Errno.ioError) }
+        XCTAssertThrowsError(try file.flatten()) { XCTAssertEqual($0 as? Errno, Errno.ioError) }
+        // Opened anew from the journal: the stamp says the same.
+        let reopened = try SparseMemberFile.open(member: member, anchor: try anchor.duplicate(), base: try base.duplicate(), maps: maps)
+        XCTAssertNotNil(reopened.snapshot.baseChanged)
+        XCTAssertThrowsError(try read(reopened, offset: 3 * block, count: 1)) { XCTAssertEqual($0 as? Errno, Errno.ioError) }
+        try file.truncate(to: 0)
+        try write(file, [4, 5], at: 0)
+        XCTAssertEqual(try whole(file), [4, 5], "cut to nothing, the member shares nothing and reads again")
+    }
+
+    /// purgefs setting the base's times itself stamps the member anew
+    /// (`restamp`): it reads on; a member marked by another change stays so.
+    func testTheBasesOwnTimesSetByPurgefsAreStampedAnew() throws {
+        let dir = try directory(), stateDirectory = try directory()
+        var generator = SplitMix64(seed: 78)
+        let baseBytes = randomBytes(Int(3 * block), &generator)
+        let base = try create("base", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
+        let member = try identity(anchor)
+        let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        let file = try SparseMemberFile.start(member: member, anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
+        let before = BaseStamp(try base.status())
+        try base.setTimes(access: TimeSpec.omit, modification: timespec(tv_sec: 1_000_000, tv_nsec: 5))
+        let after = BaseStamp(try base.status())
+        XCTAssertThrowsError(try read(file, offset: 0, count: 4), "a read while the times change is refused")
+        try file.restamp(from: before, to: after)
+        XCTAssertEqual(try whole(file), baseBytes)
+        let reopened = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        XCTAssertEqual(reopened.book.durable[member]?.map.baseStamp, after, "the new stamp is durable")
+        // Written behind the mount, then its times set: the mark stays.
+        _ = try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try base.write($0, at: 0) }
+        XCTAssertThrowsError(try read(file, offset: 0, count: 4))
+        let written = BaseStamp(try base.status())
+        try base.setTimes(access: TimeSpec.omit, modification: timespec(tv_sec: 2_000_000, tv_nsec: 0))
+        try file.restamp(from: written, to: BaseStamp(try base.status()))
+        XCTAssertThrowsError(try read(file, offset: 0, count: 4), "still refused")
     }
 }

@@ -12,13 +12,17 @@ public struct BlockMap: Equatable, Sendable {
     public static let blockSize: UInt64 = 1 << 16
 
     public var base: EntryID
+    /// The base as it was when the map last trusted it (nil: a map
+    /// journaled before stamps, stamped at the next mount's replay).
+    public var baseStamp: BaseStamp?
     public private(set) var sharedLength: UInt64
     /// Own blocks below `sharedLength`.
     public private(set) var own: BlockRanges
 
     /// A map sharing everything below `sharedLength` rounded down to a block.
-    public init(base: EntryID, sharedLength: UInt64) {
+    public init(base: EntryID, sharedLength: UInt64, baseStamp: BaseStamp? = nil) {
         self.base = base
+        self.baseStamp = baseStamp
         self.sharedLength = Self.blockStart(sharedLength)
         self.own = BlockRanges()
     }

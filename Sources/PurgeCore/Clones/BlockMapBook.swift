@@ -105,7 +105,7 @@ public struct BlockMapBook: JournaledRecords {
             let entry = durable[member]!
             lines += BlockMapRecord.start(
                 member: member, base: entry.map.base, sharedLength: entry.map.sharedLength,
-                handleType: entry.handleType, handle: entry.handle).line
+                handleType: entry.handleType, handle: entry.handle, stamp: entry.map.baseStamp).line
             for blocks in entry.map.own.ranges { lines += BlockMapRecord.own(member: member, blocks: blocks).line }
         }
         return lines
@@ -143,8 +143,8 @@ public struct BlockMapBook: JournaledRecords {
 
     static func apply(_ record: BlockMapRecord, to entries: inout [EntryID: Entry]) throws(BlockMapRecord.Malformed) {
         let member = record.member
-        if case .start(_, let base, let length, let type, let handle) = record {
-            entries[member] = Entry(map: BlockMap(base: base, sharedLength: length), handleType: type, handle: handle)
+        if case .start(_, let base, let length, let type, let handle, let stamp) = record {
+            entries[member] = Entry(map: BlockMap(base: base, sharedLength: length, baseStamp: stamp), handleType: type, handle: handle)
             return
         }
         guard var entry = entries[member] else { throw BlockMapRecord.Malformed("no map for member \(member)") }
@@ -161,8 +161,11 @@ public struct BlockMapBook: JournaledRecords {
                 throw BlockMapRecord.Malformed("shared length raised from \(entry.map.sharedLength) to \(length)")
             }
             entry.map.lowerSharedLength(to: length)
-        case .rebase(_, let base):
+        case .rebase(_, let base, let stamp):
             entry.map.base = base
+            entry.map.baseStamp = stamp
+        case .stamp(_, let stamp):
+            entry.map.baseStamp = stamp
         case .drop:
             entries[member] = nil
             return

@@ -62,6 +62,9 @@ public enum BlockShareCheck {
         case danglingBase(member: EntryID, base: EntryID)
         /// A base link no map names: its blocks are referenced by nobody.
         case unreferencedBase(base: EntryID)
+        /// The base is not as the map stamped it (written behind the
+        /// mount): the member's shared blocks fail with `EIO`.
+        case baseChanged(member: EntryID, base: EntryID, stamped: BaseStamp, now: BaseStamp)
 
         public var description: String {
             switch self {
@@ -71,16 +74,24 @@ public enum BlockShareCheck {
             case .sharedPastSize(let member, let length, let size): "member \(member): shares \(length) bytes, anchor has \(size)"
             case .danglingBase(let member, let base): "member \(member): base \(base) has no link"
             case .unreferencedBase(let base): "base \(base): linked, referred to by no map"
+            case .baseChanged(let member, let base, let stamped, let now):
+                "member \(member): base \(base) changed behind the mount (stamped \(stamped), now \(now)): its shared blocks read EIO"
             }
         }
     }
 
-    /// Everything that disagrees, members and bases in order.
-    public static func findings(maps: [EntryID: BlockMap], anchors: [EntryID: Anchor], baseLinks: Set<EntryID>) -> [Finding] {
+    /// Everything that disagrees, members and bases in order. `baseStamps`
+    /// are the bases' stamps now (those that could be read).
+    public static func findings(
+        maps: [EntryID: BlockMap], anchors: [EntryID: Anchor], baseLinks: Set<EntryID>, baseStamps: [EntryID: BaseStamp] = [:]
+    ) -> [Finding] {
         var findings: [Finding] = []
         for member in maps.keys.sorted() {
             let map = maps[member]!
             if !baseLinks.contains(map.base) { findings.append(.danglingBase(member: member, base: map.base)) }
+            if let stamped = map.baseStamp, let now = baseStamps[map.base], now != stamped {
+                findings.append(.baseChanged(member: member, base: map.base, stamped: stamped, now: now))
+            }
             guard let anchor = anchors[member] else {
                 findings.append(.missingAnchor(member: member))
                 continue
@@ -116,9 +127,14 @@ public enum BlockShareCheck {
 
     /// The repairs of `book` (durable) given its anchors (nil: could not
     /// be reopened), the members the linked-clone registry still has (a
-    /// first write killed before its rename) and the base links present.
+    /// first write killed before its rename), the base links present and
+    /// the bases' stamps now. A map journaled before stamps is stamped
+    /// with its base as it is now (nothing older is known to compare with);
+    /// a stamp that differs is no repair's to mend: the check reports it,
+    /// and the member's shared blocks fail with `EIO`.
     public static func replay(
-        book: BlockMapBook, anchors: [EntryID: Anchor], linkedMembers: Set<EntryID>, baseLinks: Set<EntryID>
+        book: BlockMapBook, anchors: [EntryID: Anchor], linkedMembers: Set<EntryID>, baseLinks: Set<EntryID>,
+        baseStamps: [EntryID: BaseStamp] = [:]
     ) -> Repairs {
         var repairs = Repairs()
         var named = Set<EntryID>()
@@ -138,6 +154,7 @@ public enum BlockShareCheck {
             }
             let punches = unclaimed(map, anchor)
             if !punches.isEmpty { repairs.punches[member] = punches }
+            if map.baseStamp == nil, let now = baseStamps[map.base] { repairs.records.append(.stamp(member: member, stamp: now)) }
             named.insert(map.base)
         }
         repairs.unlinkBases = baseLinks.subtracting(named).sorted()

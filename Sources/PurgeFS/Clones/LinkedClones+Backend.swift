@@ -134,6 +134,30 @@ extension LinkedClones: CloneBackend {
         createdNames.note(id, as: LinkedCloneRegistry.Name(parent: parent, name: Self.bytes(name)))
     }
 
+    /// Setting the original's times through the mount (`setattr`, inside
+    /// this bracket) changes its base's stamp: the stamp before, kept until
+    /// `endOpen` stamps the members anew. An open is bracketed too, and
+    /// changes nothing.
+    func beginOpen(_ inode: Inode) throws(Errno) {
+        guard inode.isRegularFile, let before = sparse.touching(inode.key, status: { baseStatus(inode) }) else { return }
+        touches.withLock { $0[inode.key, default: []].append(before) }
+    }
+
+    func endOpen(_ inode: Inode) {
+        guard inode.isRegularFile, sparse.isActive,
+              let before = touches.withLock({ table -> BaseStamp? in
+                  guard let before = table[inode.key]?.popLast() else { return nil }
+                  if table[inode.key]?.isEmpty == true { table[inode.key] = nil }
+                  return before
+              }),
+              let after = baseStatus(inode).map(BaseStamp.init) else { return }
+        sparse.touched(inode.key, before: before, after: after, lock: { (id, body) throws(Errno) in try dataLocks.withLock(id, body) })
+    }
+
+    private func baseStatus(_ inode: Inode) -> stat? {
+        try? inode.withDescriptor { (path) throws(Errno) in try path.status() }
+    }
+
     func closed(_ id: EntryID) {
         createdNames.forget(id)
         sparseClosed(id)

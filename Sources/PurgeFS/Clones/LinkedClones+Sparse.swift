@@ -12,32 +12,33 @@ extension LinkedClones {
     /// backing): the base linked, the anchor sized as the base with its
     /// partial last block copied, the `start` record durable (the anchor
     /// synced first). The caller then renames the anchor over the name. The
-    /// returned file holds `anchor` (a duplicate) until it is dropped.
+    /// returned file holds `anchor` (a duplicate) until it goes.
     func startSparse(_ id: EntryID, anchor: FileDescriptor, inode: Inode) throws(Errno) -> SparseMemberFile {
         let base = try inode.withDescriptor { (path) throws(Errno) in try path.reopen(flags: O_RDONLY) }
         let times: stat
         let mine: FileDescriptor
+        let baseID: EntryID
+        let handle: (Int32, [UInt8])
         do throws(Errno) {
             times = try anchor.status()
+            baseID = EntryID(try base.status())
+            handle = try FileHandle(of: anchor).stored
+            try sparse.linkBase(base)
             mine = try anchor.duplicate()
         } catch {
+            try? anchor.truncate(to: 0)
             base.closeQuietly()
             throw error
         }
-        let baseID: EntryID
         let file: SparseMemberFile
         do throws(Errno) {
-            baseID = EntryID(try base.status())
-            try sparse.linkBase(base)
-            file = try SparseMemberFile.start(
-                member: id, anchor: mine, base: base, handle: try FileHandle(of: anchor).stored, maps: sparse.maps)
+            // It takes `mine` and `base` (closing them if it throws).
+            file = try SparseMemberFile.start(member: id, anchor: mine, base: base, handle: handle, maps: sparse.maps)
         } catch {
             try? anchor.truncate(to: 0)
-            mine.closeQuietly()
-            base.closeQuietly()
             throw error
         }
-        sparse.started(file, base: baseID, descriptors: [mine, base])
+        sparse.started(file, base: baseID)
         do throws(Errno) {
             try anchor.setTimes(access: times.st_atim, modification: times.st_mtim)
             try file.sync()

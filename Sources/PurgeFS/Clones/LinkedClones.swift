@@ -58,6 +58,9 @@ final class LinkedClones: Sendable {
     let sparse: SparseMembers
     /// The names files were made as by the opens that hold them (`created`).
     let createdNames = CreatedNames()
+    /// Bases whose original is in a `beginOpen` bracket (its times may be
+    /// set through the mount): their stamps before, one per bracket.
+    let touches = Mutex<[EntryID: [BaseStamp]]>([:])
 
     /// For a mount whose probe found no reflinks (`CloneBackends.choose`).
     init(

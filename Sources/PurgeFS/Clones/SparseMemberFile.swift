@@ -12,8 +12,15 @@ import Synchronization
 /// data lock (one at a time); reads take only the view's lock (a leaf, to
 /// copy the map, size and base descriptor). A block is marked own only after its copy is in
 /// the anchor, so a read in between reads the base or the whole copy.
-/// The descriptors are the caller's: it keeps them open while this lives
-/// (a base replaced by `rebase` until the member's release).
+/// It owns its descriptors (the anchor, the base, bases `rebase` replaced)
+/// and closes them when the last reference to it goes: `SparseMembers`
+/// lets go of an idle file to bound the daemon's descriptors, and a
+/// request still using it keeps them open until it is done.
+///
+/// The base is trusted only as its stamp (`BaseStamp`, in the map) says:
+/// a base found otherwise (written behind the mount) marks the member
+/// (`View.baseChanged`), and every read or copy of a shared block then
+/// fails with `EIO` instead of returning other bytes.
 final class SparseMemberFile: Sendable {
     let member: EntryID
     /// The anchor, open for reading and writing.
@@ -38,6 +45,11 @@ final class SparseMemberFile: Sendable {
         /// Flattened: the map is dropped and nothing is shared any more
         /// (`sharedLength` 0); the member is its anchor, a plain file.
         var flattened = false
+        /// The base as found when it no longer matched the map's stamp
+        /// (changed behind the mount): shared blocks fail with `EIO`.
+        var baseChanged: BaseStamp?
+        /// Bases `rebase` replaced, closed with this file.
+        var retired: [FileDescriptor] = []
     }
 
     private static var blockSize: UInt64 { BlockMap.blockSize }
@@ -49,30 +61,137 @@ final class SparseMemberFile: Sendable {
         self.view = Mutex(view)
     }
 
+    deinit {
+        let view = view.withLock { $0 }
+        anchor.closeQuietly()
+        view.base.closeQuietly()
+        for descriptor in view.retired { descriptor.closeQuietly() }
+    }
+
     /// Makes `member` sparse on `base`: its anchor is sized as the base, the
     /// base's partial last block (never shared) copied into it, and the
-    /// `start` record queued. `sync()` before the anchor replaces the name.
+    /// `start` record queued, with the base's stamp. `sync()` before the
+    /// anchor replaces the name. Takes `anchor` and `base` (closed if it throws).
     static func start(
         member: EntryID, anchor: FileDescriptor, base: FileDescriptor, handle: (Int32, [UInt8]), maps: BlockMaps
     ) throws(Errno) -> SparseMemberFile {
-        let baseStatus = try base.status()
-        let size = UInt64(baseStatus.st_size)
-        let map = BlockMap(base: EntryID(baseStatus), sharedLength: size)
-        try anchor.truncate(to: 0)
-        try anchor.truncate(to: Int64(size))
-        if map.sharedLength < size {
-            try copy(from: base, to: anchor, offset: map.sharedLength, length: size - map.sharedLength)
+        do throws(Errno) {
+            let baseStatus = try base.status()
+            let size = UInt64(baseStatus.st_size)
+            let map = BlockMap(base: EntryID(baseStatus), sharedLength: size, baseStamp: BaseStamp(baseStatus))
+            try anchor.truncate(to: 0)
+            try anchor.truncate(to: Int64(size))
+            if map.sharedLength < size {
+                try copy(from: base, to: anchor, offset: map.sharedLength, length: size - map.sharedLength)
+            }
+            // The base held still while its partial last block was copied.
+            guard BaseStamp(try base.status()) == map.baseStamp else { throw Errno.ioError }
+            maps.record(.start(
+                member: member, base: map.base, sharedLength: map.sharedLength, handleType: handle.0, handle: handle.1,
+                stamp: map.baseStamp))
+            return SparseMemberFile(member: member, anchor: anchor, maps: maps, view: View(map: map, base: base, size: size))
+        } catch {
+            anchor.closeQuietly()
+            base.closeQuietly()
+            throw error
         }
-        maps.record(.start(member: member, base: map.base, sharedLength: map.sharedLength, handleType: handle.0, handle: handle.1))
-        return SparseMemberFile(member: member, anchor: anchor, maps: maps, view: View(map: map, base: base, size: size))
     }
 
-    /// Opens a member the book has a map of (at mount, after replay).
+    /// Opens a member the book has a map of (at mount, after replay): a
+    /// base that no longer matches the map's stamp marks it (`baseChanged`).
+    /// Takes `anchor` and `base` (closed if it throws).
     static func open(member: EntryID, anchor: FileDescriptor, base: FileDescriptor, maps: BlockMaps) throws(Errno) -> SparseMemberFile {
-        guard let entry = maps.current(member) else { throw Errno.noEntry }
-        guard EntryID(try base.status()) == entry.map.base else { throw Errno(ESTALE) }
-        let size = UInt64(try anchor.status().st_size)
-        return SparseMemberFile(member: member, anchor: anchor, maps: maps, view: View(map: entry.map, base: base, size: size))
+        let file: SparseMemberFile
+        do throws(Errno) {
+            guard let entry = maps.current(member) else { throw Errno.noEntry }
+            guard EntryID(try base.status()) == entry.map.base else { throw Errno(ESTALE) }
+            let size = UInt64(try anchor.status().st_size)
+            file = SparseMemberFile(member: member, anchor: anchor, maps: maps, view: View(map: entry.map, base: base, size: size))
+        } catch {
+            anchor.closeQuietly()
+            base.closeQuietly()
+            throw error
+        }
+        _ = file.baseIsTrusted()
+        return file
+    }
+
+    /// Opens a member whose base cannot be opened (its link gone or
+    /// replaced behind the mount): marked at once, so its own blocks read
+    /// and its shared ones fail with `EIO`, rather than reading its anchor's
+    /// holes. Takes `anchor` (closed if it throws).
+    static func withoutBase(member: EntryID, anchor: FileDescriptor, maps: BlockMaps, error: Errno) throws(Errno) -> SparseMemberFile {
+        let file: SparseMemberFile
+        do throws(Errno) {
+            guard let entry = maps.current(member) else { throw Errno.noEntry }
+            let size = UInt64(try anchor.status().st_size)
+            // A stand-in no read reaches: every shared piece fails first.
+            let standIn = try anchor.duplicate()
+            var view = View(map: entry.map, base: standIn, size: size)
+            view.baseChanged = BaseStamp(size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)
+            file = SparseMemberFile(member: member, anchor: anchor, maps: maps, view: view)
+            Diagnostics.note(
+                "sparse clone \(member): its base \(entry.map.base) cannot be opened (\(error)): reads of the blocks it shares fail with EIO")
+        } catch {
+            anchor.closeQuietly()
+            throw error
+        }
+        return file
+    }
+
+    // MARK: The base's stamp
+
+    /// Whether the base still matches the map's stamp. The first time it
+    /// does not, the member is marked (`baseChanged`) and a line logged;
+    /// a map without a stamp (journaled before stamps, not yet replayed)
+    /// trusts its base.
+    func baseIsTrusted() -> Bool {
+        let current = snapshot
+        guard current.baseChanged == nil else { return false }
+        guard let stamped = current.map.baseStamp else { return true }
+        let now: BaseStamp
+        do throws(Errno) { now = BaseStamp(try current.base.status()) } catch {
+            // The base cannot be looked at: nothing read from it is vouched for.
+            now = BaseStamp(size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)
+        }
+        guard now != stamped else { return true }
+        let first = view.withLock { view -> Bool in
+            guard view.baseChanged == nil else { return false }
+            view.baseChanged = now
+            return true
+        }
+        if first {
+            Diagnostics.note(
+                "sparse clone \(member): its base \(current.map.base) changed behind the mount (stamped \(stamped), now \(now)): "
+                    + "reads of the blocks it shares fail with EIO")
+        }
+        return false
+    }
+
+    /// `EIO` unless the base matches its stamp: after shared bytes were read
+    /// (a change racing the read has changed the stamp by the time the read
+    /// returns, as a write sets the times before it copies its data).
+    private func checkBase() throws(Errno) {
+        guard baseIsTrusted() else { throw Errno.ioError }
+    }
+
+    /// The base's stamp moved from `before` to `after` by purgefs itself
+    /// (the original's times set through the mount): the map is stamped
+    /// `after`, durably. Nothing for a member stamped otherwise or found
+    /// changed otherwise (its stamp stays the one its shared blocks were
+    /// last trusted by); a mark that saw only `after` (a read or an open
+    /// while the times were being set) is lifted. Under the data lock.
+    func restamp(from before: BaseStamp, to after: BaseStamp) throws(Errno) {
+        let current = try changeable()
+        guard !current.flattened, current.map.baseStamp == before, current.baseChanged == nil || current.baseChanged == after else {
+            return
+        }
+        view.withLock { view in
+            view.map.baseStamp = after
+            view.baseChanged = nil
+        }
+        maps.record(.stamp(member: member, stamp: after))
+        try sync()
     }
 
     var snapshot: View { view.withLock { $0 } }
@@ -93,13 +212,17 @@ final class SparseMemberFile: Sendable {
         let view = snapshot
         guard offset < view.size, buffer.count > 0 else { return 0 }
         let length = min(UInt64(buffer.count), view.size - offset)
-        for piece in view.map.pieces(offset: offset, length: length) {
+        let pieces = view.map.pieces(offset: offset, length: length)
+        let readsBase = pieces.contains { $0.shared }
+        if readsBase, view.baseChanged != nil { throw Errno.ioError }
+        for piece in pieces {
             let start = Int(piece.offset - offset)
             let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[start..<start + Int(piece.length)])
             let got = try (piece.shared ? view.base : anchor).read(into: slice, at: Int64(piece.offset))
             // An anchor shorter than the view (a truncate down under way) reads as zeros.
             if got < slice.count { slice.baseAddress!.advanced(by: got).initializeMemory(as: UInt8.self, repeating: 0, count: slice.count - got) }
         }
+        if readsBase { try checkBase() }
         return Int(length)
     }
 
@@ -193,17 +316,31 @@ final class SparseMemberFile: Sendable {
     /// primary's break copies the old base before writing it): the `base`
     /// record is made durable before this returns, so the caller may then
     /// drop the old base's link and let the primary be written.
+    /// Takes `newBase` (closed with this file, or at once if it throws).
+    /// The old base is checked against its stamp first: a member whose
+    /// base changed keeps its old stamp, which the copy does not match.
     func rebase(to newBase: FileDescriptor) throws(Errno) {
-        let current = try changeable()
-        guard !current.flattened else { throw Errno.invalidArgument }
-        let status = try newBase.status()
-        guard UInt64(status.st_size) >= current.map.sharedLength else { throw Errno.invalidArgument }
+        let status: stat
+        let current: View
+        do throws(Errno) {
+            current = try changeable()
+            guard !current.flattened else { throw Errno.invalidArgument }
+            status = try newBase.status()
+            guard UInt64(status.st_size) >= current.map.sharedLength else { throw Errno.invalidArgument }
+        } catch {
+            newBase.closeQuietly()
+            throw error
+        }
+        let trusted = baseIsTrusted()
         let identity = EntryID(status)
+        let stamp = trusted ? BaseStamp(status) : current.map.baseStamp
         view.withLock { view in
+            view.retired.append(view.base)
             view.base = newBase
             view.map.base = identity
+            view.map.baseStamp = stamp
         }
-        maps.record(.rebase(member: member, base: identity))
+        maps.record(.rebase(member: member, base: identity, stamp: stamp))
         try sync()
     }
 
@@ -261,10 +398,16 @@ final class SparseMemberFile: Sendable {
     }
 
     /// Copies `blocks` (shared) from the base into the anchor, then marks them own.
+    /// Refused with `EIO` when the base no longer matches its stamp (before
+    /// or after the copy: the copy is then left unclaimed, and punched by
+    /// the next mount's replay).
     private func makeOwn(_ blocks: [Range<UInt64>]) throws(Errno) {
         for range in blocks where !range.isEmpty {
+            let current = snapshot
+            guard current.baseChanged == nil else { throw Errno.ioError }
             try Self.copy(
-                from: snapshot.base, to: anchor, offset: range.lowerBound * Self.blockSize, length: UInt64(range.count) * Self.blockSize)
+                from: current.base, to: anchor, offset: range.lowerBound * Self.blockSize, length: UInt64(range.count) * Self.blockSize)
+            try checkBase()
             view.withLock { _ = $0.map.makeOwn(range) }
             maps.record(.own(member: member, blocks: range))
         }

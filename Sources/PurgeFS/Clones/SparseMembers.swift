@@ -11,6 +11,12 @@ import Synchronization
 ///
 /// Its lock guards memory only (a leaf: taken under a data lock, never
 /// around I/O but the opening of one member's descriptors).
+///
+/// A live file holds two descriptors (its anchor and its base). At most
+/// `descriptorBound` of them are kept for files nobody is using: past it,
+/// opening another lets go of the idle files used least recently (those
+/// the table alone refers to: no request holds them), whose descriptors
+/// close with them; the next use reopens them from the book.
 final class SparseMembers: Sendable {
     /// New sparse members are made (a first write into a linked clone copies
     /// its blocks, not the file) only with `PURGEFS_BLOCK_SHARING=1`; maps an
@@ -26,17 +32,31 @@ final class SparseMembers: Sendable {
     /// Any member is sparse: the fast path of every question reads only this.
     private let active: Atomic<Bool>
 
+    /// Descriptors kept open for idle members' files: a sixteenth of the
+    /// open-files limit, at least 16 (taken from the reserve the inode
+    /// descriptors leave, `DescriptorPool`).
+    let descriptorBound: Int
+
+    static func descriptorBound(openFilesLimit: UInt64) -> Int { max(Int(min(openFilesLimit, 1 << 30)) / 16, 16) }
+
     private struct Table {
         var files: [EntryID: SparseMemberFile] = [:]
-        /// Descriptors a member's file uses (its anchor, its bases), closed when it is dropped.
-        var descriptors: [EntryID: [FileDescriptor]] = [:]
+        /// When each file was last asked for (`tick`), for letting go of the idle ones.
+        var lastUse: [EntryID: UInt64] = [:]
+        var tick: UInt64 = 0
         /// The members naming each base (durable or pending).
         var members: [EntryID: Set<EntryID>] = [:]
         var baseOf: [EntryID: EntryID] = [:]
+
+        mutating func used(_ id: EntryID) {
+            tick += 1
+            lastUse[id] = tick
+        }
     }
 
-    init(maps: BlockMaps, anchors: FileDescriptor?, root: FileDescriptor) {
+    init(maps: BlockMaps, anchors: FileDescriptor?, root: FileDescriptor, openFilesLimit: UInt64 = ResourceLimits.openFiles) {
         self.maps = maps
+        descriptorBound = Self.descriptorBound(openFilesLimit: openFilesLimit)
         self.anchors = anchors
         self.root = root
         var table = Table()
@@ -72,36 +92,39 @@ final class SparseMembers: Sendable {
     /// anchor by its handle, its base by its link); nil when `id` is not sparse.
     func file(of id: EntryID) -> SparseMemberFile? {
         guard isActive else { return nil }
-        let (known, base) = table.withLock { ($0.files[id], $0.baseOf[id]) }
+        let (known, base) = table.withLock { table in
+            let known = table.files[id]
+            if known != nil { table.used(id) }
+            return (known, table.baseOf[id])
+        }
         if let known { return known }
         guard let base, let entry = maps.current(id) else { return nil }
+
+        /// `file` as the live file of `id`, unless another thread's came first.
+        func keep(_ file: SparseMemberFile) -> SparseMemberFile {
+            table.withLock { table in
+                table.used(id)
+                if let raced = table.files[id] { return raced }
+                // Dropped meanwhile (its map gone): not live any more.
+                guard table.baseOf[id] != nil else { return file }
+                table.files[id] = file
+                return file
+            }
+        }
+        letGoOfIdleFiles(making: 1)
         do throws(Errno) {
             let anchor = try FileHandle(stored: (entry.handleType, entry.handle)).open(on: root, flags: O_RDWR)
             guard EntryID(try anchor.status()) == id else {
                 anchor.closeQuietly()
                 throw Errno(ESTALE)
             }
+            // It owns its descriptors from here on (closing them if it throws, and when it goes).
             let baseFile: FileDescriptor
             do throws(Errno) { baseFile = try openBase(base) } catch {
-                anchor.closeQuietly()
-                throw error
+                // Its link gone or replaced behind the mount: never its anchor's holes where it shares.
+                return keep(try SparseMemberFile.withoutBase(member: id, anchor: anchor, maps: maps, error: error))
             }
-            let file: SparseMemberFile
-            do throws(Errno) { file = try SparseMemberFile.open(member: id, anchor: anchor, base: baseFile, maps: maps) } catch {
-                anchor.closeQuietly()
-                baseFile.closeQuietly()
-                throw error
-            }
-            return table.withLock { table in
-                if let raced = table.files[id] {
-                    anchor.closeQuietly()
-                    baseFile.closeQuietly()
-                    return raced
-                }
-                table.files[id] = file
-                table.descriptors[id] = [anchor, baseFile]
-                return file
-            }
+            return keep(try SparseMemberFile.open(member: id, anchor: anchor, base: baseFile, maps: maps))
         } catch {
             Diagnostics.note("sparse clone \(id): cannot open its data: \(error)")
             return nil
@@ -131,12 +154,12 @@ final class SparseMembers: Sendable {
         try anchors.sync()
     }
 
-    /// `file` started (its `start` record taken): it is live from now on,
-    /// and holds `descriptors` (its anchor and base) until dropped.
-    func started(_ file: SparseMemberFile, base: EntryID, descriptors: [FileDescriptor]) {
+    /// `file` started (its `start` record taken): it is live from now on.
+    func started(_ file: SparseMemberFile, base: EntryID) {
+        letGoOfIdleFiles(making: 1)
         table.withLock { table in
             table.files[file.member] = file
-            table.descriptors[file.member, default: []] += descriptors
+            table.used(file.member)
             table.members[base, default: []].insert(file.member)
             table.baseOf[file.member] = base
         }
@@ -154,7 +177,6 @@ final class SparseMembers: Sendable {
         for member in members {
             guard let file = file(of: member) else { throw Errno.ioError }
             let descriptor = try copy.reopen(flags: O_RDONLY)
-            table.withLock { $0.descriptors[member, default: []].append(descriptor) }
             try lock(member) { () throws(Errno) in try file.rebase(to: descriptor) }
             table.withLock { table in
                 table.members[old]?.remove(member)
@@ -165,21 +187,22 @@ final class SparseMembers: Sendable {
         unlinkBaseIfUnnamed(old)
     }
 
-    /// Forgets member `id`'s map: `drop` journaled, its descriptors closed,
-    /// then its base's link unlinked when no map names it. Under its data lock.
+    /// Forgets member `id`'s map: `drop` journaled, its file let go of (its
+    /// descriptors close once no request uses it), then its base's link
+    /// unlinked when no map names it. Under its data lock.
     func drop(_ id: EntryID) throws(Errno) {
         guard has(id) else { return }
         if maps.current(id) != nil {
             maps.record(.drop(member: id))
             try maps.commit(id)
         }
-        let (base, descriptors) = table.withLock { table -> (EntryID?, [FileDescriptor]) in
+        let (base, file) = table.withLock { table -> (EntryID?, SparseMemberFile?) in
             let base = table.baseOf.removeValue(forKey: id)
             if let base { table.members[base]?.remove(id) }
-            table.files[id] = nil
-            return (base, table.descriptors.removeValue(forKey: id) ?? [])
+            table.lastUse[id] = nil
+            return (base, table.files.removeValue(forKey: id))
         }
-        for descriptor in descriptors { descriptor.closeQuietly() }
+        _ = file
         if let base { unlinkBaseIfUnnamed(base) }
         active.store(table.withLock { !$0.baseOf.isEmpty }, ordering: .relaxed)
     }
@@ -188,6 +211,54 @@ final class SparseMembers: Sendable {
     func flattened(_ id: EntryID) {
         try? drop(id)
     }
+
+    /// Lets go of the idle files used least recently until `count` more
+    /// fit in `descriptorBound` (two descriptors each). A file is idle when
+    /// the table holds the only reference to it (no request is using it, and
+    /// none can take it without the table's lock) and no change of it
+    /// failed half-way (that state lives in its view only). Their
+    /// descriptors close as they go, outside the lock.
+    func letGoOfIdleFiles(making count: Int) {
+        let kept = descriptorBound / 2 - count
+        var released: [SparseMemberFile] = []
+        table.withLock { table in
+            guard table.files.count > kept else { return }
+            for id in table.files.keys.sorted(by: { (table.lastUse[$0] ?? 0) < (table.lastUse[$1] ?? 0) }) {
+                guard table.files.count > kept else { break }
+                guard var file = table.files.removeValue(forKey: id) else { continue }
+                if isKnownUniquelyReferenced(&file), !file.snapshot.failed {
+                    table.lastUse[id] = nil
+                    released.append(file)
+                } else {
+                    table.files[id] = file
+                }
+            }
+        }
+        released.removeAll()
+    }
+
+    /// The original's times are about to be set through the mount (or it is
+    /// opened): the base's stamp now, for `touched`. Nil when no map names it.
+    func touching(_ base: EntryID, status: () -> stat?) -> BaseStamp? {
+        guard isBase(base), let status = status() else { return nil }
+        return BaseStamp(status)
+    }
+
+    /// The original's times were set through the mount: every member of
+    /// `base` stamped `before` is stamped as the base is now
+    /// (`SparseMemberFile.restamp`), each under its data lock (`lock`).
+    func touched(_ base: EntryID, before: BaseStamp, after: BaseStamp, lock: (EntryID, () throws(Errno) -> Void) throws(Errno) -> Void) {
+        guard after != before else { return }
+        for member in members(of: base) {
+            guard let file = file(of: member) else { continue }
+            do { try lock(member) { () throws(Errno) in try file.restamp(from: before, to: after) } } catch {
+                Diagnostics.note("sparse clone \(member): cannot stamp its base anew: \(error)")
+            }
+        }
+    }
+
+    /// Live files (tests: how many hold descriptors).
+    var liveFiles: Int { table.withLock { $0.files.count } }
 
     private func unlinkBaseIfUnnamed(_ base: EntryID) {
         let unnamed = table.withLock { table -> Bool in
@@ -220,15 +291,15 @@ final class SparseMembers: Sendable {
 
     // MARK: Mount
 
-    /// The `b` links present, by identity.
-    func baseLinks() -> [EntryID: String] {
+    /// The `b` links present, by identity, with the stamps of their bases now.
+    func baseLinks() -> [EntryID: (name: String, stamp: BaseStamp)] {
         guard let anchors, let stream = try? DirectoryStream(anchors) else { return [:] }
-        var links: [EntryID: String] = [:]
+        var links: [EntryID: (name: String, stamp: BaseStamp)] = [:]
         while let entry = try? stream.next() {
             guard !entry.isDotOrDotDot else { continue }
             let name = String(cString: entry.name)
             guard name.hasPrefix("b"), let status = try? anchors.status(of: name) else { continue }
-            links[EntryID(status)] = name
+            links[EntryID(status)] = (name, BaseStamp(status))
         }
         return links
     }
@@ -241,10 +312,11 @@ final class SparseMembers: Sendable {
         guard !book.durable.isEmpty || !baseLinks().isEmpty else { return [] }
         let links = baseLinks()
         let repairs = BlockShareCheck.replay(
-            book: book, anchors: readAnchors(book), linkedMembers: linkedMembers, baseLinks: Set(links.keys))
+            book: book, anchors: readAnchors(book), linkedMembers: linkedMembers, baseLinks: Set(links.keys),
+            baseStamps: links.mapValues(\.stamp))
         do {
             try maps.repair(repairs, anchor: { (member) throws(Errno) in try openAnchor(member, in: book) }, unlinkBase: { (base) throws(Errno) in
-                if let name = links[base], let anchors { try anchors.unlink(name) }
+                if let name = links[base]?.name, let anchors { try anchors.unlink(name) }
             })
         } catch {
             Diagnostics.note("block maps: a repair at mount failed: \(error)")
@@ -263,8 +335,10 @@ final class SparseMembers: Sendable {
     /// What `BlockShareCheck.findings` says of the durable maps and the files now.
     func check() -> [BlockShareCheck.Finding] {
         let book = maps.book
+        let links = baseLinks()
         return BlockShareCheck.findings(
-            maps: book.durable.mapValues(\.map), anchors: readAnchors(book), baseLinks: Set(baseLinks().keys))
+            maps: book.durable.mapValues(\.map), anchors: readAnchors(book), baseLinks: Set(links.keys),
+            baseStamps: links.mapValues(\.stamp))
     }
 
     private func readAnchors(_ book: BlockMapBook) -> [EntryID: BlockShareCheck.Anchor] {

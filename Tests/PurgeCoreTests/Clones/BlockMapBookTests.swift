@@ -176,4 +176,47 @@ final class BlockMapBookTests: XCTestCase {
         XCTAssertEqual(seeds.count, 3)
         for seed in seeds { XCTAssertFalse(try BlockMapBook.decode(seed).durable.isEmpty) }
     }
+
+    // MARK: The base's stamp
+
+    let stamp = BaseStamp(size: 8_388_608, modifiedSeconds: 1_765_000_000, modifiedNanoseconds: 123_456_789)
+
+    /// A `start` and a `base` line carry the base's stamp (seconds may be
+    /// negative); `stamp` stamps anew; the snapshot keeps the latest stamp.
+    func testTheBaseStampRoundTripsThroughTheJournalAndTheSnapshot() throws {
+        let early = BaseStamp(size: 5, modifiedSeconds: -86_400, modifiedNanoseconds: 999_999_999)
+        let records: [Record] = [
+            .start(member: one, base: baseA, sharedLength: 2 * block, handleType: 1, handle: [1], stamp: stamp),
+            .start(member: two, base: baseA, sharedLength: 2 * block, handleType: 1, handle: [2], stamp: early),
+            .stamp(member: one, stamp: early),
+            .rebase(member: two, base: baseB, stamp: stamp),
+        ]
+        XCTAssertEqual(String(decoding: records[0].line, as: UTF8.self), "start 7 1001 7 100 131072 1 01 8388608 1765000000 123456789\n")
+        XCTAssertEqual(String(decoding: records[2].line, as: UTF8.self), "stamp 7 1001 5 -86400 999999999\n")
+        XCTAssertEqual(String(decoding: records[3].line, as: UTF8.self), "base 7 1002 7 200 8388608 1765000000 123456789\n")
+        for record in records { XCTAssertEqual(try Record.parse(line: record.line.dropLast()), record) }
+        var book = BlockMapBook()
+        try book.applyDurable(records)
+        XCTAssertEqual(book.durable[one]?.map.baseStamp, early)
+        XCTAssertEqual(book.durable[two]?.map.baseStamp, stamp)
+        XCTAssertEqual(book.durable[two]?.map.base, baseB)
+        XCTAssertEqual(try BlockMapBook.decode(book.encoded), book)
+    }
+
+    /// Lines written before stamps (a `start` of seven fields, a `base` of
+    /// four) still read: their maps have no stamp.
+    func testAJournalWrittenBeforeStampsStillReads() throws {
+        let book = try decoded("start 7 1001 7 100 1048576 1 ab01ff\nown 7 1001 3 6\nbase 7 1001 7 200\n")
+        XCTAssertEqual(book.durable[one]?.map.base, baseB)
+        XCTAssertNil(book.durable[one]?.map.baseStamp)
+        XCTAssertEqual(book.durable[one]?.map.own, BlockRanges([3..<6]))
+    }
+
+    func testAMalformedStampIsRefused() {
+        XCTAssertEqual(refusal("start 7 1001 7 100 131072 1 01 5 6\n")?.line, 1, "a stamp of two fields")
+        XCTAssertEqual(refusal("start 7 1001 7 100 131072 1 01 5 6 1000000000\n")?.line, 1, "nanoseconds out of range")
+        XCTAssertEqual(refusal("start 7 1001 7 100 131072 1 01 5 +6 7\n")?.line, 1, "a sign other than minus")
+        XCTAssertEqual(refusal("start 7 1001 7 100 131072 1 01 8388608 1 2\nstamp 7 1001 1 2\n")?.line, 2, "a stamp record of two fields")
+        XCTAssertEqual(refusal("stamp 7 1001 1 2 3\n")?.line, 1, "a stamp of an unknown member")
+    }
 }

@@ -84,4 +84,38 @@ final class BlockShareCheckTests: XCTestCase {
         XCTAssertEqual(anchor.blocksWithData.ranges, [1..<4, 6..<8])
         XCTAssertEqual(anchor.wholeDataBlocks.ranges, [2..<3, 6..<8])
     }
+
+    // MARK: The base's stamp
+
+    /// A base not as its map stamped it is found (its member's shared
+    /// blocks then fail with EIO); replay mends nothing of it, and stamps a
+    /// map journaled before stamps with its base as it is now.
+    func testABaseChangedSinceItsStampIsFoundAndAnUnstampedMapIsStamped() throws {
+        let stamped = BaseStamp(size: 8 * block, modifiedSeconds: 100, modifiedNanoseconds: 5)
+        let written = BaseStamp(size: 8 * block, modifiedSeconds: 200, modifiedNanoseconds: 0)
+        var changed = map()
+        changed.baseStamp = stamped
+        let anchor = Anchor(size: 8 * block, data: [2 * block..<4 * block])
+        XCTAssertEqual(
+            BlockShareCheck.findings(maps: [one: changed], anchors: [one: anchor], baseLinks: [baseA], baseStamps: [baseA: stamped]), [])
+        XCTAssertEqual(
+            BlockShareCheck.findings(maps: [one: changed], anchors: [one: anchor], baseLinks: [baseA], baseStamps: [baseA: written]),
+            [.baseChanged(member: one, base: baseA, stamped: stamped, now: written)])
+        var book = BlockMapBook()
+        try book.applyDurable([
+            .start(member: one, base: baseA, sharedLength: 8 * block, handleType: 1, handle: [1], stamp: stamped),
+            .start(member: two, base: baseA, sharedLength: 8 * block, handleType: 1, handle: [2]),
+        ])
+        let repairs = BlockShareCheck.replay(
+            book: book, anchors: [one: Anchor(size: 8 * block, data: []), two: Anchor(size: 8 * block, data: [])], linkedMembers: [], baseLinks: [baseA],
+            baseStamps: [baseA: written])
+        XCTAssertEqual(repairs.records, [.stamp(member: two, stamp: written)], "only the unstamped map is stamped")
+        try book.applyDurable(repairs.records)
+        XCTAssertEqual(
+            BlockShareCheck.findings(
+                maps: book.durable.mapValues(\.map), anchors: [one: Anchor(size: 8 * block, data: []), two: Anchor(size: 8 * block, data: [])],
+                baseLinks: [baseA],
+                baseStamps: [baseA: written]),
+            [.baseChanged(member: one, base: baseA, stamped: stamped, now: written)])
+    }
 }
