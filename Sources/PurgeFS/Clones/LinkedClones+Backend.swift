@@ -92,21 +92,21 @@ extension LinkedClones: CloneBackend {
 
     /// A file that shares its data gets data of its own before it changes;
     /// protected open files get their writable descriptors back.
-    func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {
+    func beforeModify(_ inode: Inode, _ change: Modification, breaking: CloneBreaking) throws(Errno) {
         switch change {
         case .data(let file):
-            if file.isProtected || inode.sharing.isShared { try breakAway(inode, keepingData: true, breaking: CloneBreaking(filesystem)) }
+            if file.isProtected || inode.sharing.isShared { try breakAway(inode, keepingData: true, breaking: breaking) }
         case .truncate(let keepingData):
-            if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, breaking: CloneBreaking(filesystem)) }
+            if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, breaking: breaking) }
         case .openTruncating:
             if sparse.has(inode.key) {
                 try truncateSparseToNothing(inode)
                 return
             }
-            try breakAway(inode, keepingData: false, breaking: CloneBreaking(filesystem))
+            try breakAway(inode, keepingData: false, breaking: breaking)
         case .link:
             // A clone's names are its own: one more name needs data of its own.
-            if inode.isRegularFile && isMember(inode.key) { try breakAway(inode, keepingData: true, breaking: CloneBreaking(filesystem)) }
+            if inode.isRegularFile && isMember(inode.key) { try breakAway(inode, keepingData: true, breaking: breaking) }
         }
     }
 
