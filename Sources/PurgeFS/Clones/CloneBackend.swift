@@ -56,7 +56,7 @@ protocol CloneBackend: FileSystemObserver {
 
     /// Makes `destination` (empty, open for writing) a clone of all of
     /// `source`; false when it did not (the caller copies instead).
-    func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool
+    func clone(_ source: OpenFile, into destination: OpenFile, making: CloneMaking) -> Bool
     /// Bytes beyond its own that a write of `length` bytes to `id` may
     /// allocate because its data is shared (copy-on-write of whole blocks).
     func bytesCopiedOnWrite(of id: EntryID, length: Int) -> UInt64
@@ -142,7 +142,7 @@ final class NoClones: BackingFileNames {
 
     var kind: CloneBackendKind { .none }
     var makesClones: Bool { false }
-    func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool { false }
+    func clone(_ source: OpenFile, into destination: OpenFile, making: CloneMaking) -> Bool { false }
     func bytesCopiedOnWrite(of id: EntryID, length: Int) -> UInt64 { 0 }
     func charges(_ id: EntryID) -> Bool { false }
     func purged(_ id: EntryID) {}

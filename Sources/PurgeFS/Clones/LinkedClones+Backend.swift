@@ -56,8 +56,8 @@ extension LinkedClones: CloneBackend {
 
     /// In every zone: the cloud tier uploads each name's content under its
     /// path and evicts a member by giving it an empty file of its own.
-    func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool {
-        makeClone(of: source, into: destination, filesystem: filesystem)
+    func clone(_ source: OpenFile, into destination: OpenFile, making: CloneMaking) -> Bool {
+        makeClone(of: source, into: destination, making: making)
     }
 
     /// A whole break asks for its own room (`breakAway`); a write into a

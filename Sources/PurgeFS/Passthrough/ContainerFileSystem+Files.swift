@@ -203,7 +203,7 @@ extension ContainerFileSystem {
         from source: OpenFile, at sourceOffset: Int64, to destination: OpenFile, at offset: Int64,
         length: Int, flags: UInt32
     ) throws(Errno) -> Int {
-        if let cloned = cloneWhole(from: source, at: sourceOffset, to: destination, at: offset, length: length, flags: flags) {
+        if let cloned = copyPolicy.copy(from: source, at: sourceOffset, to: destination, at: offset, length: length, flags: flags) {
             return cloned
         }
         let range = (offset: UInt64(max(offset, 0)), length: UInt64(max(length, 0)))

@@ -38,6 +38,8 @@ final class ContainerFileSystem: Sendable {
     /// root, the inode table, the events), handed to `beforeModify`'s
     /// observers and to a flatten instead of the filesystem.
     let breaking: CloneBreaking
+    /// Asked by `copy_file_range` before it copies (`WholeFileCloning`: a whole file into an empty one is a clone).
+    let copyPolicy: any CopyPolicy
     let monitor: SpaceMonitor
     let recency: RecencyStore
     /// The cloud tier, with `cloud=`.
@@ -102,6 +104,9 @@ final class ContainerFileSystem: Sendable {
         self.growthPolicy = growthPolicy
         let breaking = CloneBreaking(room: growthPolicy, locks: locks, root: root, inodes: inodes, events: events)
         self.breaking = breaking
+        self.copyPolicy = WholeFileCloning(
+            clones: clones, events: events,
+            making: CloneMaking(state: state, locks: locks, root: root, kernelPassthrough: kernelPassthrough))
         self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency, device: device) { (bytes: UInt64) -> UInt64 in
             events.needsRoom(bytes, reason: "monitor")
         }
