@@ -89,7 +89,7 @@ protocol CloneBackend: FileSystemObserver {
     /// Makes `inode` an empty file of its own, leaving the data it shares
     /// to the other names (a linked clone member, nothing copied); false
     /// when it has no such data to leave. Called within `withDataHeld`.
-    func leaveSharedData(_ inode: Inode, filesystem: ContainerFileSystem) throws(Errno) -> Bool
+    func leaveSharedData(_ inode: Inode, breaking: CloneBreaking) throws(Errno) -> Bool
 
     // MARK: Block sharing
 
@@ -105,7 +105,7 @@ extension CloneBackend {
     func evictionDropsShared(_ id: EntryID, backing: EntryID) -> Bool { sharesBacking(backing) }
     func withDataHeld<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T { try body() }
     func withDataHeldIfFree<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T? { try body() }
-    func leaveSharedData(_ inode: Inode, filesystem: ContainerFileSystem) throws(Errno) -> Bool { false }
+    func leaveSharedData(_ inode: Inode, breaking: CloneBreaking) throws(Errno) -> Bool { false }
     func sparseFile(of id: EntryID) -> SparseMemberFile? { nil }
     func sessionEnded() {}
 }

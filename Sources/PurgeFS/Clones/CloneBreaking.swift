@@ -7,18 +7,11 @@ import PurgeSys
 /// data) and the events (a name whose backing file changed is uploaded
 /// again). Made once at the mount's assembly (`ContainerFileSystem.breaking`):
 /// `CloneAttributes` holds it for `flatten`, `beforeModify` hands it to every
-/// observer; a cloud eviction makes one from the filesystem.
+/// observer, and the cloud tier's `CloudMount` holds it for an eviction.
 struct CloneBreaking: Sendable {
     let room: any GrowthPolicy
     let locks: NamespaceLocks
     let root: FileDescriptor
     let inodes: InodeTable
     let events: Observers
-}
-
-extension CloneBreaking {
-    init(_ filesystem: ContainerFileSystem) {
-        self.init(room: filesystem.growthPolicy, locks: filesystem.locks, root: filesystem.root,
-                  inodes: filesystem.inodes, events: filesystem.events)
-    }
 }
