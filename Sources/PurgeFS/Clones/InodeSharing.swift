@@ -97,6 +97,13 @@ final class InodeSharing: Sendable {
         files.withLock { $0.protected.contains(handle) }
     }
 
+    /// Whether a change through the open file `handle` must break the clone
+    /// first: the data is shared, or the file holds a read-only stand-in.
+    /// One look under the lock, for every write (`beforeModify`).
+    func mustBreak(before handle: FileHandleID) -> Bool {
+        files.withLock { $0.shared || $0.protected.contains(handle) }
+    }
+
     /// The open file `handle` now holds a new descriptor: a read-only
     /// stand-in for a writable one (`protecting`; it counts as a writer no
     /// more), or what it was opened for.

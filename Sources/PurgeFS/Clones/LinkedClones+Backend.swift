@@ -95,7 +95,7 @@ extension LinkedClones: CloneBackend {
     func beforeModify(_ inode: Inode, _ change: Modification, breaking: CloneBreaking) throws(Errno) {
         switch change {
         case .data(let file):
-            if file.isProtected || inode.sharing.isShared { try breakAway(inode, keepingData: true, breaking: breaking) }
+            if inode.sharing.mustBreak(before: file.handle) { try breakAway(inode, keepingData: true, breaking: breaking) }
         case .truncate(let keepingData):
             if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, breaking: breaking) }
         case .openTruncating:
