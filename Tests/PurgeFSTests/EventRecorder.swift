@@ -55,7 +55,7 @@ final class EventRecorder: FileSystemObserver {
         note("needsRoom(\(bytes), \(reason))")
         return min(bytes, frees)
     }
-    func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {
+    func beforeModify(_ inode: Inode, _ change: Modification, breaking: CloneBreaking) throws(Errno) {
         switch change {
         case .data: note("beforeModify(data)")
         case .truncate(let keepingData): note("beforeModify(truncate, keepingData: \(keepingData))")

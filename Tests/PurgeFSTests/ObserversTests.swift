@@ -92,8 +92,8 @@ final class ObserversTests: XCTestCase {
         defer { container.remove() }
         let file = try inode()
         let events = Observers([recorder("ledger"), DeafObserver(), recorder("clones"), recorder("cloud")])
-        try events.beforeModify(file, .link, in: container.filesystem)
-        try events.beforeModify(file, .truncate(keepingData: false), in: container.filesystem)
+        try events.beforeModify(file, .link, breaking: container.filesystem.breaking)
+        try events.beforeModify(file, .truncate(keepingData: false), breaking: container.filesystem.breaking)
         XCTAssertEqual(heard, [
             "ledger:beforeModify(link)", "clones:beforeModify(link)", "cloud:beforeModify(link)",
             "ledger:beforeModify(truncate, keepingData: false)", "clones:beforeModify(truncate, keepingData: false)",
@@ -111,7 +111,7 @@ final class ObserversTests: XCTestCase {
             recorder("ledger"), recorder("clones", refusesModify: .noSpace), recorder("cloud", refusesModify: .ioError),
             recorder("crash"),
         ])
-        XCTAssertThrowsError(try events.beforeModify(file, .openTruncating, in: container.filesystem)) {
+        XCTAssertThrowsError(try events.beforeModify(file, .openTruncating, breaking: container.filesystem.breaking)) {
             XCTAssertEqual($0 as? Errno, Errno.noSpace)
         }
         XCTAssertEqual(heard, ["ledger:beforeModify(openTruncating)", "clones:beforeModify(openTruncating)"])

@@ -56,7 +56,7 @@ protocol CloneBackend: FileSystemObserver {
 
     /// Makes `destination` (empty, open for writing) a clone of all of
     /// `source`; false when it did not (the caller copies instead).
-    func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool
+    func clone(_ source: OpenFile, into destination: OpenFile, making: CloneMaking) -> Bool
     /// Bytes beyond its own that a write of `length` bytes to `id` may
     /// allocate because its data is shared (copy-on-write of whole blocks).
     func bytesCopiedOnWrite(of id: EntryID, length: Int) -> UInt64
@@ -89,7 +89,7 @@ protocol CloneBackend: FileSystemObserver {
     /// Makes `inode` an empty file of its own, leaving the data it shares
     /// to the other names (a linked clone member, nothing copied); false
     /// when it has no such data to leave. Called within `withDataHeld`.
-    func leaveSharedData(_ inode: Inode, filesystem: ContainerFileSystem) throws(Errno) -> Bool
+    func leaveSharedData(_ inode: Inode, breaking: CloneBreaking) throws(Errno) -> Bool
 
     // MARK: Block sharing
 
@@ -105,7 +105,7 @@ extension CloneBackend {
     func evictionDropsShared(_ id: EntryID, backing: EntryID) -> Bool { sharesBacking(backing) }
     func withDataHeld<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T { try body() }
     func withDataHeldIfFree<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T? { try body() }
-    func leaveSharedData(_ inode: Inode, filesystem: ContainerFileSystem) throws(Errno) -> Bool { false }
+    func leaveSharedData(_ inode: Inode, breaking: CloneBreaking) throws(Errno) -> Bool { false }
     func sparseFile(of id: EntryID) -> SparseMemberFile? { nil }
     func sessionEnded() {}
 }
@@ -142,7 +142,7 @@ final class NoClones: BackingFileNames {
 
     var kind: CloneBackendKind { .none }
     var makesClones: Bool { false }
-    func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool { false }
+    func clone(_ source: OpenFile, into destination: OpenFile, making: CloneMaking) -> Bool { false }
     func bytesCopiedOnWrite(of id: EntryID, length: Int) -> UInt64 { 0 }
     func charges(_ id: EntryID) -> Bool { false }
     func purged(_ id: EntryID) {}

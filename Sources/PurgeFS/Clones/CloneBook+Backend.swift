@@ -9,7 +9,7 @@ extension CloneBook: BackingFileNames {
     var makesClones: Bool { true }
 
     /// `FICLONE`; one the backing filesystem refuses (`EXDEV`, `EOPNOTSUPP`) is a copy.
-    func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool {
+    func clone(_ source: OpenFile, into destination: OpenFile, making: CloneMaking) -> Bool {
         do {
             try clone(source.descriptor, source.inode.key, into: destination.descriptor, destination.inode.key)
             return true

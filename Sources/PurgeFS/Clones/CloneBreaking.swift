@@ -5,20 +5,13 @@ import PurgeSys
 /// the container's root (to rename the copy over its name under its
 /// directory's lock), the inode table (to point open names at their new
 /// data) and the events (a name whose backing file changed is uploaded
-/// again). `CloneAttributes` holds one for `flatten`, made at the mount's
-/// assembly; an event that hands the backend the filesystem
-/// (`beforeModify`, an eviction) makes one from it.
+/// again). Made once at the mount's assembly (`ContainerFileSystem.breaking`):
+/// `CloneAttributes` holds it for `flatten`, `beforeModify` hands it to every
+/// observer, and the cloud tier's `CloudMount` holds it for an eviction.
 struct CloneBreaking: Sendable {
     let room: any GrowthPolicy
     let locks: NamespaceLocks
     let root: FileDescriptor
     let inodes: InodeTable
     let events: Observers
-}
-
-extension CloneBreaking {
-    init(_ filesystem: ContainerFileSystem) {
-        self.init(room: filesystem.growthPolicy, locks: filesystem.locks, root: filesystem.root,
-                  inodes: filesystem.inodes, events: filesystem.events)
-    }
 }

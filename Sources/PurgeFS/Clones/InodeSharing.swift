@@ -6,8 +6,10 @@ import Synchronization
 /// An inode's side of clone sharing (`Inode.sharing`): the files open on
 /// it, how many of them hold writable descriptors, whether its data is
 /// shared with other files (then none does: writers are *protected*, see
-/// `OpenFile+Protection`), the modifications of its data under way, and a
-/// linked clone's hold on its identity. Used by the clone backend
+/// `OpenFile+Protection`), which open files are protected and which count
+/// as writers (by `FileHandleID`: `OpenFile` carries none of it), the
+/// modifications of its data under way, and a linked clone's hold on its
+/// identity. Used by the clone backend
 /// (`LinkedClones`) and by the modification bracket
 /// (`ContainerFileSystem.modifying`); the passthrough knows nothing else of it.
 final class InodeSharing: Sendable {
@@ -22,10 +24,13 @@ final class InodeSharing: Sendable {
 
     private struct OpenFiles {
         var files: [WeakOpenFile] = []
-        var writers = 0
         var shared = false
         /// Modifications of the data under way (`beginModifying`).
         var modifying = 0
+        /// Open files opened for writing that hold a read-only stand-in.
+        var protected: Set<FileHandleID> = []
+        /// Open files holding writable descriptors (counted as writers).
+        var counted: Set<FileHandleID> = []
     }
 
     private struct WeakOpenFile {
@@ -57,7 +62,9 @@ final class InodeSharing: Sendable {
     }
 
     /// Registers `file`; returns whether it may hold a writable descriptor
-    /// (not while the inode's data is shared), counting it as a writer then.
+    /// (not while the inode's data is shared), counting it as a writer then;
+    /// a file opened for writing that may not is protected.
+    @discardableResult
     func admit(_ file: OpenFile, writing: Bool) -> Bool {
         // The open files are returned, so that a last reference dropped
         // meanwhile is released (and its deinit, which takes this lock, run)
@@ -65,26 +72,67 @@ final class InodeSharing: Sendable {
         let (admitted, open) = files.withLock { state -> (Bool, [OpenFile]) in
             let open = state.files.compactMap(\.file)
             state.files = open.map { WeakOpenFile(file: $0) } + [WeakOpenFile(file: file)]
-            guard writing, !state.shared else { return (false, open) }
-            state.writers += 1
+            guard writing else { return (false, open) }
+            guard !state.shared else {
+                state.protected.insert(file.handle)
+                return (false, open)
+            }
+            state.counted.insert(file.handle)
             return (true, open)
         }
         withExtendedLifetime(open) {}
         return admitted
     }
 
-    /// A writer that held a writable descriptor is done with it.
-    func dismissWriter() {
-        files.withLock { $0.writers -= 1 }
+    /// The open file `handle` is released: a writer no more, protected no more.
+    func released(_ handle: FileHandleID) {
+        files.withLock { state in
+            state.protected.remove(handle)
+            state.counted.remove(handle)
+        }
+    }
+
+    /// Whether the open file `handle` holds a read-only stand-in for its writable descriptor.
+    func isProtected(_ handle: FileHandleID) -> Bool {
+        files.withLock { $0.protected.contains(handle) }
+    }
+
+    /// Whether a change through the open file `handle` must break the clone
+    /// first: the data is shared, or the file holds a read-only stand-in.
+    /// One look under the lock, for every write (`beforeModify`).
+    func mustBreak(before handle: FileHandleID) -> Bool {
+        files.withLock { $0.shared || $0.protected.contains(handle) }
+    }
+
+    /// The open file `handle` now holds a new descriptor: a read-only
+    /// stand-in for a writable one (`protecting`; it counts as a writer no
+    /// more), or what it was opened for.
+    func repointed(_ handle: FileHandleID, protecting: Bool) {
+        files.withLock { state in
+            // A protected file is no writer.
+            if protecting {
+                state.counted.remove(handle)
+                state.protected.insert(handle)
+            } else {
+                state.protected.remove(handle)
+            }
+        }
     }
 
     /// A protected file may now hold a writable descriptor: counts it as a
-    /// writer, unless the data is shared again.
-    func admitWriter() -> Bool {
+    /// writer, unless the data is shared again or it is not protected.
+    func admitWriter(_ handle: FileHandleID) -> Bool {
         files.withLock { state in
-            guard !state.shared else { return false }
-            state.writers += 1
+            guard state.protected.contains(handle), !state.shared else { return false }
+            state.counted.insert(handle)
             return true
+        }
+    }
+
+    /// A writer admitted by `admitWriter` could not get its writable descriptor.
+    func dismissWriter(_ handle: FileHandleID) {
+        files.withLock { state in
+            state.counted.remove(handle)
         }
     }
 
@@ -100,8 +148,8 @@ final class InodeSharing: Sendable {
         files.withLock { $0.shared = true }
         modificationsEnded.wait { files.withLock { $0.modifying == 0 } }
         // Filtered after the lock: see `admit`.
-        let open = files.withLock { $0.files.compactMap(\.file) }
-        return open.filter { $0.isWritable && !$0.isProtected }
+        let (open, protected) = files.withLock { ($0.files.compactMap(\.file), $0.protected) }
+        return open.filter { $0.isWritable && !protected.contains($0.handle) }
     }
 
     /// Brackets a change of the data through a writable descriptor (a
@@ -118,7 +166,11 @@ final class InodeSharing: Sendable {
     /// `beginModifying` through the open `file`: false too while the file
     /// holds a read-only stand-in (protected).
     func beginModifying(through file: OpenFile) -> Bool {
-        !file.isProtected && beginModifying()
+        files.withLock { state in
+            guard !state.protected.contains(file.handle), !state.shared else { return false }
+            state.modifying += 1
+            return true
+        }
     }
 
     func endModifying() {

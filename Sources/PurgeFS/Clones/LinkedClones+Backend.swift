@@ -56,8 +56,8 @@ extension LinkedClones: CloneBackend {
 
     /// In every zone: the cloud tier uploads each name's content under its
     /// path and evicts a member by giving it an empty file of its own.
-    func clone(_ source: OpenFile, into destination: OpenFile, in filesystem: ContainerFileSystem) -> Bool {
-        makeClone(of: source, into: destination, filesystem: filesystem)
+    func clone(_ source: OpenFile, into destination: OpenFile, making: CloneMaking) -> Bool {
+        makeClone(of: source, into: destination, making: making)
     }
 
     /// A whole break asks for its own room (`breakAway`); a write into a
@@ -92,21 +92,21 @@ extension LinkedClones: CloneBackend {
 
     /// A file that shares its data gets data of its own before it changes;
     /// protected open files get their writable descriptors back.
-    func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {
+    func beforeModify(_ inode: Inode, _ change: Modification, breaking: CloneBreaking) throws(Errno) {
         switch change {
         case .data(let file):
-            if file.isProtected || inode.sharing.isShared { try breakAway(inode, keepingData: true, breaking: CloneBreaking(filesystem)) }
+            if inode.sharing.mustBreak(before: file.handle) { try breakAway(inode, keepingData: true, breaking: breaking) }
         case .truncate(let keepingData):
-            if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, breaking: CloneBreaking(filesystem)) }
+            if inode.sharing.isShared { try breakAway(inode, keepingData: keepingData, breaking: breaking) }
         case .openTruncating:
             if sparse.has(inode.key) {
                 try truncateSparseToNothing(inode)
                 return
             }
-            try breakAway(inode, keepingData: false, breaking: CloneBreaking(filesystem))
+            try breakAway(inode, keepingData: false, breaking: breaking)
         case .link:
             // A clone's names are its own: one more name needs data of its own.
-            if inode.isRegularFile && isMember(inode.key) { try breakAway(inode, keepingData: true, breaking: CloneBreaking(filesystem)) }
+            if inode.isRegularFile && isMember(inode.key) { try breakAway(inode, keepingData: true, breaking: breaking) }
         }
     }
 

@@ -30,7 +30,7 @@ extension LinkedClones {
 
     /// A sparse clone leaves its base: cut to nothing through its view and
     /// its map dropped (its own blocks freed, the base's left to the others).
-    func leaveSharedData(_ inode: Inode, filesystem fs: ContainerFileSystem) throws(Errno) -> Bool {
+    func leaveSharedData(_ inode: Inode, breaking: CloneBreaking) throws(Errno) -> Bool {
         if inode.isRegularFile, let file = sparse.file(of: inode.key) {
             // Under its data lock already (`withDataHeld`).
             let base = file.snapshot.map.base
@@ -40,7 +40,7 @@ extension LinkedClones {
             return true
         }
         guard inode.isRegularFile, isMember(inode.key) else { return false }
-        try breakMember(inode, keepingData: false, breaking: CloneBreaking(fs))
+        try breakMember(inode, keepingData: false, breaking: breaking)
         for file in inode.sharing.openFiles { try file.unprotect() }
         return true
     }

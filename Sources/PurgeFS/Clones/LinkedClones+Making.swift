@@ -14,9 +14,9 @@ import PurgeSys
 /// member); after it, a clone.
 extension LinkedClones {
     /// Returns false when this is no case for a linked clone: the caller copies.
-    func makeClone(of source: OpenFile, into destination: OpenFile, filesystem fs: ContainerFileSystem) -> Bool {
+    func makeClone(of source: OpenFile, into destination: OpenFile, making fs: CloneMaking) -> Bool {
         guard makesClones, source.inode.isRegularFile, destination.inode.isRegularFile,
-              let name = createdNames.name(of: destination.inode.key) ?? Self.onlyName(of: destination.inode, filesystem: fs)
+              let name = createdNames.name(of: destination.inode.key) ?? Self.onlyName(of: destination.inode, making: fs)
         else { return false }
         // A file the kernel reads from its backing file is never a clone's
         // destination (its backing file becomes the anchor): copied instead.
@@ -25,7 +25,7 @@ extension LinkedClones {
         do {
             return try withDataLocks(of: [source.inode, destination.inode]) { () throws(Errno) -> Bool in
                 try fs.locks.withLocks(name.parent) { () throws(Errno) -> Bool in
-                    try link(source, into: destination, as: name, filesystem: fs)
+                    try link(source, into: destination, as: name, making: fs)
                 }
             }
         } catch {
@@ -35,7 +35,7 @@ extension LinkedClones {
     }
 
     private func link(
-        _ source: OpenFile, into destination: OpenFile, as name: LinkedCloneRegistry.Name, filesystem fs: ContainerFileSystem
+        _ source: OpenFile, into destination: OpenFile, as name: LinkedCloneRegistry.Name, making fs: CloneMaking
     ) throws(Errno) -> Bool {
         guard let anchors,
               let chain = state.read({ _, names in names.components(of: name.parent) })
@@ -122,7 +122,7 @@ extension LinkedClones {
     /// The one name of a file that its opener did not make (`cp` onto an
     /// existing file opens it with `O_TRUNC`): found in the directory the
     /// ledger has it in, by inode number. Nil for a file with other names.
-    private static func onlyName(of inode: Inode, filesystem fs: ContainerFileSystem) -> LinkedCloneRegistry.Name? {
+    private static func onlyName(of inode: Inode, making fs: CloneMaking) -> LinkedCloneRegistry.Name? {
         guard let status = inode.withDescriptorQuietly({ try? $0.status() }) ?? nil, status.st_nlink == 1,
               let parents = fs.state.read({ ledger, _ in try? ledger.linkDirectories(of: inode.key) }), parents.count == 1,
               let chain = fs.state.read({ _, names in names.components(of: parents[0]) }),

@@ -30,7 +30,7 @@ struct CloudMount: Sendable {
     let kernelNode: @Sendable (EntryID) -> NodeID?
     /// A linked clone member leaves the data others share (the clone
     /// backend's `leaveSharedData`, which breaks the member as a write
-    /// would and so takes the filesystem: held weakly here, false once it is gone).
+    /// would, with what a break needs of the mount: `CloneBreaking`).
     let leaveSharedData: @Sendable (Inode) throws(Errno) -> Bool
 
     init(_ filesystem: ContainerFileSystem) {
@@ -47,9 +47,7 @@ struct CloudMount: Sendable {
         rootKey = inodes.inode(.root).key
         existing = { inodes.existing($0) }
         kernelNode = { inodes.node(for: $0) }
-        leaveSharedData = { [weak filesystem] (inode) throws(Errno) -> Bool in
-            guard let filesystem else { return false }
-            return try clones.leaveSharedData(inode, filesystem: filesystem)
-        }
+        let breaking = filesystem.breaking
+        leaveSharedData = { (inode) throws(Errno) -> Bool in try clones.leaveSharedData(inode, breaking: breaking) }
     }
 }

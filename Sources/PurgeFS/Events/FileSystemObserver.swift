@@ -71,9 +71,10 @@ protocol FileSystemObserver: Sendable {
     /// being made of it meanwhile; may refuse the change. Announced again
     /// when the bracket could not be had (a clone was made in between), so
     /// it may come more than once for one change. A linked clone gets data
-    /// of its own here. `filesystem` is the mount, for an observer that must
-    /// act on it (a clone break makes room, takes namespace locks).
-    func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno)
+    /// of its own here. `breaking` is what a clone break needs of the mount
+    /// (room for the copy, the namespace locks, the root, the inode table,
+    /// the events), never the filesystem itself.
+    func beforeModify(_ inode: Inode, _ change: Modification, breaking: CloneBreaking) throws(Errno)
     /// Room is needed (`reason`: "write" or "monitor") and purging freed
     /// none: frees up to `bytes` if it can (the cloud tier evicts uploaded
     /// documents), returning what it freed.
@@ -178,7 +179,7 @@ extension FileSystemObserver {
         moved(status, id: id, name: name, from: parent, newName: newName, to: newParent)
     }
     func exchanged(_ exchange: Exchange) {}
-    func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {}
+    func beforeModify(_ inode: Inode, _ change: Modification, breaking: CloneBreaking) throws(Errno) {}
     func needsRoom(_ bytes: UInt64, reason: String) -> UInt64 { 0 }
     func willChangeData(_ inode: Inode, _ change: DataChange) {}
     func changedData(_ inode: Inode, _ change: DataChange) {}

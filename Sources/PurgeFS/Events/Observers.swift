@@ -81,8 +81,8 @@ struct Observers: Sendable {
     }
 
     /// Every observer's `beforeModify`, in order; the first refusal is thrown.
-    func beforeModify(_ inode: Inode, _ change: Modification, in filesystem: ContainerFileSystem) throws(Errno) {
-        for observer in all { try observer.beforeModify(inode, change, in: filesystem) }
+    func beforeModify(_ inode: Inode, _ change: Modification, breaking: CloneBreaking) throws(Errno) {
+        for observer in all { try observer.beforeModify(inode, change, breaking: breaking) }
     }
 
     func willChangeData(_ inode: Inode, _ change: DataChange) {

@@ -118,7 +118,7 @@ extension ContainerFileSystem {
 
     func makeHardLink(to id: NodeID, parent: NodeID, name: CName) throws(Errno) -> fuse_entry_param {
         let file = inodes.inode(id)
-        try events.beforeModify(file, .link, in: self)
+        try events.beforeModify(file, .link, breaking: breaking)
         let entry = try creating(name, in: parent) { (directory) throws(Errno) in
             try file.withDescriptor { (source) throws(Errno) in try source.link(as: name, in: directory) }
         }

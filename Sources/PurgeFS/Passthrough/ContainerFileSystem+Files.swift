@@ -14,7 +14,7 @@ extension ContainerFileSystem {
         try events.beginOpen(inode)  // an evicted file is downloaded first
         defer { events.endOpen(inode) }
         // Truncating a clone: it gets a file of its own first, with nothing copied.
-        if flags & O_TRUNC != 0 { try events.beforeModify(inode, .openTruncating, in: self) }
+        if flags & O_TRUNC != 0 { try events.beforeModify(inode, .openTruncating, breaking: breaking) }
         // What O_TRUNC cuts is saved first (the crash simulation).
         if flags & O_TRUNC != 0 && inode.isRegularFile { events.willChangeData(inode, .resize(to: 0)) }
         // A writer of shared data reads it, read-only, until its first write.
@@ -149,7 +149,7 @@ extension ContainerFileSystem {
                     }
                     return
                 }
-                try clones.flatten(file.inode, breaking: CloneBreaking(self))
+                try clones.flatten(file.inode, breaking: breaking)
             }
             try file.descriptor.allocate(mode: mode, offset: offset, length: length)
         }
@@ -203,7 +203,7 @@ extension ContainerFileSystem {
         from source: OpenFile, at sourceOffset: Int64, to destination: OpenFile, at offset: Int64,
         length: Int, flags: UInt32
     ) throws(Errno) -> Int {
-        if let cloned = cloneWhole(from: source, at: sourceOffset, to: destination, at: offset, length: length, flags: flags) {
+        if let cloned = copyPolicy.copy(from: source, at: sourceOffset, to: destination, at: offset, length: length, flags: flags) {
             return cloned
         }
         let range = (offset: UInt64(max(offset, 0)), length: UInt64(max(length, 0)))
@@ -273,7 +273,7 @@ extension ContainerFileSystem {
     /// of it while `body` runs. Then `willChangeData` with `change`.
     func modifying<T>(_ file: OpenFile, change: DataChange, _ body: () throws(Errno) -> T) throws(Errno) -> T {
         while true {
-            try events.beforeModify(file.inode, .data(file), in: self)
+            try events.beforeModify(file.inode, .data(file), breaking: breaking)
             if file.inode.sharing.beginModifying(through: file) { break }
         }
         defer { file.inode.sharing.endModifying() }
@@ -315,7 +315,7 @@ extension ContainerFileSystem {
     /// `modifying` for a change through the inode itself (no open file).
     func modifying<T>(_ inode: Inode, keepingData: Bool, change: DataChange, _ body: () throws(Errno) -> T) throws(Errno) -> T {
         while true {
-            try events.beforeModify(inode, .truncate(keepingData: keepingData), in: self)
+            try events.beforeModify(inode, .truncate(keepingData: keepingData), breaking: breaking)
             if inode.sharing.beginModifying() { break }
         }
         defer { inode.sharing.endModifying() }

@@ -34,6 +34,12 @@ final class ContainerFileSystem: Sendable {
     let purger: Purger
     /// Asked before a file grows (`growing`): room, purging, the shared device, clone breaks.
     let growthPolicy: any GrowthPolicy
+    /// What a clone break needs of the mount (room, the namespace locks, the
+    /// root, the inode table, the events), handed to `beforeModify`'s
+    /// observers and to a flatten instead of the filesystem.
+    let breaking: CloneBreaking
+    /// Asked by `copy_file_range` before it copies (`WholeFileCloning`: a whole file into an empty one is a clone).
+    let copyPolicy: any CopyPolicy
     let monitor: SpaceMonitor
     let recency: RecencyStore
     /// The cloud tier, with `cloud=`.
@@ -94,15 +100,20 @@ final class ContainerFileSystem: Sendable {
             state: state, clones: clones, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
             stateDirectory: stateDirectory)
         self.purger = purger
-        self.growthPolicy = RoomForGrowth(state: state, purger: purger, device: device, clones: clones, events: events)
+        let growthPolicy = RoomForGrowth(state: state, purger: purger, device: device, clones: clones, events: events)
+        self.growthPolicy = growthPolicy
+        let breaking = CloneBreaking(room: growthPolicy, locks: locks, root: root, inodes: inodes, events: events)
+        self.breaking = breaking
+        self.copyPolicy = WholeFileCloning(
+            clones: clones, events: events,
+            making: CloneMaking(state: state, locks: locks, root: root, kernelPassthrough: kernelPassthrough))
         self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency, device: device) { (bytes: UInt64) -> UInt64 in
             events.needsRoom(bytes, reason: "monitor")
         }
         attributeProviders.register(
             [LedgerAttributes(state: state),
              SpaceAttributes(state: state, device: device, monitor: monitor, purger: purger, noSpaceReplies: noSpaceReplies),
-             DeviceAttributes(state: state, device: device), CloneAttributes(state: state, clones: clones, breaking: CloneBreaking(
-                room: growthPolicy, locks: locks, root: root, inodes: inodes, events: events)),
+             DeviceAttributes(state: state, device: device), CloneAttributes(state: state, clones: clones, breaking: breaking),
              faults, metricsRequests, CrashAttributes(recorder: crashes, simulation: CrashSimulation(self)), TransportAttribute()]
             + (cloud.map { [$0] } ?? []))
     }

@@ -261,7 +261,7 @@ extension ContainerFileSystem {
             // A writer's mapping is of the backing file: never of shared data.
             if flags & O_ACCMODE != O_RDONLY && (file.inode.sharing.isShared || clones.sharesBacking(file.inode.backing)) {
                 do throws(Errno) {
-                    try events.beforeModify(file.inode, .data(file), in: self)
+                    try events.beforeModify(file.inode, .data(file), breaking: breaking)
                 } catch {
                     fuse_reply_err(request, error.rawValue)
                     return -1  // not opened: given up as a failed reply is

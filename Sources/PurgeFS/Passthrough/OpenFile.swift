@@ -28,8 +28,6 @@ final class OpenFile: Sendable {
     let handle: FileHandleID
     private let current: Atomic<Int32>
     private let retired = Mutex<[Int32]>([])
-    /// Whether it holds a read-only stand-in, and whether it counts as a writer.
-    let protection = WriterProtection()
     /// Whether its close was announced (`announceClosed`).
     private let closed = Atomic<Bool>(false)
 
@@ -47,10 +45,7 @@ final class OpenFile: Sendable {
         self.inode = inode
         self.flags = flags
         self.current = Atomic(descriptor.rawValue)
-        let writing = Self.writes(flags)
-        let admitted = inode.sharing.admit(self, writing: writing)
-        protection.counted.store(admitted, ordering: .relaxed)
-        protection.protected.store(writing && !admitted, ordering: .relaxed)
+        inode.sharing.admit(self, writing: Self.writes(flags))
         inode.lend(descriptor)
         inode.pool.fileOpened()
     }
@@ -64,7 +59,7 @@ final class OpenFile: Sendable {
         withExtendedLifetime(others) {}
         inode.pool.fileClosed()
         for raw in descriptors where !kept.contains(raw) { FileDescriptor(rawValue: raw).closeQuietly() }
-        if protection.counted.load(ordering: .relaxed) { inode.sharing.dismissWriter() }
+        inode.sharing.released(handle)
         inode.unpin()
     }
 

@@ -4,12 +4,19 @@ import PurgeSys
 
 /// Making clones: a `copy_file_range` of a whole file into an empty one
 /// (what coreutils `cp` sends, and what `purgefs clone` sends) becomes
-/// `FICLONE` on a backing filesystem with reflinks. Anything else, or a
-/// clone the backing filesystem refuses, is an ordinary copy.
-extension ContainerFileSystem {
+/// `FICLONE` on a backing filesystem with reflinks, a linked clone without.
+/// Anything else, or a clone the backend refuses, is an ordinary copy. The
+/// mount's copy policy (`ContainerFileSystem.copyPolicy`), registered at its
+/// assembly: the copy handler asks it and names no clone.
+struct WholeFileCloning: CopyPolicy {
+    let clones: any CloneBackend
+    let events: Observers
+    /// What a linked clone needs of the mount (never the filesystem).
+    let making: CloneMaking
+
     /// Clones `source` into `destination` when the request copies all of it
     /// into an empty file; returns the bytes "copied", or nil to copy instead.
-    func cloneWhole(
+    func copy(
         from source: OpenFile, at sourceOffset: Int64, to destination: OpenFile, at offset: Int64,
         length: Int, flags: UInt32
     ) -> Int? {
@@ -21,7 +28,7 @@ extension ContainerFileSystem {
               sourceStatus.st_size > 0, destinationStatus.st_size == 0, UInt64(length) >= UInt64(sourceStatus.st_size)
         else { return nil }
         // A clone costs no capacity: nothing to reserve.
-        guard clones.clone(source, into: destination, in: self) else { return nil }
+        guard clones.clone(source, into: destination, making: making) else { return nil }
         events.used(source.inode.key)
         events.used(destination.inode.key)
         events.changedData(destination.inode, .overwrite(offset: 0, length: UInt64(sourceStatus.st_size)))
