@@ -37,7 +37,14 @@ final class SharedDevice: FileSystemObserver, Sendable {
     /// attribute (`readNeighbours`). Slots: `usageSlots`.
     private let usage: SharedCounters?
     private let view = Mutex(View())
-    private let filesystem = Mutex<ContainerFileSystem?>(nil)
+    /// What a member's rounds use of its mount while it is one: its state and
+    /// its purger, never the filesystem itself.
+    private let filesystem = Mutex<Member?>(nil)
+
+    struct Member: Sendable {
+        let state: ContainerState
+        let purger: Purger
+    }
     /// One cross-container purge for a write at a time.
     private let writeSerial = ThreadLock()
     /// One refresh at a time (the monitor, a write, a change of the
@@ -158,7 +165,7 @@ final class SharedDevice: FileSystemObserver, Sendable {
     }
 
     /// Starts serving as a member: from now on the monitor's rounds come here.
-    func attach(_ filesystem: ContainerFileSystem) {
+    func attach(_ filesystem: Member) {
         self.filesystem.withLock { $0 = filesystem }
         refresh(filesystem.state)
         publish(filesystem.state)
@@ -351,7 +358,7 @@ final class SharedDevice: FileSystemObserver, Sendable {
     /// Plans `need` bytes across the device and carries out this member's
     /// share; leaves the others' as requests, and with `waiting` waits for
     /// their answers. `planned`: whether anything was planned at all.
-    private func purgeAcross(_ need: UInt64, reason: PurgeLog.Reason, _ filesystem: ContainerFileSystem,
+    private func purgeAcross(_ need: UInt64, reason: PurgeLog.Reason, _ filesystem: Member,
                              waiting: Bool) -> (planned: Bool, freed: UInt64) {
         let me = record(filesystem.state)
         let (settings, others) = view.withLock { ($0.settings, $0.others) }
@@ -454,7 +461,7 @@ final class SharedDevice: FileSystemObserver, Sendable {
 
     /// Purges what the others asked of this member, publishes the record
     /// that shows it, then answers each request with what it freed.
-    private func answerRequests(_ filesystem: ContainerFileSystem) {
+    private func answerRequests(_ filesystem: Member) {
         let mine = directory.list("requests", limit: Self.requestLimit * 4)
             .filter { $0.hasPrefix(key + "@") && !$0.contains(".new.") && !$0.hasSuffix(".done") }
             .prefix(Self.requestLimit)

@@ -74,7 +74,7 @@ public enum FileSystemServer {
             throw MountError("cannot read container \(request.container): \(error)")
         }
         for rule in faultRules { filesystem.faults.add(rule) }
-        device?.attach(filesystem)
+        device?.attach(.init(state: filesystem.state, purger: filesystem.purger))
         let metrics = MetricsSampler(
             state: opened.state, root: prepared.root, directory: opened.directory, options: request.options, log: log,
             requests: filesystem.metricsRequests)
