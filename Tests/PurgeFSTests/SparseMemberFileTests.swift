@@ -114,7 +114,7 @@ final class SparseMemberFileTests: XCTestCase {
         let base = try create("base", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
         let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
         let member = try identity(anchor)
-        let file = try SparseMemberFile.start(member: member, anchor: anchor, base: base, handle: (1, [7]), maps: maps)
+        let file = try SparseMemberFile.start(member: member, anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, [7]), maps: maps)
         XCTAssertEqual(file.snapshot.map.sharedLength, 37 * block)
         var model = baseBytes
         for step in 0..<3000 {
@@ -166,7 +166,7 @@ final class SparseMemberFileTests: XCTestCase {
         let baseBytes = randomBytes(Int(8 * block), &generator)
         let base = try create("base", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
         let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
-        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
         var model = baseBytes
         try write(file, [9], at: 3 * block)
         apply(write: [9], at: Int(3 * block), to: &model)
@@ -182,7 +182,7 @@ final class SparseMemberFileTests: XCTestCase {
         XCTAssertEqual(try plainRead(anchor), model)
         XCTAssertEqual(try whole(file), model)
         XCTAssertEqual(maps.book, BlockMapBook())
-        XCTAssertThrowsError(try file.rebase(to: base))
+        XCTAssertThrowsError(try file.rebase(to: try base.duplicate()))
     }
 
     func testAFourKilobyteWriteIntoA256MebibyteMemberCostsOneBlock() throws {
@@ -199,7 +199,7 @@ final class SparseMemberFileTests: XCTestCase {
         try base.sync()
         let anchor = try create("anchor", in: dir)
         let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
-        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
         try file.sync()
         let fresh = try anchor.status()
         XCTAssertEqual(UInt64(fresh.st_size), size)
@@ -247,7 +247,7 @@ final class SparseMemberFileTests: XCTestCase {
             let anchor = try create("a\(index)", in: dir)
             let id = try identity(anchor)
             anchors[id] = anchor
-            files[id] = try SparseMemberFile.start(member: id, anchor: anchor, base: base, handle: (1, [UInt8(index)]), maps: maps)
+            files[id] = try SparseMemberFile.start(member: id, anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, [UInt8(index)]), maps: maps)
             try files[id]!.sync()
         }
         let members = anchors.keys.sorted()
@@ -300,7 +300,7 @@ final class SparseMemberFileTests: XCTestCase {
                 BlockShareCheck.findings(maps: maps.book.durable.mapValues(\.map), anchors: states, baseLinks: [baseID]), [],
                 "round \(round): after replay nothing is unreferenced and every own block holds data")
             for id in members {
-                let file = try SparseMemberFile.open(member: id, anchor: anchors[id]!, base: base, maps: maps)
+                let file = try SparseMemberFile.open(member: id, anchor: try anchors[id]!.duplicate(), base: try base.duplicate(), maps: maps)
                 files[id] = file
                 let after = try whole(file)
                 let was = synced[id]!, now = latest[id]!
@@ -327,7 +327,7 @@ final class SparseMemberFileTests: XCTestCase {
         let base = try create("base", in: dir, bytes: [UInt8](repeating: 9, count: Int(3 * block)))
         let anchor = try create("anchor", in: dir)
         var maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
-        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
         try write(file, [1, 2, 3], at: 5)
         maps.forgetPending()
         maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
@@ -369,7 +369,7 @@ final class SparseMemberFileTests: XCTestCase {
         // The journal cannot be made: every commit fails.
         try stateDirectory.makeDirectory("block-maps.journal", mode: 0o700)
         let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
-        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+        let file = try SparseMemberFile.start(member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
         try write(file, [UInt8](repeating: 1, count: 100), at: 5 * block)
         XCTAssertThrowsError(try file.truncate(to: 2 * block + 10))
         XCTAssertEqual(try whole(file), Array(baseBytes[..<Int(2 * block + 10)]), "reads stop at the new end")
@@ -379,6 +379,51 @@ final class SparseMemberFileTests: XCTestCase {
         XCTAssertThrowsError(try file.truncate(to: 6 * block))
         XCTAssertThrowsError(try file.punch(offset: 0, length: 10))
         XCTAssertEqual(file.size, 2 * block + 10)
+    }
+
+    /// A member dropped while a reader or writer still holds its file (two
+    /// closes at once, a purge beside a write): the held file reads what it
+    /// held through descriptors still open, refuses changes (`ESTALE`) and
+    /// records nothing, and a later `start` of the same inode number (ext4
+    /// reuses it) commits. Before, the drop closed the descriptors under
+    /// it: `EBADF`, or another file's bytes once a number was reused, and a
+    /// record of a member the book no longer had trapped that commit.
+    func testAFileHeldPastItsMembersDropReadsItsOwnDescriptorsAndRecordsNothing() throws {
+        let dir = try directory(), stateDirectory = try directory(), anchors = try directory()
+        var generator = SplitMix64(seed: 21)
+        let baseBytes = randomBytes(Int(4 * block), &generator)
+        let base = try create("base", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
+        let member = try identity(anchor)
+        let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        let members = SparseMembers(maps: maps, anchors: anchors, root: dir)
+        try members.linkBase(base)
+        let file = try SparseMemberFile.start(
+            member: member, anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
+        members.started(file, base: try identity(base))
+        try file.sync()
+        var model = baseBytes
+        try write(file, [1, 2, 3], at: block + 5)
+        apply(write: [1, 2, 3], at: Int(block + 5), to: &model)
+
+        try members.drop(member)
+        XCTAssertFalse(members.has(member))
+        // New descriptors take the lowest free numbers: the held file's, were they closed.
+        let others = try (0..<4).map { try create("other\($0)", in: dir, bytes: [UInt8](repeating: 0xAB, count: Int(block))) }
+        XCTAssertTrue(try whole(file) == model, "the held file reads what it held")
+        XCTAssertThrowsError(try [UInt8](repeating: 9, count: 10).withUnsafeBytes { try file.write($0, at: 2 * block) }) {
+            XCTAssertEqual($0 as? Errno, Errno(ESTALE))
+        }
+        XCTAssertThrowsError(try file.truncate(to: 10)) { XCTAssertEqual($0 as? Errno, Errno(ESTALE)) }
+        for other in others { XCTAssertTrue(try plainRead(other) == [UInt8](repeating: 0xAB, count: Int(block)), "another file left alone") }
+        XCTAssertEqual(maps.book.pendingRecords(of: member), [], "nothing recorded after the drop")
+
+        let again = try SparseMemberFile.start(
+            member: member, anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
+        members.started(again, base: try identity(base))
+        try again.sync()
+        XCTAssertEqual(try whole(again), baseBytes)
+        let reread = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        XCTAssertEqual(reread.book.durable[member]?.map, BlockMap(base: try identity(base), sharedLength: UInt64(baseBytes.count)))
     }
 
     /// The primary's break: its data copied, the member moved onto the copy
@@ -391,14 +436,14 @@ final class SparseMemberFileTests: XCTestCase {
         let primary = try create("primary", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
         let member = try identity(anchor)
         var maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
-        let file = try SparseMemberFile.start(member: member, anchor: anchor, base: primary, handle: (1, []), maps: maps)
+        let file = try SparseMemberFile.start(member: member, anchor: try anchor.duplicate(), base: try primary.duplicate(), handle: (1, []), maps: maps)
         var model = baseBytes
         let bytes = randomBytes(5000, &generator)
         try write(file, bytes, at: 3 * block - 100)
         apply(write: bytes, at: Int(3 * block - 100), to: &model)
         try file.sync()
         let copy = try create("z", in: dir, bytes: baseBytes)
-        try file.rebase(to: copy)
+        try file.rebase(to: try copy.duplicate())
         // The primary is written now, all over.
         let garbage = randomBytes(baseBytes.count, &generator)
         _ = try garbage.withUnsafeBytes { try primary.write($0, at: 0) }
@@ -406,8 +451,8 @@ final class SparseMemberFileTests: XCTestCase {
         maps.forgetPending()
         maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
         XCTAssertEqual(maps.book.durable[member]?.map.base, try identity(copy), "the rebase is durable when rebase returns")
-        XCTAssertThrowsError(try SparseMemberFile.open(member: member, anchor: anchor, base: primary, maps: maps))
-        XCTAssertEqual(try whole(SparseMemberFile.open(member: member, anchor: anchor, base: copy, maps: maps)), model)
+        XCTAssertThrowsError(try SparseMemberFile.open(member: member, anchor: try anchor.duplicate(), base: try primary.duplicate(), maps: maps))
+        XCTAssertEqual(try whole(SparseMemberFile.open(member: member, anchor: try anchor.duplicate(), base: try copy.duplicate(), maps: maps)), model)
         let maps1 = maps.book.durable.mapValues(\.map)
         let state = try BlockShareCheck.Anchor(reading: anchor)
         XCTAssertEqual(BlockShareCheck.findings(maps: maps1, anchors: [member: state], baseLinks: [try identity(copy)]), [])
@@ -427,7 +472,7 @@ final class SparseMemberFileTests: XCTestCase {
         var maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
         var files: [SparseMemberFile] = []
         for anchor in [early, kept] {
-            let file = try SparseMemberFile.start(member: try identity(anchor), anchor: anchor, base: base, handle: (1, []), maps: maps)
+            let file = try SparseMemberFile.start(member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
             try file.sync()
             files.append(file)
         }

@@ -86,6 +86,14 @@ extension LinkedClones: CloneBackend {
 
     func sparseFile(of id: EntryID) -> SparseMemberFile? { sparse.file(of: id) }
 
+    func withSparseFile<T>(of inode: Inode, _ body: (SparseMemberFile) throws(Errno) -> T) throws(Errno) -> T? {
+        guard sparse.file(of: inode.key) != nil else { return nil }
+        return try withDataLocks(of: [inode]) { () throws(Errno) -> T? in
+            guard let file = sparse.file(of: inode.key) else { return nil }
+            return try body(file)
+        }
+    }
+
     func sessionEnded() { sparse.commitAll(lock: { (id, body) throws(Errno) in try dataLocks.withLock(id, body) }) }
 
     // MARK: Events

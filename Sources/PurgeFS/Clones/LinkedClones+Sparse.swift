@@ -37,7 +37,7 @@ extension LinkedClones {
             base.closeQuietly()
             throw error
         }
-        sparse.started(file, base: baseID, descriptors: [mine, base])
+        sparse.started(file, base: baseID)
         do throws(Errno) {
             try anchor.setTimes(access: times.st_atim, modification: times.st_mtim)
             try file.sync()
@@ -109,10 +109,11 @@ extension LinkedClones {
 
     /// A file of sparse member `id` was closed: what it wrote is committed
     /// (its anchor synced, then its records journaled); gone, its map is dropped.
+    /// The file is asked for under the lock: another close may have dropped it.
     func sparseClosed(_ id: EntryID) {
-        guard let file = sparse.file(of: id) else { return }
+        guard sparse.has(id) else { return }
         if !sparse.maps.book.pendingRecords(of: id).isEmpty {
-            do { try dataLocks.withLock(id) { () throws(Errno) in try file.sync() } } catch {
+            do { try dataLocks.withLock(id) { () throws(Errno) in try sparse.file(of: id)?.sync() } } catch {
                 Diagnostics.note("sparse clone \(id): cannot commit its map at close: \(error)")
             }
         }

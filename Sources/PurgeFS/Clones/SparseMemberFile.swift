@@ -12,8 +12,13 @@ import Synchronization
 /// data lock (one at a time); reads take only the view's lock (a leaf, to
 /// copy the map, size and base descriptor). A block is marked own only after its copy is in
 /// the anchor, so a read in between reads the base or the whole copy.
-/// The descriptors are the caller's: it keeps them open while this lives
-/// (a base replaced by `rebase` until the member's release).
+/// The file owns its descriptors (its anchor, its base, a base `rebase`
+/// replaced) and closes them when the last reference goes: a reader or
+/// writer that got it before its member was dropped never reads or writes a
+/// closed descriptor, or one whose number another file reuses. Once
+/// dropped (`retire`, under the data lock) it changes nothing and makes no
+/// record: a record of a member the book no longer has would be replayed
+/// in front of a later `start` of its anchor's inode number.
 final class SparseMemberFile: Sendable {
     let member: EntryID
     /// The anchor, open for reading and writing.
@@ -38,6 +43,11 @@ final class SparseMemberFile: Sendable {
         /// Flattened: the map is dropped and nothing is shared any more
         /// (`sharedLength` 0); the member is its anchor, a plain file.
         var flattened = false
+        /// Its member was dropped (gone, flattened, or its start undone):
+        /// every change is refused with `ESTALE`, and nothing is recorded.
+        var retired = false
+        /// Bases `rebase` replaced, open until this file goes.
+        var retiredBases: [FileDescriptor] = []
     }
 
     private static var blockSize: UInt64 { BlockMap.blockSize }
@@ -49,9 +59,17 @@ final class SparseMemberFile: Sendable {
         self.view = Mutex(view)
     }
 
+    deinit {
+        let view = snapshot
+        anchor.closeQuietly()
+        view.base.closeQuietly()
+        for base in view.retiredBases { base.closeQuietly() }
+    }
+
     /// Makes `member` sparse on `base`: its anchor is sized as the base, the
     /// base's partial last block (never shared) copied into it, and the
     /// `start` record queued. `sync()` before the anchor replaces the name.
+    /// The file returned owns `anchor` and `base`; on a throw they are the caller's.
     static func start(
         member: EntryID, anchor: FileDescriptor, base: FileDescriptor, handle: (Int32, [UInt8]), maps: BlockMaps
     ) throws(Errno) -> SparseMemberFile {
@@ -67,7 +85,8 @@ final class SparseMemberFile: Sendable {
         return SparseMemberFile(member: member, anchor: anchor, maps: maps, view: View(map: map, base: base, size: size))
     }
 
-    /// Opens a member the book has a map of (at mount, after replay).
+    /// Opens a member the book has a map of (at mount, after replay). The
+    /// file returned owns `anchor` and `base`; on a throw they are the caller's.
     static func open(member: EntryID, anchor: FileDescriptor, base: FileDescriptor, maps: BlockMaps) throws(Errno) -> SparseMemberFile {
         guard let entry = maps.current(member) else { throw Errno.noEntry }
         guard EntryID(try base.status()) == entry.map.base else { throw Errno(ESTALE) }
@@ -77,12 +96,23 @@ final class SparseMemberFile: Sendable {
 
     var snapshot: View { view.withLock { $0 } }
 
-    /// The view, unless a change failed half-way (`EIO`).
+    /// The view, unless a change failed half-way (`EIO`) or the member
+    /// was dropped (`ESTALE`).
     private func changeable() throws(Errno) -> View {
         let current = snapshot
+        guard !current.retired else { throw Errno(ESTALE) }
         guard !current.failed else { throw Errno.ioError }
         return current
     }
+
+    /// Its member was dropped (under its data lock): from now on it changes
+    /// and records nothing; reads through a reference taken before still
+    /// read what it held.
+    func retire() {
+        view.withLock { $0.retired = true }
+    }
+
+    var isRetired: Bool { snapshot.retired }
     var size: UInt64 { snapshot.size }
 
     // MARK: Reading
@@ -193,13 +223,18 @@ final class SparseMemberFile: Sendable {
     /// primary's break copies the old base before writing it): the `base`
     /// record is made durable before this returns, so the caller may then
     /// drop the old base's link and let the primary be written.
+    /// It owns `newBase` whatever happens.
     func rebase(to newBase: FileDescriptor) throws(Errno) {
+        view.withLock { $0.retiredBases.append(newBase) }
         let current = try changeable()
         guard !current.flattened else { throw Errno.invalidArgument }
         let status = try newBase.status()
         guard UInt64(status.st_size) >= current.map.sharedLength else { throw Errno.invalidArgument }
         let identity = EntryID(status)
         view.withLock { view in
+            // The old base stays open (a read may be using it) until this file goes.
+            view.retiredBases.removeAll { $0 == newBase }
+            view.retiredBases.append(view.base)
             view.base = newBase
             view.map.base = identity
         }

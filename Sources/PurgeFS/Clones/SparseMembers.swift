@@ -27,9 +27,8 @@ final class SparseMembers: Sendable {
     private let active: Atomic<Bool>
 
     private struct Table {
+        /// Each file owns its descriptors (closed when the last reference goes).
         var files: [EntryID: SparseMemberFile] = [:]
-        /// Descriptors a member's file uses (its anchor, its bases), closed when it is dropped.
-        var descriptors: [EntryID: [FileDescriptor]] = [:]
         /// The members naming each base (durable or pending).
         var members: [EntryID: Set<EntryID>] = [:]
         var baseOf: [EntryID: EntryID] = [:]
@@ -92,14 +91,12 @@ final class SparseMembers: Sendable {
                 baseFile.closeQuietly()
                 throw error
             }
-            return table.withLock { table in
-                if let raced = table.files[id] {
-                    anchor.closeQuietly()
-                    baseFile.closeQuietly()
-                    return raced
-                }
+            // Dropped meanwhile (its map read before the drop): not kept, so
+            // nothing writes through a file its member no longer has.
+            return table.withLock { table -> SparseMemberFile? in
+                if let raced = table.files[id] { return raced }
+                guard table.baseOf[id] == base else { return nil }
                 table.files[id] = file
-                table.descriptors[id] = [anchor, baseFile]
                 return file
             }
         } catch {
@@ -131,12 +128,10 @@ final class SparseMembers: Sendable {
         try anchors.sync()
     }
 
-    /// `file` started (its `start` record taken): it is live from now on,
-    /// and holds `descriptors` (its anchor and base) until dropped.
-    func started(_ file: SparseMemberFile, base: EntryID, descriptors: [FileDescriptor]) {
+    /// `file` started (its `start` record taken): it is live from now on.
+    func started(_ file: SparseMemberFile, base: EntryID) {
         table.withLock { table in
             table.files[file.member] = file
-            table.descriptors[file.member, default: []] += descriptors
             table.members[base, default: []].insert(file.member)
             table.baseOf[file.member] = base
         }
@@ -154,7 +149,6 @@ final class SparseMembers: Sendable {
         for member in members {
             guard let file = file(of: member) else { throw Errno.ioError }
             let descriptor = try copy.reopen(flags: O_RDONLY)
-            table.withLock { $0.descriptors[member, default: []].append(descriptor) }
             try lock(member) { () throws(Errno) in try file.rebase(to: descriptor) }
             table.withLock { table in
                 table.members[old]?.remove(member)
@@ -165,21 +159,20 @@ final class SparseMembers: Sendable {
         unlinkBaseIfUnnamed(old)
     }
 
-    /// Forgets member `id`'s map: `drop` journaled, its descriptors closed,
-    /// then its base's link unlinked when no map names it. Under its data lock.
+    /// Forgets member `id`'s map: its file retired (it changes and records
+    /// nothing more; its descriptors close when the last reference goes),
+    /// `drop` journaled, then its base's link unlinked when no map names
+    /// it. Under its data lock.
     func drop(_ id: EntryID) throws(Errno) {
         guard has(id) else { return }
-        if maps.current(id) != nil {
-            maps.record(.drop(member: id))
-            try maps.commit(id)
-        }
-        let (base, descriptors) = table.withLock { table -> (EntryID?, [FileDescriptor]) in
+        table.withLock { $0.files[id] }?.retire()
+        if maps.dropRecorded(id) { try maps.commit(id) }
+        let base = table.withLock { table -> EntryID? in
             let base = table.baseOf.removeValue(forKey: id)
             if let base { table.members[base]?.remove(id) }
             table.files[id] = nil
-            return (base, table.descriptors.removeValue(forKey: id) ?? [])
+            return base
         }
-        for descriptor in descriptors { descriptor.closeQuietly() }
         if let base { unlinkBaseIfUnnamed(base) }
         active.store(table.withLock { !$0.baseOf.isEmpty }, ordering: .relaxed)
     }
@@ -212,7 +205,7 @@ final class SparseMembers: Sendable {
     func commitAll(lock: (EntryID, () throws(Errno) -> Void) throws(Errno) -> Void) {
         let files = table.withLock { Array($0.files.values) }
         for file in files where !maps.book.pendingRecords(of: file.member).isEmpty {
-            do { try lock(file.member) { () throws(Errno) in try file.sync() } } catch {
+            do { try lock(file.member) { () throws(Errno) in if !file.isRetired { try file.sync() } } } catch {
                 Diagnostics.note("sparse clone \(file.member): cannot sync its map: \(error)")
             }
         }
