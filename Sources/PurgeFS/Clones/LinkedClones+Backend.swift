@@ -46,7 +46,11 @@ extension LinkedClones: CloneBackend {
             knowNode(inode)
         }
         // A sparse member's writes go through its view, not through a break.
-        if sharesData(inode.key) && !sparse.has(inode.key) { _ = inode.sharing.share() }
+        if sparse.has(inode.key) {
+            sparse.knowNode(inode)
+        } else if sharesData(inode.key) {
+            _ = inode.sharing.share()
+        }
     }
 
     func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? {

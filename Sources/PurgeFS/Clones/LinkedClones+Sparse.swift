@@ -38,6 +38,7 @@ extension LinkedClones {
             throw error
         }
         sparse.started(file, base: baseID)
+        sparse.knowNode(inode)
         do throws(Errno) {
             try anchor.setTimes(access: times.st_atim, modification: times.st_mtim)
             try file.sync()
@@ -73,7 +74,8 @@ extension LinkedClones {
     /// has them taken from what the members save, in order; an original
     /// that does not bear them saves them.
     func chargeSparseMembers(of base: EntryID) {
-        let members = sparse.members(of: base)
+        // Members kept for their node only are in no ledger: charged nothing.
+        let members = sparse.members(of: base).filter { !sparse.isKept($0) }
         guard let any = members.lazy.compactMap({ self.sparse.file(of: $0) }).first,
               let baseStatus = try? any.base.status() else { return }
         let grouped = isShared(backing: base)
@@ -122,8 +124,19 @@ extension LinkedClones {
 
     /// A sparse member the ledger no longer has (unlinked and closed, or
     /// purged) has its map dropped, and its base's link when no map names it.
-    func dropSparseIfGone(_ id: EntryID) {
+    /// Purged (`keepingForItsNode`) while the kernel still knows its node (a
+    /// name looked up just before the purge), it is kept until the node is
+    /// forgotten, so the node reads its bytes through the map, as a purged
+    /// linked clone's node reads its group's data; each later call drops
+    /// the kept members whose node went. Its file stays open meanwhile, so
+    /// its anchor's inode number is not reused.
+    func dropSparseIfGone(_ id: EntryID, keepingForItsNode: Bool = false) {
+        for kept in sparse.keptWithoutNode() where kept != id { dropSparseIfGone(kept) }
         guard sparse.has(id), !state.read({ ledger, _ in ledger.contains(id) }) else { return }
+        if keepingForItsNode || sparse.isKept(id), sparse.isNodeKnown(id), sparse.file(of: id) != nil {
+            sparse.keep(id)
+            return
+        }
         let base = sparse.file(of: id)?.snapshot.map.base
         do { try dataLocks.withLock(id) { () throws(Errno) in try sparse.drop(id) } } catch {
             Diagnostics.note("sparse clone \(id): cannot drop its map: \(error)")

@@ -32,6 +32,10 @@ final class SparseMembers: Sendable {
         /// The members naming each base (durable or pending).
         var members: [EntryID: Set<EntryID>] = [:]
         var baseOf: [EntryID: EntryID] = [:]
+        /// The node the kernel knows each member by (while it does).
+        var nodes: [EntryID: LinkedClones.WeakInode] = [:]
+        /// Members purged while their node was known: kept until it is forgotten.
+        var keptForNode: Set<EntryID> = []
     }
 
     init(maps: BlockMaps, anchors: FileDescriptor?, root: FileDescriptor) {
@@ -138,6 +142,34 @@ final class SparseMembers: Sendable {
         active.store(true, ordering: .relaxed)
     }
 
+    // MARK: Nodes
+
+    /// The kernel knows member `inode.key` by `inode`.
+    func knowNode(_ inode: Inode) {
+        table.withLock { table in
+            if table.baseOf[inode.key] != nil { table.nodes[inode.key] = LinkedClones.WeakInode(inode: inode) }
+        }
+    }
+
+    /// Whether the kernel still knows member `id`'s node.
+    func isNodeKnown(_ id: EntryID) -> Bool {
+        table.withLock { $0.nodes[id]?.inode != nil }
+    }
+
+    /// Member `id`, gone, is kept for its node (see `LinkedClones.dropSparseIfGone`).
+    func keep(_ id: EntryID) {
+        table.withLock { _ = $0.keptForNode.insert(id) }
+    }
+
+    func isKept(_ id: EntryID) -> Bool {
+        table.withLock { $0.keptForNode.contains(id) }
+    }
+
+    /// Kept members whose node the kernel has forgotten since.
+    func keptWithoutNode() -> [EntryID] {
+        table.withLock { table in table.keptForNode.filter { table.nodes[$0]?.inode == nil }.sorted() }
+    }
+
     /// Moves every member of `old` onto `copy` (the same bytes): `b<copy>`
     /// linked first, each member's `base` record made durable under its
     /// data lock (`lock`), then `b<old>` unlinked.
@@ -171,6 +203,8 @@ final class SparseMembers: Sendable {
             let base = table.baseOf.removeValue(forKey: id)
             if let base { table.members[base]?.remove(id) }
             table.files[id] = nil
+            table.nodes[id] = nil
+            table.keptForNode.remove(id)
             return base
         }
         if let base { unlinkBaseIfUnnamed(base) }
