@@ -179,13 +179,21 @@ final class SparseMembers: Sendable {
         try linkBase(copy)
         let newBase = EntryID(try copy.status())
         for member in members {
-            guard let file = file(of: member) else { throw Errno.ioError }
             let descriptor = try copy.reopen(flags: O_RDONLY)
-            try lock(member) { () throws(Errno) in try file.rebase(to: descriptor) }
-            table.withLock { table in
-                table.members[old]?.remove(member)
-                table.members[newBase, default: []].insert(member)
-                table.baseOf[member] = newBase
+            // Its file asked for, and the table changed, under its data lock:
+            // a member dropped meanwhile is left dropped.
+            try lock(member) { () throws(Errno) in
+                guard let file = file(of: member) else {
+                    descriptor.closeQuietly()
+                    if has(member) { throw Errno.ioError }
+                    return
+                }
+                try file.rebase(to: descriptor)
+                table.withLock { table in
+                    table.members[old]?.remove(member)
+                    table.members[newBase, default: []].insert(member)
+                    table.baseOf[member] = newBase
+                }
             }
         }
         unlinkBaseIfUnnamed(old)
