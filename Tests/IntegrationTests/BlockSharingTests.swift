@@ -312,6 +312,34 @@ final class BlockSharingTests: Ext4ImageTestCase {
         XCTAssertTrue(read == expected, "the purged clone's node reads its bytes (first difference at \(read.map { firstDifference($0, expected) } ?? -1))")
         assertMountReads("small", original, "the original")
     }
+
+    /// Two sparse clones purged while their nodes were known are kept, then
+    /// dropped once the nodes are forgotten, at a later unlink. Before, the
+    /// sweep of one kept member swept the other, which swept the first, and
+    /// so on until the daemon's stack overflowed (it died without a word).
+    func testPurgedSparseClonesKeptForTheirNodesAreDroppedOnceForgotten() throws {
+        var nodes: [Int32] = []
+        for name in ["one", "two"] {
+            run(["cp", m + "/small", m + "/caches/" + name])
+            syncedWrite(m + "/caches/" + name, at: 100, [7])
+            let node = open(m + "/caches/" + name, clinux_O_PATH)
+            XCTAssertGreaterThanOrEqual(node, 0, "open O_PATH: \(Errno.name(errno))")
+            nodes.append(node)
+        }
+        XCTAssertEqual(numberAttr(m, "not_flat"), 2)
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
+        XCTAssertTrue(eventually { !exists(container + "/caches/one") && !exists(container + "/caches/two") }, "both were purged")
+        XCTAssertEqual(numberAttr(m, "not_flat"), 2, "kept while their nodes are known")
+        for node in nodes where node >= 0 { close(node) }
+        // Each unlink sweeps the kept members whose nodes the kernel has forgotten since.
+        XCTAssertTrue(eventually(timeout: 30) {
+            try? writeRandom(m + "/sweep", count: 10, seed: 1)
+            unlink(m + "/sweep")
+            return numberAttr(m, "not_flat") == 0
+        }, "dropped once their nodes were forgotten: not_flat \(String(describing: numberAttr(m, "not_flat")))")
+        assertMountReads("small", try contents("small"), "the original")
+        try remount("after the kept members were dropped")
+    }
 }
 
 private extension Int32 {

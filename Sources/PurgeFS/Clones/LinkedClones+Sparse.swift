@@ -131,7 +131,12 @@ extension LinkedClones {
     /// the kept members whose node went. Its file stays open meanwhile, so
     /// its anchor's inode number is not reused.
     func dropSparseIfGone(_ id: EntryID, keepingForItsNode: Bool = false) {
-        for kept in sparse.keptWithoutNode() where kept != id { dropSparseIfGone(kept) }
+        // One sweep, not one per member swept (two of them swept each other without end).
+        for kept in sparse.keptWithoutNode() where kept != id { dropGoneSparse(kept, keepingForItsNode: false) }
+        dropGoneSparse(id, keepingForItsNode: keepingForItsNode)
+    }
+
+    private func dropGoneSparse(_ id: EntryID, keepingForItsNode: Bool) {
         guard sparse.has(id), !state.read({ ledger, _ in ledger.contains(id) }) else { return }
         if keepingForItsNode || sparse.isKept(id), sparse.isNodeKnown(id), sparse.file(of: id) != nil {
             sparse.keep(id)
