@@ -1,3 +1,4 @@
+internal import CLinux
 import Foundation
 import Glibc
 import XCTest
@@ -281,6 +282,63 @@ final class BlockSharingTests: Ext4ImageTestCase {
         try mountPurgefs()
         let findings = try XCTUnwrap(checkFindings())
         XCTAssertTrue(findings.contains("own blocks 0..<1 hold no data"), "the check found: \(findings.debugDescription)")
+    }
+
+    /// A sparse clone purged while the kernel still knows its node (an
+    /// `O_PATH` descriptor here, as LinkedClonePurgeTests hold one; in use,
+    /// a name looked up just before the purge): opened again through the
+    /// node it reads its own bytes, the shared ones too, as a purged linked
+    /// clone does. Before, the purge dropped its map at once and the node
+    /// read its anchor: zeros where it shared.
+    func testAPurgedSparseCloneReadsItsBytesThroughItsNode() throws {
+        let original = try contents("small")
+        run(["cp", m + "/small", m + "/caches/clone"])
+        let bytes = [UInt8](repeating: 0x5C, count: 4096)
+        syncedWrite(m + "/caches/clone", at: 3 * Self.blockSize + 100, bytes)
+        XCTAssertEqual(getAttr(m + "/caches/clone", pf("flat")), .value("0"), "the clone is sparse")
+        let expected = laid(original, at: 3 * Self.blockSize + 100, bytes)
+        let node = open(m + "/caches/clone", clinux_O_PATH)
+        XCTAssertGreaterThanOrEqual(node, 0, "open O_PATH: \(Errno.name(errno))")
+        guard node >= 0 else { return }
+        defer { close(node) }
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
+        XCTAssertTrue(eventually { !exists(container + "/caches/clone") }, "the clone was purged")
+        let reader = open("/proc/self/fd/\(node)", O_RDONLY)
+        XCTAssertGreaterThanOrEqual(reader, 0, "reopening the purged clone's node: \(Errno.name(errno))")
+        guard reader >= 0 else { return }
+        let read = readAll(reader)
+        close(reader)
+        XCTAssertEqual(read?.count, expected.count)
+        XCTAssertTrue(read == expected, "the purged clone's node reads its bytes (first difference at \(read.map { firstDifference($0, expected) } ?? -1))")
+        assertMountReads("small", original, "the original")
+    }
+
+    /// Two sparse clones purged while their nodes were known are kept, then
+    /// dropped once the nodes are forgotten, at a later unlink. Before, the
+    /// sweep of one kept member swept the other, which swept the first, and
+    /// so on until the daemon's stack overflowed (it died without a word).
+    func testPurgedSparseClonesKeptForTheirNodesAreDroppedOnceForgotten() throws {
+        var nodes: [Int32] = []
+        for name in ["one", "two"] {
+            run(["cp", m + "/small", m + "/caches/" + name])
+            syncedWrite(m + "/caches/" + name, at: 100, [7])
+            let node = open(m + "/caches/" + name, clinux_O_PATH)
+            XCTAssertGreaterThanOrEqual(node, 0, "open O_PATH: \(Errno.name(errno))")
+            nodes.append(node)
+        }
+        XCTAssertEqual(numberAttr(m, "not_flat"), 2)
+        XCTAssertEqual(setAttr(m, pf("purge"), "all"), 0)
+        XCTAssertTrue(eventually { !exists(container + "/caches/one") && !exists(container + "/caches/two") }, "both were purged")
+        XCTAssertEqual(numberAttr(m, "not_flat"), 2, "kept while their nodes are known")
+        for node in nodes where node >= 0 { close(node) }
+        // Each unlink sweeps the kept members whose nodes the kernel has forgotten since.
+        XCTAssertTrue(eventually(timeout: 30) {
+            try? writeRandom(m + "/sweep", count: 10, seed: 1)
+            unlink(m + "/sweep")
+            return numberAttr(m, "not_flat") == 0
+        }, "dropped once their nodes were forgotten: not_flat \(String(describing: numberAttr(m, "not_flat")))")
+        assertMountReads("small", try contents("small"), "the original")
+        try remount("after the kept members were dropped")
     }
 }
 

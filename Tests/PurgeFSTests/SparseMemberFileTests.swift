@@ -381,6 +381,53 @@ final class SparseMemberFileTests: XCTestCase {
         XCTAssertEqual(file.size, 2 * block + 10)
     }
 
+    /// A member dropped while a reader or writer still holds its file (two
+    /// closes at once, a purge beside a write): the held file reads what it
+    /// held through descriptors still open, refuses changes (`ESTALE`) and
+    /// records nothing, and a later `start` of the same inode number (ext4
+    /// reuses it) commits. Before, the drop closed the descriptors under
+    /// it: `EBADF`, or another file's bytes once a number was reused, and a
+    /// record of a member the book no longer had trapped that commit.
+    func testAFileHeldPastItsMembersDropReadsItsOwnDescriptorsAndRecordsNothing() throws {
+        let dir = try directory(), stateDirectory = try directory(), anchors = try directory()
+        var generator = SplitMix64(seed: 21)
+        let baseBytes = randomBytes(Int(4 * block), &generator)
+        let base = try create("base", in: dir, bytes: baseBytes), anchor = try create("anchor", in: dir)
+        let member = try identity(anchor)
+        let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        let members = SparseMembers(maps: maps, anchors: anchors, root: dir)
+        try members.linkBase(base)
+        let file = try SparseMemberFile.start(
+            member: member, anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
+        members.started(file, base: try identity(base))
+        try file.sync()
+        var model = baseBytes
+        try write(file, [1, 2, 3], at: block + 5)
+        apply(write: [1, 2, 3], at: Int(block + 5), to: &model)
+
+        try members.drop(member)
+        XCTAssertFalse(members.has(member))
+        // New descriptors take the lowest free numbers: the held file's, were they closed.
+        let others = try (0..<4).map { try create("other\($0)", in: dir, bytes: [UInt8](repeating: 0xAB, count: Int(block))) }
+        XCTAssertTrue(try whole(file) == model, "the held file reads what it held")
+        XCTAssertThrowsError(try [UInt8](repeating: 9, count: 10).withUnsafeBytes { try file.write($0, at: 2 * block) }) {
+            XCTAssertEqual($0 as? Errno, Errno(ESTALE))
+        }
+        XCTAssertThrowsError(try file.truncate(to: 10)) { XCTAssertEqual($0 as? Errno, Errno(ESTALE)) }
+        for other in others { XCTAssertTrue(try plainRead(other) == [UInt8](repeating: 0xAB, count: Int(block)), "another file left alone") }
+        XCTAssertEqual(maps.book.pendingRecords(of: member), [], "nothing recorded after the drop")
+
+        let again = try SparseMemberFile.start(
+            member: member, anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
+        members.started(again, base: try identity(base))
+        try again.sync()
+        XCTAssertEqual(try whole(again), baseBytes)
+        let reread = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        XCTAssertEqual(
+            reread.book.durable[member]?.map,
+            BlockMap(base: try identity(base), sharedLength: UInt64(baseBytes.count), baseStamp: BaseStamp(try base.status())))
+    }
+
     /// The primary's break: its data copied, the member moved onto the copy
     /// (durably) before the primary is written; the member reads as before
     /// and its journaled map names the copy.

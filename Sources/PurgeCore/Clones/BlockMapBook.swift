@@ -58,9 +58,15 @@ public struct BlockMapBook: JournaledRecords {
 
     // MARK: Changes
 
-    /// Queues `record` as pending for its member (adjacent `own` records merge).
+    /// Queues `record` as pending for its member (adjacent `own` records
+    /// merge). A `start` replaces the member's pending records: it replaces
+    /// whatever map they changed.
     public mutating func record(_ record: BlockMapRecord) {
         let member = record.member
+        if case .start = record {
+            pending[member] = [record]
+            return
+        }
         if case .own(_, let blocks) = record, case .own(_, let last)? = pending[member]?.last,
            last.upperBound == blocks.lowerBound || blocks.upperBound == last.lowerBound {
             let merged = min(last.lowerBound, blocks.lowerBound)..<max(last.upperBound, blocks.upperBound)
@@ -68,6 +74,19 @@ public struct BlockMapBook: JournaledRecords {
             return
         }
         pending[member, default: []].append(record)
+    }
+
+    /// Member `member` is gone or plain again: its pending records are
+    /// replaced by a `drop` when the durable book has a map of it, and
+    /// forgotten when it has none (nothing durable to undo). Returns
+    /// whether a `drop` is pending (to commit).
+    public mutating func recordDrop(of member: EntryID) -> Bool {
+        guard durable[member] != nil else {
+            pending[member] = nil
+            return false
+        }
+        pending[member] = [.drop(member: member)]
+        return true
     }
 
     /// The lines of `member`'s pending records, now counted durable: call it

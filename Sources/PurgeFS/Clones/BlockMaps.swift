@@ -42,6 +42,11 @@ final class BlockMaps: Sendable {
         state.withLock { $0.book.record(record) }
     }
 
+    /// `BlockMapBook.recordDrop`: whether a `drop` of `member` is pending.
+    func dropRecorded(_ member: EntryID) -> Bool {
+        state.withLock { $0.book.recordDrop(of: member) }
+    }
+
     /// Makes `member`'s pending records durable (all members' with nil).
     /// Only after the member's anchor data is synced. After a failed append
     /// (or at the first commit after reading a stored journal, which may end

@@ -97,6 +97,11 @@ protocol CloneBackend: FileSystemObserver {
     /// clone: its shared blocks are holes there, read from its base): every
     /// path that reads, writes or hands out the descriptor asks this first.
     func sparseFile(of id: EntryID) -> SparseMemberFile?
+    /// Runs `body` with `inode`'s sparse member file under its data lock,
+    /// the file asked for again under it (a drop or a flatten may have
+    /// come first); nil, `body` not run, when `inode` is not one (any
+    /// more): every change through the view goes through here.
+    func withSparseFile<T>(of inode: Inode, _ body: (SparseMemberFile) throws(Errno) -> T) throws(Errno) -> T?
     /// The session ends: what sparse members wrote is made durable.
     func sessionEnded()
 }
@@ -107,6 +112,7 @@ extension CloneBackend {
     func withDataHeldIfFree<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T? { try body() }
     func leaveSharedData(_ inode: Inode, breaking: CloneBreaking) throws(Errno) -> Bool { false }
     func sparseFile(of id: EntryID) -> SparseMemberFile? { nil }
+    func withSparseFile<T>(of inode: Inode, _ body: (SparseMemberFile) throws(Errno) -> T) throws(Errno) -> T? { nil }
     func sessionEnded() {}
 }
 

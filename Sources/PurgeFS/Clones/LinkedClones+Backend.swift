@@ -46,7 +46,11 @@ extension LinkedClones: CloneBackend {
             knowNode(inode)
         }
         // A sparse member's writes go through its view, not through a break.
-        if sharesData(inode.key) && !sparse.has(inode.key) { _ = inode.sharing.share() }
+        if sparse.has(inode.key) {
+            sparse.knowNode(inode)
+        } else if sharesData(inode.key) {
+            _ = inode.sharing.share()
+        }
     }
 
     func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? {
@@ -85,6 +89,14 @@ extension LinkedClones: CloneBackend {
     func settleAtMount(root: FileDescriptor) { reconcile(root: root) }
 
     func sparseFile(of id: EntryID) -> SparseMemberFile? { sparse.file(of: id) }
+
+    func withSparseFile<T>(of inode: Inode, _ body: (SparseMemberFile) throws(Errno) -> T) throws(Errno) -> T? {
+        guard sparse.file(of: inode.key) != nil else { return nil }
+        return try withDataLocks(of: [inode]) { () throws(Errno) -> T? in
+            guard let file = sparse.file(of: inode.key) else { return nil }
+            return try body(file)
+        }
+    }
 
     func sessionEnded() { sparse.commitAll(lock: { (id, body) throws(Errno) in try dataLocks.withLock(id, body) }) }
 

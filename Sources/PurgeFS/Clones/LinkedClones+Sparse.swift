@@ -39,6 +39,7 @@ extension LinkedClones {
             throw error
         }
         sparse.started(file, base: baseID)
+        sparse.knowNode(inode)
         do throws(Errno) {
             try anchor.setTimes(access: times.st_atim, modification: times.st_mtim)
             try file.sync()
@@ -74,7 +75,8 @@ extension LinkedClones {
     /// has them taken from what the members save, in order; an original
     /// that does not bear them saves them.
     func chargeSparseMembers(of base: EntryID) {
-        let members = sparse.members(of: base)
+        // Members kept for their node only are in no ledger: charged nothing.
+        let members = sparse.members(of: base).filter { !sparse.isKept($0) }
         guard let any = members.lazy.compactMap({ self.sparse.file(of: $0) }).first,
               let baseStatus = try? any.base.status() else { return }
         let grouped = isShared(backing: base)
@@ -110,10 +112,11 @@ extension LinkedClones {
 
     /// A file of sparse member `id` was closed: what it wrote is committed
     /// (its anchor synced, then its records journaled); gone, its map is dropped.
+    /// The file is asked for under the lock: another close may have dropped it.
     func sparseClosed(_ id: EntryID) {
-        guard let file = sparse.file(of: id) else { return }
+        guard sparse.has(id) else { return }
         if !sparse.maps.book.pendingRecords(of: id).isEmpty {
-            do { try dataLocks.withLock(id) { () throws(Errno) in try file.sync() } } catch {
+            do { try dataLocks.withLock(id) { () throws(Errno) in try sparse.file(of: id)?.sync() } } catch {
                 Diagnostics.note("sparse clone \(id): cannot commit its map at close: \(error)")
             }
         }
@@ -122,8 +125,24 @@ extension LinkedClones {
 
     /// A sparse member the ledger no longer has (unlinked and closed, or
     /// purged) has its map dropped, and its base's link when no map names it.
-    func dropSparseIfGone(_ id: EntryID) {
+    /// Purged (`keepingForItsNode`) while the kernel still knows its node (a
+    /// name looked up just before the purge), it is kept until the node is
+    /// forgotten, so the node reads its bytes through the map, as a purged
+    /// linked clone's node reads its group's data; each later call drops
+    /// the kept members whose node went. Its file stays open meanwhile, so
+    /// its anchor's inode number is not reused.
+    func dropSparseIfGone(_ id: EntryID, keepingForItsNode: Bool = false) {
+        // One sweep, not one per member swept (two of them swept each other without end).
+        for kept in sparse.keptWithoutNode() where kept != id { dropGoneSparse(kept, keepingForItsNode: false) }
+        dropGoneSparse(id, keepingForItsNode: keepingForItsNode)
+    }
+
+    private func dropGoneSparse(_ id: EntryID, keepingForItsNode: Bool) {
         guard sparse.has(id), !state.read({ ledger, _ in ledger.contains(id) }) else { return }
+        if keepingForItsNode || sparse.isKept(id), sparse.isNodeKnown(id), sparse.file(of: id) != nil {
+            sparse.keep(id)
+            return
+        }
         let base = sparse.file(of: id)?.snapshot.map.base
         do { try dataLocks.withLock(id) { () throws(Errno) in try sparse.drop(id) } } catch {
             Diagnostics.note("sparse clone \(id): cannot drop its map: \(error)")

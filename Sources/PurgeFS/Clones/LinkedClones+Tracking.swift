@@ -63,7 +63,7 @@ extension LinkedClones {
 
     /// A file was purged: a member is forgotten, a primary's group charged anew.
     func purged(_ id: EntryID) {
-        dropSparseIfGone(id)
+        dropSparseIfGone(id, keepingForItsNode: true)
         // A purged original's data (a base) is charged to its sparse clones.
         defer { if sparse.isBase(id) { chargeSparseMembers(of: id) } }
         guard isActive else { return }

@@ -21,6 +21,13 @@ import Synchronization
 /// a base found otherwise (written behind the mount) marks the member
 /// (`View.baseChanged`), and every read or copy of a shared block then
 /// fails with `EIO` instead of returning other bytes.
+///
+/// Owning its descriptors also means a reader or
+/// writer that got it before its member was dropped never reads or writes a
+/// closed descriptor, or one whose number another file reuses. Once
+/// dropped (`retire`, under the data lock) it changes nothing and makes no
+/// record: a record of a member the book no longer has would be replayed
+/// in front of a later `start` of its anchor's inode number.
 final class SparseMemberFile: Sendable {
     let member: EntryID
     /// The anchor, open for reading and writing.
@@ -48,8 +55,11 @@ final class SparseMemberFile: Sendable {
         /// The base as found when it no longer matched the map's stamp
         /// (changed behind the mount): shared blocks fail with `EIO`.
         var baseChanged: BaseStamp?
-        /// Bases `rebase` replaced, closed with this file.
-        var retired: [FileDescriptor] = []
+        /// Its member was dropped (gone, flattened, or its start undone):
+        /// every change is refused with `ESTALE`, and nothing is recorded.
+        var retired = false
+        /// Bases `rebase` replaced, open until this file goes.
+        var retiredBases: [FileDescriptor] = []
     }
 
     private static var blockSize: UInt64 { BlockMap.blockSize }
@@ -62,10 +72,10 @@ final class SparseMemberFile: Sendable {
     }
 
     deinit {
-        let view = view.withLock { $0 }
+        let view = snapshot
         anchor.closeQuietly()
         view.base.closeQuietly()
-        for descriptor in view.retired { descriptor.closeQuietly() }
+        for base in view.retiredBases { base.closeQuietly() }
     }
 
     /// Makes `member` sparse on `base`: its anchor is sized as the base, the
@@ -196,12 +206,23 @@ final class SparseMemberFile: Sendable {
 
     var snapshot: View { view.withLock { $0 } }
 
-    /// The view, unless a change failed half-way (`EIO`).
+    /// The view, unless a change failed half-way (`EIO`) or the member
+    /// was dropped (`ESTALE`).
     private func changeable() throws(Errno) -> View {
         let current = snapshot
+        guard !current.retired else { throw Errno(ESTALE) }
         guard !current.failed else { throw Errno.ioError }
         return current
     }
+
+    /// Its member was dropped (under its data lock): from now on it changes
+    /// and records nothing; reads through a reference taken before still
+    /// read what it held.
+    func retire() {
+        view.withLock { $0.retired = true }
+    }
+
+    var isRetired: Bool { snapshot.retired }
     var size: UInt64 { snapshot.size }
 
     // MARK: Reading
@@ -335,7 +356,8 @@ final class SparseMemberFile: Sendable {
         let identity = EntryID(status)
         let stamp = trusted ? BaseStamp(status) : current.map.baseStamp
         view.withLock { view in
-            view.retired.append(view.base)
+            // The old base stays open (a read may be using it) until this file goes.
+            view.retiredBases.append(view.base)
             view.base = newBase
             view.map.base = identity
             view.map.baseStamp = stamp

@@ -40,6 +40,7 @@ final class SparseMembers: Sendable {
     static func descriptorBound(openFilesLimit: UInt64) -> Int { max(Int(min(openFilesLimit, 1 << 30)) / 16, 16) }
 
     private struct Table {
+        /// Each file owns its descriptors (closed when the last reference goes).
         var files: [EntryID: SparseMemberFile] = [:]
         /// When each file was last asked for (`tick`), for letting go of the idle ones.
         var lastUse: [EntryID: UInt64] = [:]
@@ -52,6 +53,10 @@ final class SparseMembers: Sendable {
             tick += 1
             lastUse[id] = tick
         }
+        /// The node the kernel knows each member by (while it does).
+        var nodes: [EntryID: LinkedClones.WeakInode] = [:]
+        /// Members purged while their node was known: kept until it is forgotten.
+        var keptForNode: Set<EntryID> = []
     }
 
     init(maps: BlockMaps, anchors: FileDescriptor?, root: FileDescriptor, openFilesLimit: UInt64 = ResourceLimits.openFiles) {
@@ -101,13 +106,17 @@ final class SparseMembers: Sendable {
         guard let base, let entry = maps.current(id) else { return nil }
 
         /// `file` as the live file of `id`, unless another thread's came first.
-        func keep(_ file: SparseMemberFile) -> SparseMemberFile {
-            table.withLock { table in
-                table.used(id)
-                if let raced = table.files[id] { return raced }
-                // Dropped meanwhile (its map gone): not live any more.
-                guard table.baseOf[id] != nil else { return file }
+        /// Dropped meanwhile (its map read before the drop): not kept, and
+        /// nil, so nothing writes through a file its member no longer has.
+        func keep(_ file: SparseMemberFile) -> SparseMemberFile? {
+            table.withLock { table -> SparseMemberFile? in
+                if let raced = table.files[id] {
+                    table.used(id)
+                    return raced
+                }
+                guard table.baseOf[id] == base else { return nil }
                 table.files[id] = file
+                table.used(id)
                 return file
             }
         }
@@ -166,6 +175,34 @@ final class SparseMembers: Sendable {
         active.store(true, ordering: .relaxed)
     }
 
+    // MARK: Nodes
+
+    /// The kernel knows member `inode.key` by `inode`.
+    func knowNode(_ inode: Inode) {
+        table.withLock { table in
+            if table.baseOf[inode.key] != nil { table.nodes[inode.key] = LinkedClones.WeakInode(inode: inode) }
+        }
+    }
+
+    /// Whether the kernel still knows member `id`'s node.
+    func isNodeKnown(_ id: EntryID) -> Bool {
+        table.withLock { $0.nodes[id]?.inode != nil }
+    }
+
+    /// Member `id`, gone, is kept for its node (see `LinkedClones.dropSparseIfGone`).
+    func keep(_ id: EntryID) {
+        table.withLock { _ = $0.keptForNode.insert(id) }
+    }
+
+    func isKept(_ id: EntryID) -> Bool {
+        table.withLock { $0.keptForNode.contains(id) }
+    }
+
+    /// Kept members whose node the kernel has forgotten since.
+    func keptWithoutNode() -> [EntryID] {
+        table.withLock { table in table.keptForNode.filter { table.nodes[$0]?.inode == nil }.sorted() }
+    }
+
     /// Moves every member of `old` onto `copy` (the same bytes): `b<copy>`
     /// linked first, each member's `base` record made durable under its
     /// data lock (`lock`), then `b<old>` unlinked.
@@ -175,34 +212,43 @@ final class SparseMembers: Sendable {
         try linkBase(copy)
         let newBase = EntryID(try copy.status())
         for member in members {
-            guard let file = file(of: member) else { throw Errno.ioError }
             let descriptor = try copy.reopen(flags: O_RDONLY)
-            try lock(member) { () throws(Errno) in try file.rebase(to: descriptor) }
-            table.withLock { table in
-                table.members[old]?.remove(member)
-                table.members[newBase, default: []].insert(member)
-                table.baseOf[member] = newBase
+            // Its file asked for, and the table changed, under its data lock:
+            // a member dropped meanwhile is left dropped.
+            try lock(member) { () throws(Errno) in
+                guard let file = file(of: member) else {
+                    descriptor.closeQuietly()
+                    if has(member) { throw Errno.ioError }
+                    return
+                }
+                try file.rebase(to: descriptor)
+                table.withLock { table in
+                    table.members[old]?.remove(member)
+                    table.members[newBase, default: []].insert(member)
+                    table.baseOf[member] = newBase
+                }
             }
         }
         unlinkBaseIfUnnamed(old)
     }
 
-    /// Forgets member `id`'s map: `drop` journaled, its file let go of (its
-    /// descriptors close once no request uses it), then its base's link
-    /// unlinked when no map names it. Under its data lock.
+    /// Forgets member `id`'s map: its file retired (it changes and records
+    /// nothing more; its descriptors close when the last reference goes),
+    /// `drop` journaled, then its base's link unlinked when no map names
+    /// it. Under its data lock.
     func drop(_ id: EntryID) throws(Errno) {
         guard has(id) else { return }
-        if maps.current(id) != nil {
-            maps.record(.drop(member: id))
-            try maps.commit(id)
-        }
-        let (base, file) = table.withLock { table -> (EntryID?, SparseMemberFile?) in
+        table.withLock { $0.files[id] }?.retire()
+        if maps.dropRecorded(id) { try maps.commit(id) }
+        let base = table.withLock { table -> EntryID? in
             let base = table.baseOf.removeValue(forKey: id)
             if let base { table.members[base]?.remove(id) }
+            table.files[id] = nil
             table.lastUse[id] = nil
-            return (base, table.files.removeValue(forKey: id))
+            table.nodes[id] = nil
+            table.keptForNode.remove(id)
+            return base
         }
-        _ = file
         if let base { unlinkBaseIfUnnamed(base) }
         active.store(table.withLock { !$0.baseOf.isEmpty }, ordering: .relaxed)
     }
@@ -283,7 +329,7 @@ final class SparseMembers: Sendable {
     func commitAll(lock: (EntryID, () throws(Errno) -> Void) throws(Errno) -> Void) {
         let files = table.withLock { Array($0.files.values) }
         for file in files where !maps.book.pendingRecords(of: file.member).isEmpty {
-            do { try lock(file.member) { () throws(Errno) in try file.sync() } } catch {
+            do { try lock(file.member) { () throws(Errno) in if !file.isRetired { try file.sync() } } } catch {
                 Diagnostics.note("sparse clone \(file.member): cannot sync its map: \(error)")
             }
         }

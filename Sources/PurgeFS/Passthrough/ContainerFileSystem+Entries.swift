@@ -86,10 +86,9 @@ extension ContainerFileSystem {
     /// Truncates a sparse clone through its view (under its data lock);
     /// false when `inode` is not one.
     private func truncateSparse(_ inode: Inode, to size: off_t) throws(Errno) -> Bool {
-        guard let sparse = clones.sparseFile(of: inode.key) else { return false }
+        guard clones.sparseFile(of: inode.key) != nil else { return false }
         guard size >= 0 else { throw Errno.invalidArgument }
-        try clones.withDataHeld(of: inode) { () throws(Errno) in try sparse.truncate(to: UInt64(size)) }
-        return true
+        return try clones.withSparseFile(of: inode) { (sparse) throws(Errno) in try sparse.truncate(to: UInt64(size)) } != nil
     }
 
     func readSymbolicLink(_ id: NodeID) throws(Errno) -> [CChar] {

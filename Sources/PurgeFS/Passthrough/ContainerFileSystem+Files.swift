@@ -106,7 +106,7 @@ extension ContainerFileSystem {
         let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
         let written = try growing(file, by: .data(offset: UInt64(offset), length: UInt64(length)), writing: length,
                                   change: .overwrite(offset: UInt64(offset), length: UInt64(length)), retryable: inMemory) { () throws(Errno) -> Int in
-            if let sparse = clones.sparseFile(of: file.inode.key) { return try writeSparse(sparse, file, data, at: offset) }
+            if clones.sparseFile(of: file.inode.key) != nil { return try writeSparse(file, data, at: offset) }
             let count = cfuse_write_bufvec_to_fd(data, file.descriptor.rawValue, offset, 1)
             if count < 0 { throw Errno(Int32(-count)) }
             return count
@@ -125,8 +125,7 @@ extension ContainerFileSystem {
 
     /// A sparse member syncs its anchor, then journals its map's changes.
     func sync(_ file: OpenFile, dataOnly: Bool) throws(Errno) {
-        if let sparse = clones.sparseFile(of: file.inode.key) {
-            try clones.withDataHeld(of: file.inode) { () throws(Errno) in try sparse.sync() }
+        if try clones.withSparseFile(of: file.inode, { (sparse) throws(Errno) in try sparse.sync() }) != nil {
             if !dataOnly { try file.descriptor.sync() }
         } else {
             try file.descriptor.sync(dataOnly: dataOnly)
@@ -141,30 +140,33 @@ extension ContainerFileSystem {
         try growing(file, by: Self.growth(ofFallocate: mode, offset: offset, length: length),
                     change: Self.change(ofFallocate: mode, offset: offset, length: length)) { () throws(Errno) in
             // Asked here, after `beforeModify`: a linked clone's first change may have made it sparse.
-            if let sparse = clones.sparseFile(of: file.inode.key) {
+            if clones.sparseFile(of: file.inode.key) != nil {
                 if mode & clinux_FALLOC_FL_PUNCH_HOLE != 0 {
                     guard offset >= 0, length > 0 else { throw Errno.invalidArgument }
-                    try clones.withDataHeld(of: file.inode) { () throws(Errno) in
+                    let punched = try clones.withSparseFile(of: file.inode) { (sparse) throws(Errno) in
                         try sparse.punch(offset: UInt64(offset), length: UInt64(length))
                     }
-                    return
+                    if punched != nil { return }
+                } else {
+                    try clones.flatten(file.inode, breaking: breaking)
                 }
-                try clones.flatten(file.inode, breaking: breaking)
             }
             try file.descriptor.allocate(mode: mode, offset: offset, length: length)
         }
     }
 
     /// Writes a request's data into a sparse member through its view, under
-    /// its data lock: the shared blocks it touches are copied first.
-    private func writeSparse(
-        _ sparse: SparseMemberFile, _ file: OpenFile, _ data: UnsafeMutablePointer<fuse_bufvec>, at offset: off_t
-    ) throws(Errno) -> Int {
+    /// its data lock: the shared blocks it touches are copied first. Made
+    /// plain or dropped before the lock was taken, it is written as any file.
+    private func writeSparse(_ file: OpenFile, _ data: UnsafeMutablePointer<fuse_bufvec>, at offset: off_t) throws(Errno) -> Int {
         guard offset >= 0 else { throw Errno.invalidArgument }
         return try WriteData.copied(data) { (buffer, copied) throws(Errno) -> Int in
-            try clones.withDataHeld(of: file.inode) { () throws(Errno) -> Int in
-                try sparse.write(UnsafeRawBufferPointer(start: buffer, count: copied), at: UInt64(offset))
+            let bytes = UnsafeRawBufferPointer(start: buffer, count: copied)
+            let written = try clones.withSparseFile(of: file.inode) { (sparse) throws(Errno) -> Int in
+                try sparse.write(bytes, at: UInt64(offset))
             }
+            if let written { return written }
+            return try file.descriptor.write(bytes, at: Int64(offset))
         }
     }
 
@@ -245,10 +247,10 @@ extension ContainerFileSystem {
             if got == 0 { break }
             let bytes = UnsafeRawBufferPointer(rebasing: part[0..<got])
             let wrote: Int
-            if let destinationView {
-                wrote = try clones.withDataHeld(of: destination.inode) { () throws(Errno) -> Int in
-                    try destinationView.write(bytes, at: UInt64(offset + at))
-                }
+            if destinationView != nil, let viewWrote = try clones.withSparseFile(of: destination.inode, { (view) throws(Errno) -> Int in
+                try view.write(bytes, at: UInt64(offset + at))
+            }) {
+                wrote = viewWrote
             } else {
                 wrote = try destination.descriptor.write(bytes, at: offset + at)
             }

@@ -63,6 +63,28 @@ final class BlockMapBookTests: XCTestCase {
         XCTAssertNotNil(book.durable[two])
     }
 
+    /// A member dropped before its records were durable leaves none, and a
+    /// `start` replaces what is pending for its member: no record of an
+    /// earlier map of the same inode number is replayed in front of it
+    /// (before, such an `own` trapped the commit: "no map for member").
+    func testAStartOrADropLeavesNoRecordOfAnEarlierMapPending() {
+        var book = BlockMapBook()
+        book.record(history[0])
+        book.record(.own(member: one, blocks: 3..<4))
+        XCTAssertFalse(book.recordDrop(of: one), "nothing durable to drop")
+        XCTAssertEqual(book.pendingRecords(of: one), [])
+        book.record(.own(member: one, blocks: 3..<4))
+        book.record(history[9])
+        XCTAssertEqual(book.pendingRecords(of: one), [history[9]])
+        _ = book.takeChanges(of: one)
+        XCTAssertEqual(book.durable[one]?.map, BlockMap(base: baseB, sharedLength: 3 * block))
+        book.record(.own(member: one, blocks: 0..<1))
+        XCTAssertTrue(book.recordDrop(of: one), "a durable map is dropped")
+        XCTAssertEqual(book.pendingRecords(of: one), [.drop(member: one)])
+        _ = book.takeChanges(of: one)
+        XCTAssertNil(book.durable[one])
+    }
+
     func testTheSnapshotAndTheJournalRoundTrip() throws {
         var book = BlockMapBook()
         var journal: [UInt8] = []
