@@ -76,6 +76,8 @@ class LoopImageTestCase: XCTestCase {
             }
         }
         addTeardownBlock { [self] in
+            // `hasSucceeded` is false until the run has stopped, which is after teardown.
+            if let run = testRun, run.totalFailureCount > 0 { printDaemonLog() }
             for problem in unmountPurgefs() { XCTFail("teardown: \(problem)") }
             // The image can stay busy for a moment after the daemon exits: retry.
             if imageMounted, !eventually(timeout: 10, { (try? Subprocess.run(["umount", volume], timeout: 30))?.status == 0 }) {
@@ -229,6 +231,21 @@ class LoopImageTestCase: XCTestCase {
         guard result.status == 0, MountTable.mounts(at: m).last?.fileSystemType == "fuse.purgefs" else {
             throw SubprocessError("mount of \(container) on \(m) failed: \(result)")
         }
+    }
+
+    /// The daemon's log (`daemon.log` in the default state directory, kept
+    /// across remounts and kills), as far as it goes now.
+    func daemonLogText() -> String {
+        (try? String(contentsOfFile: container + "/.purgefs/daemon.log", encoding: .utf8)) ?? ""
+    }
+
+    /// Prints the end of the daemon's log, so that a test that failed (in
+    /// CI, where nothing else is kept) says what the daemon saw, as
+    /// `MountFixture.printDaemonLog` does for a foreground daemon.
+    func printDaemonLog(lines: Int = 80) {
+        let tail = daemonLogText().split(separator: "\n", omittingEmptySubsequences: false).suffix(lines)
+        guard tail.contains(where: { !$0.isEmpty }) else { return }
+        print("--- the daemon's log (last \(tail.count) lines) ---\n" + tail.joined(separator: "\n") + "\n--- end of the daemon's log ---")
     }
 
     /// Unmounts the purgefs mount (only it) and waits for its daemon to exit.
