@@ -225,9 +225,14 @@ class LoopImageTestCase: XCTestCase {
     /// Called before the first mount: put files into the container here.
     func prepareContainer() throws {}
 
+    /// Variables the daemons `mountPurgefs` starts get besides the test's own.
+    var daemonEnvironment: [String: String] = [:]
+
     /// `purgefs mount CONTAINER MOUNTPOINT`, which returns once the mount is usable.
     func mountPurgefs(options: [String] = []) throws {
-        let result = try Subprocess.run([fixture.binary, "mount", container, m] + (options.isEmpty ? [] : ["-o", options.joined(separator: ",")]), timeout: 30)
+        let result = try Subprocess.run(
+            [fixture.binary, "mount", container, m] + (options.isEmpty ? [] : ["-o", options.joined(separator: ",")]), timeout: 30,
+            environment: daemonEnvironment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(daemonEnvironment) { $1 })
         guard result.status == 0, MountTable.mounts(at: m).last?.fileSystemType == "fuse.purgefs" else {
             throw SubprocessError("mount of \(container) on \(m) failed: \(result)")
         }

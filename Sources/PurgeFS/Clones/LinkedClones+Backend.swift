@@ -120,6 +120,27 @@ extension LinkedClones: CloneBackend {
         moved(id, backing: EntryID(status), to: .init(parent: newParent, name: Self.bytes(newName)))
     }
 
+    /// A member's rename is recorded as under way before rename(2), so that a
+    /// daemon killed before `moved` leaves no name of the group's data that
+    /// the registry does not know (`LinkedCloneRegistry.beginMove`).
+    func beforeMove(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {
+        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return }
+        guarded.withLock { table in
+            guard table.registry.members[id] != nil else { return }
+            table.registry.beginMove(id, to: .init(parent: newParent, name: Self.bytes(newName)))
+            save(&table)
+        }
+    }
+
+    func moveAbandoned(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {
+        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return }
+        guarded.withLock { table in
+            guard table.registry.moving[id] != nil else { return }
+            table.registry.endMove(id)
+            save(&table)
+        }
+    }
+
     /// The replaced side first, then the moving one (as the ledger hears them).
     func exchanged(_ exchange: Exchange) {
         moved(exchange.replaced, id: exchange.replacedID, name: exchange.newName, from: exchange.newParent,
