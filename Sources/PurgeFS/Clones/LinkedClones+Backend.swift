@@ -40,13 +40,26 @@ extension LinkedClones: CloneBackend {
     /// A new node: a clone's anchor is held (its number is the node's
     /// identity, never to be reused while the node lives), and a node of
     /// shared data is marked shared (its writers hold read-only descriptors).
-    func adopted(_ inode: Inode, status: stat) {
-        if inode.key != EntryID(status), let anchor = try? withAnchor(inode.key, { (file) throws(Errno) in try file.duplicate() }) {
+    /// A clone forgotten since its name was read (a purge between the
+    /// lookup's identity and here) has no anchor left to hold: the node is
+    /// refused, since its number could be a new file's the next moment, and
+    /// that file would be handed this node, reading the clone's data.
+    func adopted(_ inode: Inode, status: stat) -> Bool {
+        if inode.key != EntryID(status) {
+            // Held and known under the clone lock: a member forgotten after this is the node's to look after (an orphan).
+            let anchor = guarded.withLock { (table) -> FileDescriptor? in
+                guard table.registry.members[inode.key] != nil,
+                      let anchor = try? withAnchor(inode.key, { (file) throws(Errno) in try file.duplicate() })
+                else { return nil }
+                table.memberNodes[inode.key] = WeakInode(inode: inode)
+                return anchor
+            }
+            guard let anchor else { return false }
             inode.sharing.holdIdentity(anchor)
-            knowNode(inode)
         }
         // A sparse member's writes go through its view, not through a break.
         if sharesData(inode.key) && !sparse.has(inode.key) { _ = inode.sharing.share() }
+        return true
     }
 
     func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? {

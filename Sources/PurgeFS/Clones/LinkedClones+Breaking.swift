@@ -80,10 +80,10 @@ extension LinkedClones {
         } else {
             try anchor.truncate(to: 0)
         }
-        KillPoints.reached("member-filled")
+        DebugSteps.reached("member-filled")
         do throws(Errno) {
             _ = try takeOver(id, with: anchorName, breaking: breaking)
-            KillPoints.reached("member-renamed")
+            DebugSteps.reached("member-renamed")
         } catch {
             // Still a linked member: its map goes (a kill here: the mount's replay drops it).
             if sparseFile != nil {
@@ -256,7 +256,7 @@ extension LinkedClones {
             try? anchors.unlink(newName)
             throw error
         }
-        KillPoints.reached("primary-copied")
+        DebugSteps.reached("primary-copied")
         let backing = EntryID(try copy.status())
         let handle = try FileHandle(of: copy)
         if let group {
@@ -264,9 +264,9 @@ extension LinkedClones {
                 table.registry.replaceBacking(of: group, with: backing, handle: handle.stored)
                 save(&table)
             }
-            KillPoints.reached("primary-saved")
+            DebugSteps.reached("primary-saved")
             try moveMembers(of: group, from: old, to: copy, breaking: breaking)
-            KillPoints.reached("primary-moved")
+            DebugSteps.reached("primary-moved")
         }
         // Sparse members' maps name the copy (durably) before the primary is written.
         if isBase {
