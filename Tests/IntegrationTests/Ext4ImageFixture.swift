@@ -44,14 +44,16 @@ class Ext4ImageTestCase: LoopImageTestCase {
 
     /// A linked clone written since it was made shares the blocks it did
     /// not write (docs/DESIGN.md, "Block sharing without reflinks"): the
-    /// mount says it is not flat, and in the backing directory its shared
-    /// blocks are holes (the files these tests clone have none of their own).
+    /// mount says it is not flat, its backing file is its own (one link:
+    /// a clone that shares the whole file is one more name of its data,
+    /// whose holes it does not share), and in the backing directory its
+    /// shared blocks are holes (the files these tests clone have none of their own).
     func isSparseClone(_ name: String) -> Bool {
         let fd = open(container + "/" + name, O_RDONLY | O_NOFOLLOW)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size > 0 else { return false }
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size > 0, st.st_nlink == 1 else { return false }
         let hole = lseek(fd, 0, 4)  // SEEK_HOLE (not in Glibc's Swift module)
         return hole >= 0 && hole < st.st_size && getAttr(m + "/" + name, pf("flat")) == .value("0")
     }

@@ -315,7 +315,25 @@ class LoopImageTestCase: XCTestCase {
 
     func assertAccounting(_ label: String, file: StaticString = #filePath, line: UInt = #line) {
         let walk = walkFigures()
-        XCTAssertEqual(numberAttr(fixture.mountpoint, "allocated"), walk.allocated, "\(label): allocated vs the walk", file: file, line: line)
-        XCTAssertEqual(numberAttr(fixture.mountpoint, "clone_savings"), walk.savings, "\(label): clone_savings vs the walk", file: file, line: line)
+        let allocated = numberAttr(fixture.mountpoint, "allocated"), savings = numberAttr(fixture.mountpoint, "clone_savings")
+        XCTAssertEqual(allocated, walk.allocated, "\(label): allocated vs the walk", file: file, line: line)
+        XCTAssertEqual(savings, walk.savings, "\(label): clone_savings vs the walk", file: file, line: line)
+        if allocated != walk.allocated || savings != walk.savings { print(describeSharedInodes()) }
+    }
+
+    /// Every backing inode with several names in the container, and what
+    /// each name is through the mount (its inode number, `content_id` and
+    /// `shared`): what a failed accounting check prints (CI keeps nothing else).
+    func describeSharedInodes() -> String {
+        var lines = ["--- backing inodes with several names ---"]
+        for (inode, entry) in BackingWalk(container).files.sorted(by: { $0.key < $1.key }) where entry.names.count > 1 {
+            let names = entry.names.map { name -> String in
+                var st = stat()
+                let shown = stat(m + "/" + name, &st) == 0 ? "\(st.st_ino)" : Errno.name(errno)
+                return "\(name) (mount ino \(shown), content_id \(getAttr(m + "/" + name, pf("content_id"))), shared \(getAttr(m + "/" + name, pf("shared"))))"
+            }
+            lines.append("\(inode) allocated \(entry.allocated): " + names.joined(separator: "; "))
+        }
+        return lines.joined(separator: "\n")
     }
 }
