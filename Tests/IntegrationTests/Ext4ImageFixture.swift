@@ -43,15 +43,20 @@ class Ext4ImageTestCase: LoopImageTestCase {
     var sharesBlocks: Bool { getenv("PURGEFS_BLOCK_SHARING").map { String(cString: $0) == "1" } ?? false }
 
     /// A linked clone written since it was made shares the blocks it did
-    /// not write (docs/DESIGN.md, "Block sharing without reflinks"): the
-    /// mount says it is not flat, and in the backing directory its shared
-    /// blocks are holes (the files these tests clone have none of their own).
+    /// not write (docs/DESIGN.md, "Block sharing without reflinks"): only
+    /// with block sharing on, the mount says it is not flat, its backing
+    /// file is its own (the mount shows its inode number: a clone that
+    /// shares a whole file shows its anchor's, and the file's holes are no
+    /// data it shares), and in the backing directory its shared blocks are
+    /// holes (the files these tests clone have none of their own).
     func isSparseClone(_ name: String) -> Bool {
+        var shown = stat()
+        guard sharesBlocks, stat(m + "/" + name, &shown) == 0 else { return false }
         let fd = open(container + "/" + name, O_RDONLY | O_NOFOLLOW)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size > 0 else { return false }
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size > 0, st.st_ino == shown.st_ino else { return false }
         let hole = lseek(fd, 0, 4)  // SEEK_HOLE (not in Glibc's Swift module)
         return hole >= 0 && hole < st.st_size && getAttr(m + "/" + name, pf("flat")) == .value("0")
     }

@@ -295,8 +295,7 @@ final class HangTests: Ext4ImageTestCase {
     }
 
     private func daemonLog() -> String {
-        let log = (try? String(contentsOfFile: container + "/.purgefs/daemon.log", encoding: .utf8)) ?? ""
-        return log.split(separator: "\n").suffix(10).joined(separator: "\n")
+        daemonLogText().split(separator: "\n").suffix(10).joined(separator: "\n")
     }
 
     private static func processState(_ pid: pid_t) -> String {

@@ -1,6 +1,7 @@
 internal import CLinux
 import Foundation
 import Glibc
+import Synchronization
 import XCTest
 
 /// A linked clone (ext4) purged while the kernel still knows its node: a
@@ -147,6 +148,76 @@ final class LinkedClonePurgeTests: Ext4ImageTestCase {
             XCTAssertEqual(readAll(reader), original, "the purged clone's node reads the bytes it was cloned with")
             close(reader)
         }
+    }
+
+    // MARK: A clone purged while it is looked up
+
+    /// A lookup that found the clone's name a member's (`member-identified`,
+    /// where it is held) while a purge forgot the clone and removed its
+    /// anchor: the node the lookup then made named the anchor's identity
+    /// without holding the anchor, so its inode number was free again while
+    /// the node read the clone's data. Before the fix, a new file given that
+    /// number (a different file) was handed the node and read the original's
+    /// bytes: right size, wrong bytes.
+    func testANewFileGivenAPurgedClonesNumberReadsItsOwnBytes() throws {
+        #if !DEBUG
+        throw XCTSkip("pause points are in debug builds only")
+        #else
+        let original = try contents("Documents/original")
+        let clone = caches + "/clone"
+        run(["cp", m + "/Documents/original", m + "/" + clone])
+        XCTAssertEqual(contentID(clone), contentID("Documents/original"), "cp made a clone")
+        // A clone that stays (not purgeable): the group lives on.
+        run(["cp", m + "/Documents/original", m + "/Documents/kept"])
+        let anchor = try status(m + "/" + clone).st_ino
+        XCTAssertEqual(unmountPurgefs(), [])
+        let pause = fixture.base + "/paused"
+        daemonEnvironment = ["PURGEFS_PAUSE_AT": "member-identified", "PURGEFS_PAUSE_FILE": pause]
+        defer { daemonEnvironment = [:] }
+        try mountPurgefs()
+
+        // The clone's node, looked up (and held) while the purge runs.
+        let looked = Mutex<Int32>(-1)
+        let path = m + "/" + clone
+        let lookup = Thread { looked.withLock { $0 = open(path, clinux_O_PATH) } }
+        lookup.start()
+        XCTAssertTrue(eventually(timeout: 30) { access(pause, F_OK) == 0 }, "the lookup never reached its pause")
+        purgeAll()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: container + "/" + clone), "the clone was purged")
+        XCTAssertEqual(unlink(pause), 0)
+        XCTAssertTrue(eventually(timeout: 30) { looked.withLock { $0 } != -1 || lookup.isFinished }, "the lookup never came back")
+        let node = looked.withLock { $0 }
+        defer { if node >= 0 { close(node) } }
+
+        // New files until one gets the clone's (its anchor's) inode number.
+        var reused: (name: String, bytes: Data)?
+        for index in 0..<200 where reused == nil {
+            let name = "Documents/new-\(index)"
+            let bytes = Data(repeating: UInt8(index % 200 + 1), count: 4096)
+            try bytes.write(to: URL(fileURLWithPath: m + "/" + name))
+            if try status(container + "/" + name).st_ino == anchor { reused = (name, bytes) }
+        }
+        guard let reused else {
+            XCTFail("no new file was given the purged clone's inode number \(anchor): nothing to check")
+            return
+        }
+        // Read past the page cache (its written pages are right either way).
+        XCTAssertNil(CloudEvictionRaceTests.check(m + "/" + reused.name, against: Array(reused.bytes), direct: true),
+                     "a new file with the purged clone's inode number reads other bytes than its own")
+        // Rewritten (`O_TRUNC`), as any file can be.
+        let rewritten = Data(repeating: 0xE7, count: 8192)
+        let writer = open(m + "/" + reused.name, O_WRONLY | O_TRUNC)
+        XCTAssertGreaterThanOrEqual(writer, 0, "a new file with the purged clone's inode number, opened to be rewritten: \(Errno.name(errno))")
+        if writer >= 0 {
+            XCTAssertEqual(rewritten.withUnsafeBytes { Glibc.write(writer, $0.baseAddress, $0.count) }, rewritten.count,
+                           "a new file with the purged clone's inode number, rewritten: \(Errno.name(errno))")
+            close(writer)
+        }
+        XCTAssertNil(CloudEvictionRaceTests.check(m + "/" + reused.name, against: Array(rewritten), direct: true),
+                     "a new file with the purged clone's inode number, rewritten")
+        assertReads("Documents/original", original, "the original")
+        assertReads("Documents/kept", original, "the clone that stayed")
+        #endif
     }
 
     /// Purges every file in the purgeable zone (`Library/Caches`).

@@ -43,6 +43,24 @@ final class LinkedCloneTests: Ext4ImageTestCase {
         assertAccounting("after cp")
     }
 
+    /// A whole-file copy (`copy_file_range`, as `hangload.py` makes them) of
+    /// a file with holes: the holes are no data the clone shares, and the
+    /// walk took them for a sparse clone's (`isSparseClone` once counted any
+    /// not-flat file with a hole), 64 KiB more than the mount said.
+    func testAWholeCopyOfAFileWithHolesIsAccountedAsTheWalkSays() throws {
+        let fd = open(m + "/holes", O_WRONLY | O_CREAT, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        let block = [UInt8](repeating: 0x4B, count: 4096)
+        XCTAssertEqual(pwrite(fd, block, block.count, 0), block.count)
+        XCTAssertEqual(pwrite(fd, block, block.count, 256 << 10), block.count)
+        close(fd)
+        let copy = "import os, sys; s = os.open(sys.argv[1], os.O_RDONLY); d = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644); "
+            + "n = os.fstat(s).st_size\nwhile n > 0: n -= os.copy_file_range(s, d, n)"
+        run(["python3", "-c", copy, m + "/holes", m + "/clone"])
+        XCTAssertEqual(try status(container + "/clone").st_ino, try status(container + "/holes").st_ino, "a linked clone")
+        assertAccounting("a whole copy of a file with holes")
+    }
+
     /// `cp` onto a file that exists opens it with `O_TRUNC` rather than
     /// making it: it becomes a clone all the same, keeping its own mode.
     func testCopyOntoAnExistingFileIsAClone() throws {

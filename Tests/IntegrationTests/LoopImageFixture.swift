@@ -78,6 +78,8 @@ class LoopImageTestCase: XCTestCase {
             }
         }
         addTeardownBlock { [self] in
+            // `hasSucceeded` is false until the run has stopped, which is after teardown.
+            if let run = testRun, run.totalFailureCount > 0 { printDaemonLog() }
             for problem in unmountPurgefs() { XCTFail("teardown: \(problem)") }
             // The image can stay busy for a moment after the daemon exits: retry.
             if imageMounted, !eventually(timeout: 10, { (try? Subprocess.run(["umount", volume], timeout: 30))?.status == 0 }) {
@@ -225,13 +227,32 @@ class LoopImageTestCase: XCTestCase {
     /// Called before the first mount: put files into the container here.
     func prepareContainer() throws {}
 
+    /// Variables the daemons `mountPurgefs` starts get besides the test's own.
+    var daemonEnvironment: [String: String] = [:]
+
     /// `purgefs mount CONTAINER MOUNTPOINT`, which returns once the mount is usable.
     func mountPurgefs(options: [String] = []) throws {
         let result = try Subprocess.run(
-            launcher + [fixture.binary, "mount", container, m] + (options.isEmpty ? [] : ["-o", options.joined(separator: ",")]), timeout: 30)
+            launcher + [fixture.binary, "mount", container, m] + (options.isEmpty ? [] : ["-o", options.joined(separator: ",")]), timeout: 30,
+            environment: daemonEnvironment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(daemonEnvironment) { $1 })
         guard result.status == 0, MountTable.mounts(at: m).last?.fileSystemType == "fuse.purgefs" else {
             throw SubprocessError("mount of \(container) on \(m) failed: \(result)")
         }
+    }
+
+    /// The daemon's log (`daemon.log` in the default state directory, kept
+    /// across remounts and kills), as far as it goes now.
+    func daemonLogText() -> String {
+        (try? String(contentsOfFile: container + "/.purgefs/daemon.log", encoding: .utf8)) ?? ""
+    }
+
+    /// Prints the end of the daemon's log, so that a test that failed (in
+    /// CI, where nothing else is kept) says what the daemon saw, as
+    /// `MountFixture.printDaemonLog` does for a foreground daemon.
+    func printDaemonLog(lines: Int = 80) {
+        let tail = daemonLogText().split(separator: "\n", omittingEmptySubsequences: false).suffix(lines)
+        guard tail.contains(where: { !$0.isEmpty }) else { return }
+        print("--- the daemon's log (last \(tail.count) lines) ---\n" + tail.joined(separator: "\n") + "\n--- end of the daemon's log ---")
     }
 
     /// Unmounts the purgefs mount (only it) and waits for its daemon to exit.
@@ -296,7 +317,25 @@ class LoopImageTestCase: XCTestCase {
 
     func assertAccounting(_ label: String, file: StaticString = #filePath, line: UInt = #line) {
         let walk = walkFigures()
-        XCTAssertEqual(numberAttr(fixture.mountpoint, "allocated"), walk.allocated, "\(label): allocated vs the walk", file: file, line: line)
-        XCTAssertEqual(numberAttr(fixture.mountpoint, "clone_savings"), walk.savings, "\(label): clone_savings vs the walk", file: file, line: line)
+        let allocated = numberAttr(fixture.mountpoint, "allocated"), savings = numberAttr(fixture.mountpoint, "clone_savings")
+        XCTAssertEqual(allocated, walk.allocated, "\(label): allocated vs the walk", file: file, line: line)
+        XCTAssertEqual(savings, walk.savings, "\(label): clone_savings vs the walk", file: file, line: line)
+        if allocated != walk.allocated || savings != walk.savings { print(describeSharedInodes()) }
+    }
+
+    /// Every backing inode with several names in the container, and what
+    /// each name is through the mount (its inode number, `content_id` and
+    /// `shared`): what a failed accounting check prints (CI keeps nothing else).
+    func describeSharedInodes() -> String {
+        var lines = ["--- backing inodes with several names ---"]
+        for (inode, entry) in BackingWalk(container).files.sorted(by: { $0.key < $1.key }) where entry.names.count > 1 {
+            let names = entry.names.map { name -> String in
+                var st = stat()
+                let shown = stat(m + "/" + name, &st) == 0 ? "\(st.st_ino)" : Errno.name(errno)
+                return "\(name) (mount ino \(shown), content_id \(getAttr(m + "/" + name, pf("content_id"))), shared \(getAttr(m + "/" + name, pf("shared"))))"
+            }
+            lines.append("\(inode) allocated \(entry.allocated): " + names.joined(separator: "; "))
+        }
+        return lines.joined(separator: "\n")
     }
 }

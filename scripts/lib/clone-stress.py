@@ -20,9 +20,10 @@ A regression check for nodes the kernel still knows after a purge
 (docs/CONFORMANCE.md, "Linked clones under purges"): before they were
 fixed, a name read another file's content, or cp said two names were "the
 same file", within 150 s nearly every run. Since, 0 mismatches are
-expected; the document keeps the latest runs, with a rarer mismatch of
-another kind still open (a cp's destination reading other bytes, about
-one in 140,000 operations)."""
+expected; the document keeps the latest runs, and a rarer mismatch of
+another kind (a cp's destination reading other bytes, about one in
+140,000 operations: a node keyed by a purged clone's freed inode number,
+handed to the next file given that number), fixed since."""
 import os, random, subprocess, sys, threading, time
 
 mnt, seconds, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])

@@ -15,8 +15,10 @@
 /// `group ID DEVICE INODE CONTENT HANDLETYPE HANDLEHEX RETIRINGDEVICE RETIRINGINODE`
 /// (`- -` when no backing is being retired),
 /// `member DEVICE INODE GROUP ORDER PARENTDEVICE PARENTINODE NAMEHEX` (`-`: no name),
-/// `drop-member DEVICE INODE` and `drop-group ID`; a later line about the
-/// same group or member replaces an earlier one.
+/// `moving DEVICE INODE PARENTDEVICE PARENTINODE NAMEHEX` (a rename of the
+/// member's name under way, see `beginMove`), `drop-member DEVICE INODE` and
+/// `drop-group ID`; a later line about the same group or member replaces an
+/// earlier one (a `member` line ends a move).
 public struct LinkedCloneRegistry: JournaledRecords {
     public struct Group: Equatable, Sendable {
         public var backing: EntryID
@@ -61,6 +63,11 @@ public struct LinkedCloneRegistry: JournaledRecords {
     private var byBacking: [EntryID: UInt64] = [:]
     /// Members of each group: a group's reads cost its size, not the registry's.
     private var byGroup: [UInt64: Set<EntryID>] = [:]
+    /// Members whose name a rename is changing, by the name they are taking
+    /// (`beginMove`): until the rename is known done or failed, the member is
+    /// whichever of its two names holds its group's data.
+    public private(set) var moving: [EntryID: Name] = [:]
+    private var byMovingName: [Name: EntryID] = [:]
     private var next: UInt64 = firstID
     /// Lines describing the changes since `takeChanges`.
     private var changes: [UInt8] = []
@@ -89,9 +96,14 @@ public struct LinkedCloneRegistry: JournaledRecords {
     /// path that turns a name into an identity follows (the walk at mount,
     /// lookup, readdir, create, rename, unlink, the purger). `regularFile`
     /// false (known from a stat to be no regular file): always its own.
+    /// A name a member is being renamed to (`moving`) is the member's when
+    /// it holds the member's group's data (the rename was done); a name is
+    /// never taken for a member of another group's data.
     public func identity(of backing: EntryID, regularFile: Bool = true, named name: Name) -> EntryID {
-        guard regularFile, !isEmpty, byBacking[backing] != nil else { return backing }
-        return byName[name] ?? backing
+        guard regularFile, !isEmpty, let group = byBacking[backing] else { return backing }
+        if let id = byName[name], members[id]?.group == group { return id }
+        if let id = byMovingName[name], members[id]?.group == group { return id }
+        return backing
     }
 
     /// Anchored members of `group`, in charging order.
@@ -128,6 +140,22 @@ public struct LinkedCloneRegistry: JournaledRecords {
         if let holder = byName[name], holder != id { unname(holder) }
         member.parent = name.parent
         member.name = name.name
+        put(member: id, member)
+    }
+
+    /// A rename of member `id`'s name to `name` is about to be made: recorded
+    /// first, so that a daemon killed before it could record the outcome
+    /// (`move`, or `endMove` when the rename failed) leaves the member
+    /// known under whichever name holds its data (`identity`, and the mount's
+    /// `settleMove`), not one more name of its group's data.
+    public mutating func beginMove(_ id: EntryID, to name: Name) {
+        guard members[id] != nil else { return }
+        putMoving(id, name)
+    }
+
+    /// The rename `beginMove` announced did not happen: the member keeps its name.
+    public mutating func endMove(_ id: EntryID) {
+        guard let member = members[id], moving[id] != nil else { return }
         put(member: id, member)
     }
 
@@ -198,6 +226,7 @@ public struct LinkedCloneRegistry: JournaledRecords {
             unindex(id, old)
             byGroup[old.group]?.remove(id)
         }
+        clearMoving(id)
         members[id] = member
         byGroup[member.group, default: []].insert(id)
         if !member.name.isEmpty { byName[Name(parent: member.parent, name: member.name)] = id }
@@ -208,7 +237,20 @@ public struct LinkedCloneRegistry: JournaledRecords {
         guard let member = members.removeValue(forKey: id) else { return }
         unindex(id, member)
         byGroup[member.group]?.remove(id)
+        clearMoving(id)
         note("drop-member \(id.device) \(id.inode)\n")
+    }
+
+    private mutating func putMoving(_ id: EntryID, _ name: Name) {
+        clearMoving(id)
+        moving[id] = name
+        byMovingName[name] = id
+        note(Self.line(moving: id, name))
+    }
+
+    private mutating func clearMoving(_ id: EntryID) {
+        guard let name = moving.removeValue(forKey: id) else { return }
+        if byMovingName[name] == id { byMovingName[name] = nil }
     }
 
     private mutating func unindex(_ id: EntryID, _ member: Member) {
@@ -231,11 +273,16 @@ public struct LinkedCloneRegistry: JournaledRecords {
         "member \(id.device) \(id.inode) \(m.group) \(m.order) \(m.parent.device) \(m.parent.inode) \(Hex.encode(m.name))\n"
     }
 
+    private static func line(moving id: EntryID, _ name: Name) -> String {
+        "moving \(id.device) \(id.inode) \(name.parent.device) \(name.parent.inode) \(Hex.encode(name.name))\n"
+    }
+
     /// The whole registry, as a snapshot.
     public var encoded: [UInt8] {
         var text = "next \(next)\n"
         for (id, g) in groups.sorted(by: { $0.key < $1.key }) { text += Self.line(group: id, g) }
         for (id, m) in members.sorted(by: { $0.key < $1.key }) { text += Self.line(member: id, m) }
+        for (id, name) in moving.sorted(by: { $0.key < $1.key }) { text += Self.line(moving: id, name) }
         return Array(text.utf8)
     }
 
@@ -264,6 +311,10 @@ public struct LinkedCloneRegistry: JournaledRecords {
                       let parentInode = UInt64(f[6]), let name = Hex.decode(f[7]), groups[group] != nil {
                 put(member: EntryID(device: device, inode: inode),
                     Member(group: group, order: order, parent: EntryID(device: parentDevice, inode: parentInode), name: name))
+            } else if f.count == 6, f[0] == "moving", let device = UInt64(f[1]), let inode = UInt64(f[2]),
+                      let parentDevice = UInt64(f[3]), let parentInode = UInt64(f[4]), let name = Hex.decode(f[5]), !name.isEmpty {
+                let id = EntryID(device: device, inode: inode)
+                if members[id] != nil { putMoving(id, Name(parent: EntryID(device: parentDevice, inode: parentInode), name: name)) }
             } else if f.count == 3, f[0] == "drop-member", let device = UInt64(f[1]), let inode = UInt64(f[2]) {
                 drop(member: EntryID(device: device, inode: inode))
             } else if f.count == 2, f[0] == "drop-group", let id = UInt64(f[1]) {
@@ -280,7 +331,7 @@ public struct LinkedCloneRegistry: JournaledRecords {
     }
 
     public static func == (a: LinkedCloneRegistry, b: LinkedCloneRegistry) -> Bool {
-        a.groups == b.groups && a.members == b.members && a.next == b.next
+        a.groups == b.groups && a.members == b.members && a.moving == b.moving && a.next == b.next
     }
 }
 

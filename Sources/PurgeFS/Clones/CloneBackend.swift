@@ -43,8 +43,11 @@ protocol CloneBackend: FileSystemObserver {
 
     // MARK: What the mount shows
 
-    /// A node was made for `inode`, whose backing file has `status`.
-    func adopted(_ inode: Inode, status: stat)
+    /// A node was made for `inode`, whose backing file has `status`. False
+    /// when the node cannot stand for its identity (a linked clone forgotten
+    /// since its name was read: purged, unlinked or broken): the caller
+    /// drops it and reads the name again.
+    func adopted(_ inode: Inode, status: stat) -> Bool
     /// What the mount shows for identity `id` whose backing file has `status`.
     func present(_ status: stat, as id: EntryID) -> stat
     /// A descriptor (`O_PATH`, the caller's to close) of the inode holding
@@ -132,7 +135,7 @@ extension BackingFileNames {
     func sharesData(_ id: EntryID) -> Bool { false }
     var filesNotFlat: Int { 0 }
     func flatten(_ inode: Inode, breaking: CloneBreaking) throws(Errno) {}
-    func adopted(_ inode: Inode, status: stat) {}
+    func adopted(_ inode: Inode, status: stat) -> Bool { true }
     func present(_ status: stat, as id: EntryID) -> stat { status }
     func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? { nil }
 }

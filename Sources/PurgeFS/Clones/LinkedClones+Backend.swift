@@ -40,10 +40,22 @@ extension LinkedClones: CloneBackend {
     /// A new node: a clone's anchor is held (its number is the node's
     /// identity, never to be reused while the node lives), and a node of
     /// shared data is marked shared (its writers hold read-only descriptors).
-    func adopted(_ inode: Inode, status: stat) {
-        if inode.key != EntryID(status), let anchor = try? withAnchor(inode.key, { (file) throws(Errno) in try file.duplicate() }) {
+    /// A clone forgotten since its name was read (a purge between the
+    /// lookup's identity and here) has no anchor left to hold: the node is
+    /// refused, since its number could be a new file's the next moment, and
+    /// that file would be handed this node, reading the clone's data.
+    func adopted(_ inode: Inode, status: stat) -> Bool {
+        if inode.key != EntryID(status) {
+            // Held and known under the clone lock: a member forgotten after this is the node's to look after (an orphan).
+            let anchor = guarded.withLock { (table) -> FileDescriptor? in
+                guard table.registry.members[inode.key] != nil,
+                      let anchor = try? withAnchor(inode.key, { (file) throws(Errno) in try file.duplicate() })
+                else { return nil }
+                table.memberNodes[inode.key] = WeakInode(inode: inode)
+                return anchor
+            }
+            guard let anchor else { return false }
             inode.sharing.holdIdentity(anchor)
-            knowNode(inode)
         }
         // A sparse member's writes go through its view, not through a break.
         if sparse.has(inode.key) {
@@ -51,6 +63,7 @@ extension LinkedClones: CloneBackend {
         } else if sharesData(inode.key) {
             _ = inode.sharing.share()
         }
+        return true
     }
 
     func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor? {
@@ -130,6 +143,27 @@ extension LinkedClones: CloneBackend {
     func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {
         guard status.st_mode & S_IFMT == S_IFREG else { return }
         moved(id, backing: EntryID(status), to: .init(parent: newParent, name: Self.bytes(newName)))
+    }
+
+    /// A member's rename is recorded as under way before rename(2), so that a
+    /// daemon killed before `moved` leaves no name of the group's data that
+    /// the registry does not know (`LinkedCloneRegistry.beginMove`).
+    func beforeMove(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {
+        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return }
+        guarded.withLock { table in
+            guard table.registry.members[id] != nil else { return }
+            table.registry.beginMove(id, to: .init(parent: newParent, name: Self.bytes(newName)))
+            save(&table)
+        }
+    }
+
+    func moveAbandoned(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {
+        guard isActive, status.st_mode & S_IFMT == S_IFREG else { return }
+        guarded.withLock { table in
+            guard table.registry.moving[id] != nil else { return }
+            table.registry.endMove(id)
+            save(&table)
+        }
     }
 
     /// The replaced side first, then the moving one (as the ledger hears them).

@@ -80,8 +80,10 @@ extension LinkedClones {
         } else {
             try anchor.truncate(to: 0)
         }
+        DebugSteps.reached("member-filled")
         do throws(Errno) {
             _ = try takeOver(id, with: anchorName, breaking: breaking)
+            DebugSteps.reached("member-renamed")
         } catch {
             // Still a linked member: its map goes (a kill here: the mount's replay drops it).
             if sparseFile != nil {
@@ -242,7 +244,7 @@ extension LinkedClones {
         defer { state.release(reserved) }
 
         // The new backing, whole and durable before the registry names it.
-        let newName = "z\(old.inode)"
+        let newName = Self.newBackingName(replacing: old)
         try? anchors.unlink(newName)
         let copy = try FileDescriptor.open(newName, in: anchors, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode: status.st_mode & 0o7777)
         defer { copy.closeQuietly() }
@@ -254,6 +256,7 @@ extension LinkedClones {
             try? anchors.unlink(newName)
             throw error
         }
+        DebugSteps.reached("primary-copied")
         let backing = EntryID(try copy.status())
         let handle = try FileHandle(of: copy)
         if let group {
@@ -261,7 +264,9 @@ extension LinkedClones {
                 table.registry.replaceBacking(of: group, with: backing, handle: handle.stored)
                 save(&table)
             }
+            DebugSteps.reached("primary-saved")
             try moveMembers(of: group, from: old, to: copy, breaking: breaking)
+            DebugSteps.reached("primary-moved")
         }
         // Sparse members' maps name the copy (durably) before the primary is written.
         if isBase {
@@ -288,6 +293,10 @@ extension LinkedClones {
             Diagnostics.note("accounting drifted from the backing store: \(error)")
         }
     }
+
+    /// The new backing's name in the anchor directory while a primary's
+    /// break moves its members over to it (`old`: the primary's inode).
+    static func newBackingName(replacing old: EntryID) -> String { "z\(old.inode)" }
 
     /// Links every member's name of `group` still on `old` to `backing`, and
     /// points their inodes and open files at it (read-only: they still share).

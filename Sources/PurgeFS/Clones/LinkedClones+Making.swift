@@ -82,9 +82,13 @@ extension LinkedClones {
                 save(&table)
             }
             registered = true
+            DebugSteps.reached("clone-registered")
             try destination.inode.withDescriptor { (path) throws(Errno) in try path.link(as: anchorName, in: anchors) }
+            DebugSteps.reached("clone-anchored")
             try data.link(as: temporary, in: directory)
+            DebugSteps.reached("clone-linked")
             try directory.rename(temporary, to: Self.cName(name.name), in: directory)
+            DebugSteps.reached("clone-renamed")
         } catch {
             try? directory.unlink(temporary)
             if (try? anchors.status(of: anchorName)).map(EntryID.init) == anchorID { try? anchors.unlink(anchorName) }

@@ -14,6 +14,7 @@ extension LinkedClones {
                     Diagnostics.note("cannot save the linked clone registry: \(error)")
                 }
             }
+            settleRenames(root: root, in: &table)
             finishMoves(root: root, in: &table)
             replaySparse(linkedMembers: Set(table.registry.members.keys))
             for (id, member) in table.registry.members {
@@ -22,7 +23,15 @@ extension LinkedClones {
                 // without a name when the daemon stopped: it is no clone any more.
                 if member.name.isEmpty || !state.read({ ledger, _ in ledger.contains(id) }) {
                     forget(id, in: &table)
-                } else if (try? withAnchor(id, { (file) throws(Errno) in try file.status() })) == nil {
+                } else if let anchor = try? withAnchor(id, { (file) throws(Errno) in try file.status() }) {
+                    // Its anchor has another name: the clone's own, which was
+                    // never linked to the group's data (stopped in the middle
+                    // of `makeClone`). It is a file of its own.
+                    if anchor.st_nlink > 1 {
+                        Diagnostics.note("linked clone \(id): its name holds its own data, not its group's; it is forgotten")
+                        forget(id, in: &table)
+                    }
+                } else {
                     Diagnostics.note("linked clone \(id): its anchor is missing; it is forgotten")
                     forget(id, in: &table)
                 }
@@ -32,6 +41,27 @@ extension LinkedClones {
             save(&table)
         }
         chargeSparseAtMount()
+    }
+
+    /// Members a stopped daemon was renaming (`LinkedCloneRegistry.beginMove`):
+    /// each takes the new name if it holds the group's data (the rename was
+    /// done, as the walk found), else keeps its old one.
+    private func settleRenames(root: FileDescriptor, in table: inout Table) {
+        for (id, name) in table.registry.moving {
+            guard let member = table.registry.members[id], let group = table.registry.groups[member.group] else { continue }
+            let found = state.read({ _, names in names.components(of: name.parent) })
+                .flatMap { chain in try? DirectoryNames.open(chain, from: root) }
+                .flatMap { directory in
+                    defer { directory.closeQuietly() }
+                    return (try? directory.status(of: Self.cName(name.name))).map(EntryID.init)
+                }
+            if let found, found == group.backing || found == group.retiring {
+                Diagnostics.note("linked clone \(id): a rename the daemon did not see finish was done; it takes its new name")
+                table.registry.move(id, to: name)
+            } else {
+                table.registry.endMove(id)
+            }
+        }
     }
 
     /// Finishes breaks of primaries that a stopped daemon left half done.
@@ -50,6 +80,10 @@ extension LinkedClones {
                     Diagnostics.note("linked clone \(id): cannot move it to its group's new data: \(error)")
                 }
             }
+            // The new data's own name goes before the group is charged, as
+            // the break does: left, it counted as a name of a primary.
+            let newName = Self.newBackingName(replacing: old)
+            if let anchors, (try? anchors.status(of: newName)).map(EntryID.init) == record.backing { try? anchors.unlink(newName) }
             table.registry.retired(group)
         }
     }

@@ -10,6 +10,7 @@ extension LinkedClones {
         guard isActive else { return }
         guarded.withLock { table in
             if let member = table.registry.members[id] {
+                DebugSteps.reached("member-moved")
                 table.registry.move(id, to: name)
                 save(&table)
                 settle(member.group, in: &table)
@@ -29,6 +30,7 @@ extension LinkedClones {
         guard isActive else { return }
         guarded.withLock { table in
             if table.registry.members[id] != nil {
+                DebugSteps.reached("member-removed")
                 table.registry.unname(id)
                 save(&table)
                 if !state.read({ ledger, _ in ledger.contains(id) }) {

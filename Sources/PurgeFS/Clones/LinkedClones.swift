@@ -101,7 +101,9 @@ final class LinkedClones: Sendable {
         // Not only names with several links: a clone left alone (its original
         // gone) still has its anchor's identity.
         guard isActive, status.st_mode & S_IFMT == S_IFREG else { return EntryID(status) }
-        return identity(ofListed: EntryID(status), parent: parent, name: name)
+        let id = identity(ofListed: EntryID(status), parent: parent, name: name)
+        if id != EntryID(status) { DebugSteps.reached("member-identified") }
+        return id
     }
 
     /// The identity of the listed name `name` in `parent`, from its

@@ -100,6 +100,15 @@ protocol FileSystemObserver: Sendable {
     func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID)
     /// The removal `beforeRemove` announced failed: `name` is still there.
     func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID)
+    /// `name` in `parent` (`status`, identity `id`) is about to be renamed
+    /// to `newName` in `newParent` (over an existing name or not, or
+    /// exchanged with it), before the syscall: an observer whose record of
+    /// the name must survive `kill -9` between the syscall and `moved` (a
+    /// linked clone's) records the move as under way first. Not announced
+    /// when both names are of one backing file (rename(2) changes nothing).
+    func beforeMove(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID)
+    /// The rename `beforeMove` announced failed: `name` in `parent` is still `id`'s.
+    func moveAbandoned(_ status: stat, id: EntryID, name: CName, from parent: EntryID)
 
     /// Reconciling a directory (`ContainerFileSystem.reconcile`, for the
     /// live tracker, the periodic verification and the power-loss
@@ -187,5 +196,7 @@ extension FileSystemObserver {
     func directorySynced(_ directory: EntryID) {}
     func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID) {}
     func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID) {}
+    func beforeMove(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {}
+    func moveAbandoned(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {}
     func foundBehindMount(_ change: FoundChange) {}
 }

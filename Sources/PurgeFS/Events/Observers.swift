@@ -109,6 +109,14 @@ struct Observers: Sendable {
         for observer in all { observer.removeAbandoned(status, name: name, parent: directory) }
     }
 
+    func beforeMove(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {
+        for observer in all { observer.beforeMove(status, id: id, name: name, from: parent, newName: newName, to: newParent) }
+    }
+
+    func moveAbandoned(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {
+        for observer in all { observer.moveAbandoned(status, id: id, name: name, from: parent) }
+    }
+
     func foundBehindMount(_ change: FoundChange) {
         for observer in all { observer.foundBehindMount(change) }
     }

@@ -190,8 +190,21 @@ extension ContainerFileSystem {
                     let replaced = try? to.status(of: newName)
                     let replacing = moving != nil && replaced != nil && !renameFlags.contains(.exchange) && EntryID(replaced!) != EntryID(moving!)
                     if replacing { events.beforeRemove(replaced!, name: newName, in: to, parent: destination.key) }
+                    // The names that will move (none between two names of one backing file: rename(2) does nothing).
+                    var moves: [(status: stat, id: EntryID, name: CName, parent: EntryID)] = []
+                    if let moving, replaced.map({ EntryID($0) != EntryID(moving) }) ?? true {
+                        moves.append((moving, identity(of: moving, name: name, in: source.key), name, source.key))
+                        if let replaced, renameFlags.contains(.exchange) {
+                            moves.append((replaced, identity(of: replaced, name: newName, in: destination.key), newName, destination.key))
+                        }
+                    }
+                    for (index, move) in moves.enumerated() {
+                        let (other, otherParent) = index == 0 ? (newName, destination.key) : (name, source.key)
+                        events.beforeMove(move.status, id: move.id, name: move.name, from: move.parent, newName: other, to: otherParent)
+                    }
                     do throws(Errno) { try from.rename(name, to: newName, in: to, flags: renameFlags) } catch {
                         if replacing { events.removeAbandoned(replaced!, name: newName, parent: destination.key) }
+                        for move in moves { events.moveAbandoned(move.status, id: move.id, name: move.name, from: move.parent) }
                         throw error
                     }
                     return (moving, replaced)

@@ -137,14 +137,28 @@ final class ContainerFileSystem: Sendable {
     /// Counts a reference to the file `name` in `directory`, open at
     /// `descriptor` (which the table takes over), and describes it for the kernel.
     func entry(for descriptor: FileDescriptor, name: CName, in directory: Inode) throws(Errno) -> fuse_entry_param {
-        let status: stat
-        do { status = try descriptor.status() } catch {
-            descriptor.closeQuietly()
-            throw error
+        var descriptor = descriptor
+        var status: stat
+        var inode: Inode
+        var tries = 0
+        while true {
+            do { status = try descriptor.status() } catch {
+                descriptor.closeQuietly()
+                throw error
+            }
+            let key = identity(of: status, name: name, in: directory.key)
+            let isNew: Bool
+            (inode, isNew) = inodes.remember(descriptor: descriptor, status: status, key: key)
+            tries += 1
+            // (Kept after a few tries, as before: a clone whose anchor went behind the mount's back.)
+            if !isNew || clones.adopted(inode, status: status) || tries == 3 { break }
+            // The identity went stale since it was read (a clone purged
+            // meanwhile): the node goes, and the name is read again.
+            inodes.forget(inode.id, count: 1)
+            descriptor = try directory.withDescriptor { (parent) throws(Errno) in
+                try FileDescriptor.open(name, in: parent, flags: OpenFlags.path | O_NOFOLLOW)
+            }
         }
-        let key = identity(of: status, name: name, in: directory.key)
-        let (inode, isNew) = inodes.remember(descriptor: descriptor, status: status, key: key)
-        if isNew { clones.adopted(inode, status: status) }
         var entry = fuse_entry_param()
         entry.ino = inode.id.rawValue
         entry.attr = present(status, of: inode)

@@ -346,6 +346,60 @@ final class LinkedCloneRegistryTests: XCTestCase {
         XCTAssertNil(Registry(decoding: snapshot + Array("member 1 77 \n".utf8) + journal))
     }
 
+    // MARK: A rename under way
+
+    /// Between `beginMove` and its outcome a member is whichever of its two
+    /// names holds its group's data; a name holding another group's data
+    /// is never the member's.
+    func testAMemberBeingRenamedIsEitherNameOfItsGroupsData() throws {
+        var registry = populated()
+        registry.beginMove(anchor1, to: name("moved", in: other))
+        XCTAssertEqual(registry.moving[anchor1], name("moved", in: other))
+        XCTAssertEqual(registry.identity(of: backingA, named: name("one")), anchor1, "not renamed yet")
+        XCTAssertEqual(registry.identity(of: backingA, named: name("moved", in: other)), anchor1, "renamed")
+        XCTAssertEqual(registry.identity(of: backingB, named: name("moved", in: other)), backingB, "another group's data")
+        XCTAssertEqual(registry.identity(of: backingB, named: name("one")), backingB, "another group's data under the old name")
+        XCTAssertEqual(registry.member(named: name("one")), anchor1, "the member keeps its name until the outcome")
+
+        var done = registry
+        done.move(anchor1, to: name("moved", in: other))
+        XCTAssertNil(done.moving[anchor1], "the move recorded ends it")
+        XCTAssertEqual(done.identity(of: backingA, named: name("one")), backingA)
+        XCTAssertEqual(done.identity(of: backingA, named: name("moved", in: other)), anchor1)
+
+        var failed = registry
+        failed.endMove(anchor1)
+        XCTAssertNil(failed.moving[anchor1])
+        XCTAssertEqual(failed.identity(of: backingA, named: name("moved", in: other)), backingA, "the rename failed")
+        XCTAssertEqual(failed.identity(of: backingA, named: name("one")), anchor1)
+
+        var removed = registry
+        removed.remove(anchor1)
+        XCTAssertTrue(removed.moving.isEmpty, "a forgotten member's move goes with it")
+        registry.beginMove(EntryID(device: 9, inode: 9), to: name("ghost"))
+        XCTAssertNil(registry.moving[EntryID(device: 9, inode: 9)], "no move for an unknown member")
+    }
+
+    /// A daemon killed between `beginMove` and the outcome leaves the move
+    /// in the journal; the snapshot keeps it too, and the outcome ends it.
+    func testAMoveUnderWayIsStored() throws {
+        var registry = populated()
+        let snapshot = registry.encoded
+        _ = registry.takeChanges()
+        registry.beginMove(anchor2, to: name("moved"))
+        let journal = registry.takeChanges()
+        XCTAssertEqual(String(decoding: journal, as: UTF8.self), "moving 1 1002 1 2 6d6f766564\n")
+        let read = try XCTUnwrap(Registry(decoding: snapshot + journal))
+        XCTAssertEqual(read, registry)
+        XCTAssertEqual(read.identity(of: backingA, named: name("moved")), anchor2)
+        XCTAssertEqual(try XCTUnwrap(Registry(decoding: registry.encoded)), registry, "in a snapshot")
+        registry.endMove(anchor2)
+        let ended = try XCTUnwrap(Registry(decoding: snapshot + journal + registry.takeChanges()))
+        XCTAssertTrue(ended.moving.isEmpty, "a member line ends the move")
+        XCTAssertNil(decoded("moving 1 1002 1 2\n"), "malformed")
+        XCTAssertEqual(decoded("moving 1 1002 1 2 6d\n"), Registry(), "a move of no member is left out")
+    }
+
     func testDecodingRecordsNoChanges() throws {
         var decoded = try XCTUnwrap(Registry(decoding: populated().encoded))
         XCTAssertEqual(decoded.takeChanges(), [])
