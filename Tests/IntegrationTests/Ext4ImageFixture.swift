@@ -37,10 +37,21 @@ class Ext4ImageTestCase: LoopImageTestCase {
         }
     }
 
-    // MARK: Block sharing (the daemon run with PURGEFS_BLOCK_SHARING=1)
+    // MARK: Block sharing (on unless the daemon runs with PURGEFS_BLOCK_SHARING=0)
 
     /// The daemons this test starts make linked clones sparse at their first write.
-    var sharesBlocks: Bool { getenv("PURGEFS_BLOCK_SHARING").map { String(cString: $0) == "1" } ?? false }
+    var sharesBlocks: Bool {
+        (daemonEnvironment["PURGEFS_BLOCK_SHARING"] ?? getenv("PURGEFS_BLOCK_SHARING").map { String(cString: $0) }) != "0"
+    }
+
+    /// Remounts (with `options`) a daemon that copies a linked clone whole
+    /// at its first write: for the tests of that copy (what purgefs does
+    /// with block sharing off), which block sharing never makes.
+    func remountCopyingWholeFiles(options: [String] = []) throws {
+        XCTAssertEqual(unmountPurgefs(), [])
+        daemonEnvironment["PURGEFS_BLOCK_SHARING"] = "0"
+        try mountPurgefs(options: options)
+    }
 
     /// A linked clone written since it was made shares the blocks it did
     /// not write (docs/DESIGN.md, "Block sharing without reflinks"): only

@@ -29,8 +29,7 @@ enum DebugSteps {
         Diagnostics.note("pause point \(step): waiting for \(pauseFile) to go (PURGEFS_PAUSE_AT)")
         let made = open(pauseFile, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         if made >= 0 { close(made) }
-        var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
-        while access(pauseFile, F_OK) == 0 { nanosleep(&pause, nil) }
+        while access(pauseFile, F_OK) == 0 { CurrentProcess.sleep(milliseconds: 10) }
         Diagnostics.note("pause point \(step): going on")
         #endif
     }
