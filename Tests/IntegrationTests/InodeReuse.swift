@@ -13,7 +13,10 @@ func replaceReusingInode(_ root: String, _ old: String, with new: String, direct
     XCTAssertEqual(directory ? rmdir(root + "/" + old) : unlink(root + "/" + old), 0, file: file, line: line)
     var fillers: [String] = []
     defer { for filler in fillers { _ = directory ? rmdir(filler) : unlink(filler) } }
-    for index in 0..<256 {
+    // ext4 gives a new entry the lowest free number of the group it picks:
+    // after a long run (the whole suite) the group holds many numbers freed
+    // below the old one, and each is taken before it. 256 tries were too few there.
+    for index in 0..<20_000 {
         let candidate = root + "/" + new + ".\(index)"
         if directory {
             XCTAssertEqual(mkdir(candidate, 0o755), 0, file: file, line: line)
