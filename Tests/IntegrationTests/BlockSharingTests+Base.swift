@@ -160,13 +160,18 @@ extension BlockSharingTests {
         XCTAssertTrue(isSparseClone("t0") && isSparseClone("t\(count - 1)"), "the clones share blocks")
         let pid = try XCTUnwrap(fixture.ownProcesses().first)
         // Open for I/O (the inodes' own O_PATH descriptors are the pool's, bounded apart).
-        let onClones = openDescriptors(of: pid).filter { entry in
-            guard entry.target.hasPrefix(container + "/t") || entry.target.hasPrefix(stateDirectory + "/clone-anchors/b") else { return false }
-            let info = (try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(entry.descriptor)", encoding: .utf8)) ?? ""
-            let flags = info.split(separator: "\n").first { $0.hasPrefix("flags:") }.flatMap { Int($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) }
-            return (flags ?? 0) & 0o10000000 == 0
+        func onClones() -> Int {
+            openDescriptors(of: pid).filter { entry in
+                guard entry.target.hasPrefix(container + "/t") || entry.target.hasPrefix(stateDirectory + "/clone-anchors/b") else { return false }
+                let info = (try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(entry.descriptor)", encoding: .utf8)) ?? ""
+                let flags = info.split(separator: "\n").first { $0.hasPrefix("flags:") }.flatMap { Int($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) }
+                return (flags ?? 0) & 0o10000000 == 0
+            }.count
         }
-        XCTAssertLessThanOrEqual(onClones.count, 16 + 4, "the daemon holds \(onClones.count) descriptors on sparse clones")
+        // The kernel sends a file's release after its close has returned: the
+        // last reads' open files may still be held for a moment (seen: 21 under load).
+        var held = onClones()
+        XCTAssertTrue(eventually(timeout: 20) { held = onClones(); return held <= 16 + 4 }, "the daemon holds \(held) descriptors on sparse clones")
         XCTAssertFalse(daemonLog.contains("cannot open its data"), daemonLog)
         try remount("after many clones")
         for name in ["t0", "t7", "t\(count - 1)"] { assertMountReads(name, expected[name]!, "after a remount") }
