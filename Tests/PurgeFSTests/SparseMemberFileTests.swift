@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import PurgeCore
 import PurgeSys
+import Synchronization
 import XCTest
 
 @testable import PurgeFS
@@ -426,6 +427,37 @@ final class SparseMemberFileTests: XCTestCase {
         XCTAssertEqual(
             reread.book.durable[member]?.map,
             BlockMap(base: try identity(base), sharedLength: UInt64(baseBytes.count), baseStamp: BaseStamp(try base.status())))
+    }
+
+    /// The last member's drop with another member's start arriving before
+    /// it returns: the mount still knows the started member. Before, the
+    /// drop read "none left" from the table and stored it after the start's
+    /// "some": every question then answered "not sparse" and reads went to
+    /// the anchor's holes (zeros where the member shares) until the next start.
+    func testAStartDuringTheLastMembersDropLeavesTheMountKnowingIt() throws {
+        let dir = try directory(), stateDirectory = try directory(), anchors = try directory()
+        var generator = SplitMix64(seed: 33)
+        let base = try create("base", in: dir, bytes: randomBytes(Int(2 * block), &generator))
+        let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        let files = try (0..<2).map { index in
+            let anchor = try create("anchor\(index)", in: dir)
+            return try SparseMemberFile.start(
+                member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
+        }
+        let baseID = try identity(base)
+        let arriving = Mutex<SparseMembers?>(nil)
+        let members = SparseMembers(maps: maps, anchors: anchors, root: dir, afterDrop: {
+            arriving.withLock { members in
+                defer { members = nil }
+                members?.started(files[1], base: baseID)
+            }
+        })
+        try members.linkBase(base)
+        members.started(files[0], base: baseID)
+        arriving.withLock { $0 = members }
+        try members.drop(files[0].member)
+        XCTAssertTrue(members.has(files[1].member), "the member started during the drop is sparse")
+        XCTAssertFalse(members.has(files[0].member))
     }
 
     /// The primary's break: its data copied, the member moved onto the copy

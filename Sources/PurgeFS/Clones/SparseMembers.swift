@@ -30,6 +30,9 @@ final class SparseMembers: Sendable {
     let root: FileDescriptor
     private let table: Mutex<Table>
     /// Any member is sparse: the fast path of every question reads only this.
+    /// Stored only under the table's lock, from the table: a drop of the
+    /// last member stored its "none" after a start beside it had stored
+    /// "some", and every member then read its anchor's holes where it shares.
     private let active: Atomic<Bool>
 
     /// Descriptors kept open for idle members' files: a sixteenth of the
@@ -59,8 +62,16 @@ final class SparseMembers: Sendable {
         var keptForNode: Set<EntryID> = []
     }
 
-    init(maps: BlockMaps, anchors: FileDescriptor?, root: FileDescriptor, openFilesLimit: UInt64 = ResourceLimits.openFiles) {
+    /// Tests: runs at the end of each `drop`, where another member's start
+    /// may come between the drop's change of the table and its return.
+    private let afterDrop: (@Sendable () -> Void)?
+
+    init(
+        maps: BlockMaps, anchors: FileDescriptor?, root: FileDescriptor, openFilesLimit: UInt64 = ResourceLimits.openFiles,
+        afterDrop: (@Sendable () -> Void)? = nil
+    ) {
         self.maps = maps
+        self.afterDrop = afterDrop
         descriptorBound = Self.descriptorBound(openFilesLimit: openFilesLimit)
         self.anchors = anchors
         self.root = root
@@ -97,28 +108,56 @@ final class SparseMembers: Sendable {
     /// anchor by its handle, its base by its link); nil when `id` is not sparse.
     func file(of id: EntryID) -> SparseMemberFile? {
         guard isActive else { return nil }
+        // A rebase may move the member between reading its base and keeping
+        // its file (its old link unlinked under the open): opened again on
+        // the new base, never nil, which would read the anchor's holes.
+        for _ in 0..<Self.openingAttempts {
+            switch opening(id) {
+            case .opened(let file): return file
+            case .notSparse: return nil
+            case .moved: continue
+            }
+        }
+        Diagnostics.note("sparse clone \(id): its base moved under every open of its data")
+        return nil
+    }
+
+    static let openingAttempts = 8
+
+    private enum Opening {
+        case opened(SparseMemberFile)
+        case notSparse
+        /// Rebased while it was being opened.
+        case moved
+    }
+
+    private func opening(_ id: EntryID) -> Opening {
         let (known, base) = table.withLock { table in
             let known = table.files[id]
             if known != nil { table.used(id) }
             return (known, table.baseOf[id])
         }
-        if let known { return known }
-        guard let base, let entry = maps.current(id) else { return nil }
+        if let known { return .opened(known) }
+        guard let base, let entry = maps.current(id) else { return .notSparse }
 
         /// `file` as the live file of `id`, unless another thread's came first.
         /// Dropped meanwhile (its map read before the drop): not kept, and
         /// nil, so nothing writes through a file its member no longer has.
-        func keep(_ file: SparseMemberFile) -> SparseMemberFile? {
-            table.withLock { table -> SparseMemberFile? in
+        func keep(_ file: SparseMemberFile) -> Opening {
+            table.withLock { table -> Opening in
                 if let raced = table.files[id] {
                     table.used(id)
-                    return raced
+                    return .opened(raced)
                 }
-                guard table.baseOf[id] == base else { return nil }
+                guard let now = table.baseOf[id] else { return .notSparse }
+                guard now == base else { return .moved }
                 table.files[id] = file
                 table.used(id)
-                return file
+                return .opened(file)
             }
+        }
+        func movedOrNotSparse() -> Opening {
+            table.withLock { table in table.baseOf[id].map { $0 == base ? .notSparse : .moved } ?? .notSparse }
         }
         letGoOfIdleFiles(making: 1)
         do throws(Errno) {
@@ -130,13 +169,18 @@ final class SparseMembers: Sendable {
             // It owns its descriptors from here on (closing them if it throws, and when it goes).
             let baseFile: FileDescriptor
             do throws(Errno) { baseFile = try openBase(base) } catch {
+                if case .moved = movedOrNotSparse() {
+                    anchor.closeQuietly()
+                    return .moved
+                }
                 // Its link gone or replaced behind the mount: never its anchor's holes where it shares.
                 return keep(try SparseMemberFile.withoutBase(member: id, anchor: anchor, maps: maps, error: error))
             }
             return keep(try SparseMemberFile.open(member: id, anchor: anchor, base: baseFile, maps: maps))
         } catch {
+            if case .moved = movedOrNotSparse() { return .moved }
             Diagnostics.note("sparse clone \(id): cannot open its data: \(error)")
-            return nil
+            return .notSparse
         }
     }
 
@@ -171,8 +215,8 @@ final class SparseMembers: Sendable {
             table.used(file.member)
             table.members[base, default: []].insert(file.member)
             table.baseOf[file.member] = base
+            active.store(true, ordering: .relaxed)
         }
-        active.store(true, ordering: .relaxed)
     }
 
     // MARK: Nodes
@@ -247,10 +291,11 @@ final class SparseMembers: Sendable {
             table.lastUse[id] = nil
             table.nodes[id] = nil
             table.keptForNode.remove(id)
+            active.store(!table.baseOf.isEmpty, ordering: .relaxed)
             return base
         }
         if let base { unlinkBaseIfUnnamed(base) }
-        active.store(table.withLock { !$0.baseOf.isEmpty }, ordering: .relaxed)
+        afterDrop?()
     }
 
     /// Member `id` flattened (its map dropped durably by `SparseMemberFile.flatten`).
