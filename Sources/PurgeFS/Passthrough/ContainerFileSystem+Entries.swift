@@ -65,13 +65,13 @@ extension ContainerFileSystem {
     private func truncate(_ inode: Inode, to size: off_t, through handle: OpenFile?) throws(Errno) {
         if let handle {
             try growing(handle, by: .none, change: .resize(to: UInt64(max(size, 0)))) { () throws(Errno) in
-                if try truncateSparse(inode, to: size) { return }
+                if try truncateThroughView(inode, to: size) { return }
                 try handle.descriptor.truncate(to: Int64(size))
             }
             return
         }
         try modifying(inode, keepingData: size > 0, change: .resize(to: UInt64(max(size, 0)))) { () throws(Errno) in
-            if try truncateSparse(inode, to: size) {
+            if try truncateThroughView(inode, to: size) {
                 if let status = try? inode.withDescriptor({ (file) throws(Errno) in try file.status() }) { events.resized(status, id: inode.key) }
                 return
             }
@@ -83,12 +83,12 @@ extension ContainerFileSystem {
         }
     }
 
-    /// Truncates a sparse clone through its view (under its data lock);
-    /// false when `inode` is not one.
-    private func truncateSparse(_ inode: Inode, to size: off_t) throws(Errno) -> Bool {
-        guard clones.sparseFile(of: inode.key) != nil else { return false }
+    /// Truncates a file with a data view through it (`DataViews.withView`);
+    /// false when `inode` has none.
+    private func truncateThroughView(_ inode: Inode, to size: off_t) throws(Errno) -> Bool {
+        guard dataViews.view(of: inode.key) != nil else { return false }
         guard size >= 0 else { throw Errno.invalidArgument }
-        return try clones.withSparseFile(of: inode) { (sparse) throws(Errno) in try sparse.truncate(to: UInt64(size)) } != nil
+        return try dataViews.withView(of: inode) { (view) throws(Errno) in try view.truncate(to: UInt64(size)) } != nil
     }
 
     func readSymbolicLink(_ id: NodeID) throws(Errno) -> [CChar] {

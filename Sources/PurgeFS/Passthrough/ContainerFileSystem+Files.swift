@@ -106,7 +106,7 @@ extension ContainerFileSystem {
         let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
         let written = try growing(file, by: .data(offset: UInt64(offset), length: UInt64(length)), writing: length,
                                   change: .overwrite(offset: UInt64(offset), length: UInt64(length)), retryable: inMemory) { () throws(Errno) -> Int in
-            if clones.sparseFile(of: file.inode.key) != nil { return try writeSparse(file, data, at: offset) }
+            if dataViews.view(of: file.inode.key) != nil { return try writeThroughView(file, data, at: offset) }
             let count = cfuse_write_bufvec_to_fd(data, file.descriptor.rawValue, offset, 1)
             if count < 0 { throw Errno(Int32(-count)) }
             return count
@@ -123,9 +123,10 @@ extension ContainerFileSystem {
         try handle.duplicate().close()
     }
 
-    /// A sparse member syncs its anchor, then journals its map's changes.
+    /// A file with a data view syncs through it (a sparse member: its
+    /// anchor, then its map's changes journaled), then its metadata.
     func sync(_ file: OpenFile, dataOnly: Bool) throws(Errno) {
-        if try clones.withSparseFile(of: file.inode, { (sparse) throws(Errno) in try sparse.sync() }) != nil {
+        if try dataViews.withView(of: file.inode, { (view) throws(Errno) in try view.sync() }) != nil {
             if !dataOnly { try file.descriptor.sync() }
         } else {
             try file.descriptor.sync(dataOnly: dataOnly)
@@ -133,37 +134,38 @@ extension ContainerFileSystem {
         events.synced(file.inode)
     }
 
-    /// A sparse member punches (or zeroes) through its view; any other
-    /// allocation in it makes it flat first (its blocks copied: rare calls,
-    /// whose meaning below the shared length the view does not keep).
+    /// A file with a data view punches a hole through it; any other
+    /// allocation makes it plain first (its bytes copied: rare calls, whose
+    /// meaning in what it does not hold itself the view does not keep).
     func allocate(_ file: OpenFile, mode: Int32, offset: Int64, length: Int64) throws(Errno) {
         try growing(file, by: Self.growth(ofFallocate: mode, offset: offset, length: length),
                     change: Self.change(ofFallocate: mode, offset: offset, length: length)) { () throws(Errno) in
-            // Asked here, after `beforeModify`: a linked clone's first change may have made it sparse.
-            if clones.sparseFile(of: file.inode.key) != nil {
+            // Asked here, after `beforeModify`: a linked clone's first change may have given it a view.
+            if dataViews.view(of: file.inode.key) != nil {
                 if mode & clinux_FALLOC_FL_PUNCH_HOLE != 0 {
                     guard offset >= 0, length > 0 else { throw Errno.invalidArgument }
-                    let punched = try clones.withSparseFile(of: file.inode) { (sparse) throws(Errno) in
-                        try sparse.punch(offset: UInt64(offset), length: UInt64(length))
+                    let punched = try dataViews.withView(of: file.inode) { (view) throws(Errno) in
+                        try view.punch(offset: UInt64(offset), length: UInt64(length))
                     }
                     if punched != nil { return }
                 } else {
-                    try clones.flatten(file.inode, breaking: breaking)
+                    try dataViews.makePlain(file.inode)
                 }
             }
             try file.descriptor.allocate(mode: mode, offset: offset, length: length)
         }
     }
 
-    /// Writes a request's data into a sparse member through its view, under
-    /// its data lock: the shared blocks it touches are copied first. Made
-    /// plain or dropped before the lock was taken, it is written as any file.
-    private func writeSparse(_ file: OpenFile, _ data: UnsafeMutablePointer<fuse_bufvec>, at offset: off_t) throws(Errno) -> Int {
+    /// Writes a request's data through the file's view, under what orders
+    /// its changes (a sparse member's data lock: the shared blocks it
+    /// touches are copied first). Its view gone before that was taken, it
+    /// is written as any file.
+    private func writeThroughView(_ file: OpenFile, _ data: UnsafeMutablePointer<fuse_bufvec>, at offset: off_t) throws(Errno) -> Int {
         guard offset >= 0 else { throw Errno.invalidArgument }
         return try WriteData.copied(data) { (buffer, copied) throws(Errno) -> Int in
             let bytes = UnsafeRawBufferPointer(start: buffer, count: copied)
-            let written = try clones.withSparseFile(of: file.inode) { (sparse) throws(Errno) -> Int in
-                try sparse.write(bytes, at: UInt64(offset))
+            let written = try dataViews.withView(of: file.inode) { (view) throws(Errno) -> Int in
+                try view.write(bytes, at: UInt64(offset))
             }
             if let written { return written }
             return try file.descriptor.write(bytes, at: Int64(offset))
@@ -191,12 +193,12 @@ extension ContainerFileSystem {
         return .allocate
     }
 
-    /// `SEEK_DATA`/`SEEK_HOLE` in a sparse member answer from its view
-    /// (shared blocks are data); the rest from the backing file.
+    /// `SEEK_DATA`/`SEEK_HOLE` in a file with a data view answer from it
+    /// (a sparse member's shared blocks are data); the rest from the backing file.
     func seek(_ file: OpenFile, offset: Int64, whence: Int32) throws(Errno) -> Int64 {
-        if whence == clinux_SEEK_DATA || whence == clinux_SEEK_HOLE, let sparse = clones.sparseFile(of: file.inode.key) {
+        if whence == clinux_SEEK_DATA || whence == clinux_SEEK_HOLE, let view = dataViews.view(of: file.inode.key) {
             guard offset >= 0 else { throw Errno.invalidArgument }
-            return Int64(try sparse.seek(to: UInt64(offset), whence: whence))
+            return Int64(try view.seek(to: UInt64(offset), whence: whence))
         }
         return try file.descriptor.seek(to: offset, whence: whence)
     }
@@ -211,7 +213,7 @@ extension ContainerFileSystem {
         let range = (offset: UInt64(max(offset, 0)), length: UInt64(max(length, 0)))
         let copied = try growing(destination, by: .data(offset: range.offset, length: range.length), writing: length,
                                  change: .overwrite(offset: range.offset, length: range.length)) { () throws(Errno) -> Int in
-            let from = clones.sparseFile(of: source.inode.key), into = clones.sparseFile(of: destination.inode.key)
+            let from = dataViews.view(of: source.inode.key), into = dataViews.view(of: destination.inode.key)
             if from != nil || into != nil {
                 return try copyThroughViews(from: source, from, at: sourceOffset, to: destination, into, at: offset, length: length)
             }
@@ -223,12 +225,12 @@ extension ContainerFileSystem {
         return copied
     }
 
-    /// `copy_file_range` with a sparse side: read through the source's view
-    /// (or its descriptor), written through the destination's (under its
-    /// data lock), a block at a time.
+    /// `copy_file_range` with a side that has a data view: read through the
+    /// source's view (or its descriptor), written through the destination's
+    /// (`DataViews.withView`), a block at a time.
     private func copyThroughViews(
-        from source: OpenFile, _ sourceView: SparseMemberFile?, at sourceOffset: Int64,
-        to destination: OpenFile, _ destinationView: SparseMemberFile?, at offset: Int64, length: Int
+        from source: OpenFile, _ sourceView: (any DataView)?, at sourceOffset: Int64,
+        to destination: OpenFile, _ destinationView: (any DataView)?, at offset: Int64, length: Int
     ) throws(Errno) -> Int {
         guard sourceOffset >= 0, offset >= 0 else { throw Errno.invalidArgument }
         let chunk = Int(BlockMap.blockSize)
@@ -247,7 +249,7 @@ extension ContainerFileSystem {
             if got == 0 { break }
             let bytes = UnsafeRawBufferPointer(rebasing: part[0..<got])
             let wrote: Int
-            if destinationView != nil, let viewWrote = try clones.withSparseFile(of: destination.inode, { (view) throws(Errno) -> Int in
+            if destinationView != nil, let viewWrote = try dataViews.withView(of: destination.inode, { (view) throws(Errno) -> Int in
                 try view.write(bytes, at: UInt64(offset + at))
             }) {
                 wrote = viewWrote

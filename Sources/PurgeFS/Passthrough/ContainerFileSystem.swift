@@ -40,6 +40,8 @@ final class ContainerFileSystem: Sendable {
     let breaking: CloneBreaking
     /// Asked by `copy_file_range` before it copies (`WholeFileCloning`: a whole file into an empty one is a clone).
     let copyPolicy: any CopyPolicy
+    /// Asked for a file's data view by every path that reads, writes or hands out its descriptor (`SparseMemberViews`).
+    let dataViews: any DataViews
     let monitor: SpaceMonitor
     let recency: RecencyStore
     /// The cloud tier, with `cloud=`.
@@ -107,6 +109,7 @@ final class ContainerFileSystem: Sendable {
         self.copyPolicy = WholeFileCloning(
             clones: clones, events: events,
             making: CloneMaking(state: state, locks: locks, root: root, kernelPassthrough: kernelPassthrough))
+        self.dataViews = SparseMemberViews(clones: clones, breaking: breaking)
         self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency, device: device) { (bytes: UInt64) -> UInt64 in
             events.needsRoom(bytes, reason: "monitor")
         }

@@ -8,9 +8,9 @@ import Synchronization
 ///
 /// The budget is half the open-files limit, and never more than what the
 /// open files (one descriptor each: `Inode.lend`) and a reserve for
-/// directory streams, libfuse's pipes and the rest leave (sparse clone
-/// members' idle files among the rest: `SparseMembers.descriptorBound`, a
-/// sixteenth of the limit, half the reserve). Past it,
+/// directory streams, libfuse's pipes and the rest leave (the data views'
+/// idle files among the rest: block sharing keeps at most a sixteenth of
+/// the limit, half the reserve). Past it,
 /// `InodeTable` evicts the descriptors of the inodes used least recently,
 /// and a file's last close gives up its inode's descriptor for a handle.
 final class DescriptorPool: Sendable {

@@ -34,9 +34,9 @@ enum FileOperations {
                 }
                 let file = OpenFile.from(info!)
                 fs.read(file)
-                // A sparse clone's backing file has holes where it shares: read through its view.
-                if let sparse = fs.clones.sparseFile(of: file.inode.key) {
-                    FileOperations.replySparse(request, sparse, size: size, offset: offset)
+                // A file whose backing file lacks some of its bytes: read through its view.
+                if let view = fs.dataViews.view(of: file.inode.key) {
+                    FileOperations.replyThroughView(request, view, size: size, offset: offset)
                     return
                 }
                 // A ring thread reads any read straight into its entry: one copy, as a splice would cost.
@@ -127,12 +127,12 @@ extension FileOperations {
         replyRead(request, descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), offset: offset)
     }
 
-    /// Replies to a read of a sparse clone with what its view reads.
-    static func replySparse(_ request: fuse_req_t?, _ sparse: SparseMemberFile, size: Int, offset: off_t) {
+    /// Replies to a read of a file with a data view with what the view reads.
+    static func replyThroughView(_ request: fuse_req_t?, _ view: any DataView, size: Int, offset: off_t) {
         func reply(_ buffer: UnsafeMutableRawBufferPointer) {
             do throws(Errno) {
                 guard offset >= 0 else { throw Errno.invalidArgument }
-                let count = try sparse.read(into: buffer, at: UInt64(offset))
+                let count = try view.read(into: buffer, at: UInt64(offset))
                 fuse_reply_buf(request, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), count)
             } catch {
                 fuse_reply_err(request, error.rawValue)

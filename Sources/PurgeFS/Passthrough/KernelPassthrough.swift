@@ -227,8 +227,8 @@ extension ContainerFileSystem {
         if faults.mayFailReads(of: inode) { return false }
         // Data shared with a linked clone moves to another backing file when a clone breaks away.
         if inode.sharing.isShared || clones.sharesBacking(inode.backing) { return false }
-        // A sparse clone's backing file has holes where it shares: the kernel would read them.
-        if clones.sparseFile(of: inode.key) != nil { return false }
+        // A file with a data view lacks some of its bytes in its backing file: the kernel would read holes.
+        if dataViews.view(of: inode.key) != nil { return false }
         // A document of the cloud tier may be evicted or downloaded while open.
         if let cloud, cloud.tracks(inode.key) { return false }
         return true
