@@ -460,6 +460,34 @@ final class SparseMemberFileTests: XCTestCase {
         XCTAssertFalse(members.has(files[0].member))
     }
 
+    /// A member kept for its node once it is gone, asked to be kept after a
+    /// drop that came first (two threads deciding about one member): a later
+    /// member with its inode number (ext4 reuses them) is not marked kept.
+    /// Before, it was, and the sweep of kept members dropped it, still
+    /// named, once the kernel forgot its node: it then read holes.
+    func testAMemberKeptAfterItsDropLeavesNoMarkForItsInodeNumber() throws {
+        let dir = try directory(), stateDirectory = try directory(), anchors = try directory()
+        var generator = SplitMix64(seed: 35)
+        let base = try create("base", in: dir, bytes: randomBytes(Int(2 * block), &generator))
+        let anchor = try create("anchor", in: dir)
+        let maps = try BlockMaps(directory: StateDirectory(descriptor: stateDirectory))
+        let members = SparseMembers(maps: maps, anchors: anchors, root: dir)
+        try members.linkBase(base)
+        func start() throws -> SparseMemberFile {
+            let file = try SparseMemberFile.start(
+                member: try identity(anchor), anchor: try anchor.duplicate(), base: try base.duplicate(), handle: (1, []), maps: maps)
+            members.started(file, base: try identity(base))
+            return file
+        }
+        let first = try start()
+        try members.drop(first.member)
+        members.keep(first.member)
+        XCTAssertFalse(members.isKept(first.member), "a dropped member is not kept")
+        let again = try start()
+        XCTAssertTrue(members.has(again.member))
+        XCTAssertFalse(members.isKept(again.member), "the new member with that inode number is not marked kept")
+    }
+
     /// The primary's break: its data copied, the member moved onto the copy
     /// (durably) before the primary is written; the member reads as before
     /// and its journaled map names the copy.

@@ -138,7 +138,7 @@ extension LinkedClones {
     }
 
     private func dropGoneSparse(_ id: EntryID, keepingForItsNode: Bool) {
-        guard sparse.has(id), !state.read({ ledger, _ in ledger.contains(id) }) else { return }
+        guard sparse.has(id), isGone(id) else { return }
         if keepingForItsNode || sparse.isKept(id), sparse.isNodeKnown(id), sparse.file(of: id) != nil {
             sparse.keep(id)
             return
@@ -148,6 +148,16 @@ extension LinkedClones {
             Diagnostics.note("sparse clone \(id): cannot drop its map: \(error)")
         }
         if let base { chargeSparseMembers(of: base) }
+    }
+
+    /// Whether sparse member `id` has no name left: its anchor (its only
+    /// file) has no link. Asked of the file, not of the ledger: a member
+    /// whose ledger entry had drifted away was dropped while still named,
+    /// and then read its anchor's holes where it shared. The ledger answers
+    /// only when the anchor cannot be opened.
+    private func isGone(_ id: EntryID) -> Bool {
+        if let file = sparse.file(of: id), let status = try? file.anchor.status() { return status.st_nlink == 0 }
+        return !state.read({ ledger, _ in ledger.contains(id) })
     }
 
     /// An `O_TRUNC` open of a sparse member: it is cut to nothing through

@@ -234,8 +234,12 @@ final class SparseMembers: Sendable {
     }
 
     /// Member `id`, gone, is kept for its node (see `LinkedClones.dropSparseIfGone`).
+    /// Never a member dropped meanwhile: its inode number, reused by a
+    /// later member, would leave that one marked.
     func keep(_ id: EntryID) {
-        table.withLock { _ = $0.keptForNode.insert(id) }
+        table.withLock { table in
+            if table.baseOf[id] != nil { table.keptForNode.insert(id) }
+        }
     }
 
     func isKept(_ id: EntryID) -> Bool {
