@@ -25,6 +25,8 @@ final class ContainerFileSystem: Sendable {
     /// How clones are made, and what names of shared data stand for
     /// (`CloneBackend`: none, reflinks or linked clones, by the mount's probe).
     let clones: any CloneBackend
+    /// What a name stands for and what the mount shows of it (the clone backend).
+    let identities: any NodeIdentities
     let stateDirectory: StateDirectory
     let locks = NamespaceLocks()
     let notifier = KernelNotifier()
@@ -79,6 +81,7 @@ final class ContainerFileSystem: Sendable {
         self.hidden = hidden
         self.state = state
         self.clones = clones
+        self.identities = clones
         self.stateDirectory = stateDirectory
         self.recency = recency
         self.faults = FaultInjector(root: root, log: FaultLog(file: try? stateDirectory.openForAppending(FaultLog.fileName)))
@@ -154,7 +157,7 @@ final class ContainerFileSystem: Sendable {
             (inode, isNew) = inodes.remember(descriptor: descriptor, status: status, key: key)
             tries += 1
             // (Kept after a few tries, as before: a clone whose anchor went behind the mount's back.)
-            if !isNew || clones.adopted(inode, status: status) || tries == 3 { break }
+            if !isNew || identities.adopted(inode, status: status) || tries == 3 { break }
             // The identity went stale since it was read (a clone purged
             // meanwhile): the node goes, and the name is read again.
             inodes.forget(inode.id, count: 1)
@@ -180,21 +183,21 @@ final class ContainerFileSystem: Sendable {
 
     /// What the mount shows of `inode`, whose backing file has `status`.
     func present(_ status: stat, of inode: Inode) -> stat {
-        clones.present(crashes.presented(visible(status)), as: inode.key)
+        identities.present(crashes.presented(visible(status)), as: inode.key)
     }
 
     /// The identity of `name` in `directory`, whose backing file has
     /// `status`: the backing file's own, but for a linked clone. Every path
     /// that turns a name into an identity asks here (the listing's form is
-    /// `clones.identity(ofListed:)`).
+    /// `identities.identity(ofListed:)`).
     func identity(of status: stat, name: CName, in directory: EntryID) -> EntryID {
-        clones.identity(of: status, parent: directory, name: name)
+        identities.identity(of: status, parent: directory, name: name)
     }
 
     /// Runs `body` with the descriptor holding `inode`'s mode, owner, times
     /// and extended attributes: its own, or a linked clone's anchor.
     func withAttributeHolder<T>(_ inode: Inode, _ body: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T {
-        if inode.isRegularFile, let holder = try clones.attributeHolder(of: inode.key) {
+        if inode.isRegularFile, let holder = try identities.attributeHolder(of: inode.key) {
             defer { holder.closeQuietly() }
             return try body(holder)
         }

@@ -226,7 +226,7 @@ extension ContainerFileSystem {
         // A read rule could match it: its reads must reach the injector.
         if faults.mayFailReads(of: inode) { return false }
         // Data shared with a linked clone moves to another backing file when a clone breaks away.
-        if inode.sharing.isShared || clones.sharesBacking(inode.backing) { return false }
+        if inode.sharing.isShared || identities.sharesBacking(inode.backing) { return false }
         // A file with a data view lacks some of its bytes in its backing file: the kernel would read holes.
         if dataViews.view(of: inode.key) != nil { return false }
         // A document of the cloud tier may be evicted or downloaded while open.
@@ -259,7 +259,7 @@ extension ContainerFileSystem {
             (openFlags, backingID) = (clinux_FOPEN_PASSTHROUGH | noFlush, id)
         case .throughDaemon(let id):
             // A writer's mapping is of the backing file: never of shared data.
-            if flags & O_ACCMODE != O_RDONLY && (file.inode.sharing.isShared || clones.sharesBacking(file.inode.backing)) {
+            if flags & O_ACCMODE != O_RDONLY && (file.inode.sharing.isShared || identities.sharesBacking(file.inode.backing)) {
                 do throws(Errno) {
                     try events.beforeModify(file.inode, .data(file), breaking: breaking)
                 } catch {
