@@ -103,9 +103,9 @@ final class MountAssembly: Sendable {
             root: root, hidden: hidden, inodes: inodes, locks: locks, notifier: notifier, kernelPassthrough: kernelPassthrough,
             identities: clones, interceptors: interceptors, events: events, growthPolicy: growthPolicy, copyPolicy: copyPolicy,
             dataViews: dataViews, attributeProviders: attributeProviders,
-            features: .init(
-                state: state, device: device, faults: faults, crashes: crashes, cloud: cloud, breaking: breaking,
-                noSpaceReplies: noSpaceReplies),
+            serving: ServingPolicies([crashes, faults] + (cloud.map { [$0] } ?? [])),
+            space: MountSpaceFigures(state: state, device: device),
+            features: .init(breaking: breaking, noSpaceReplies: noSpaceReplies),
             timeouts: timeouts, whenReady: whenReady)
         attributeProviders.register(
             [LedgerAttributes(state: state),

@@ -41,28 +41,21 @@ final class ContainerFileSystem: Sendable {
     let events: Observers
     /// Who answers each `user.purgefs.*` name: each feature its own, registered at mount.
     let attributeProviders: AttributeProviders
+    /// Whether the kernel may keep a file's pages, skip its flush or read it
+    /// from its backing file, and what `getattr` shows: the crash recorder,
+    /// the fault rules, then the cloud tier, registered at mount.
+    let serving: ServingPolicies
+    /// `statfs`'s figures (Space's `MountSpaceFigures`).
+    let space: any SpaceFigures
     /// The daemon has said it ran out of descriptors (once a mount).
     let ranOutOfDescriptors = Atomic<Bool>(false)
     /// The feature objects a handler still asks directly (`MountAssembly` makes them).
     let features: Features
 
     /// What the handlers still ask of features by name, not through a
-    /// protocol of the pipeline: `statfs`'s figures (the ledger, the shared
-    /// device), what decides the kernel's caching and passthrough (fault
-    /// rules, crash recording, the cloud tier), a presented file's kept
-    /// links (the crash recorder), the clone break handed to `beforeModify`,
+    /// protocol of the pipeline: the clone break handed to `beforeModify`,
     /// and the `ENOSPC` count.
     struct Features: Sendable {
-        /// The ledger, the device and the purge counters.
-        let state: ContainerState
-        /// The shared device this container is on (`device=`), if any.
-        let device: SharedDevice?
-        /// The fault rules, an interceptor among `interceptors`.
-        let faults: FaultInjector
-        /// The power-loss simulation (`purgefs crash`), an observer among `events` with `crashable`.
-        let crashes: CrashRecorder
-        /// The cloud tier, with `cloud=`.
-        let cloud: CloudTier?
         /// What a clone break needs of the mount (room, the namespace locks,
         /// the root, the inode table, the events), handed to `beforeModify`'s
         /// observers instead of the filesystem.
@@ -71,11 +64,6 @@ final class ContainerFileSystem: Sendable {
         let noSpaceReplies: NoSpaceReplies
     }
 
-    var state: ContainerState { features.state }
-    var device: SharedDevice? { features.device }
-    var faults: FaultInjector { features.faults }
-    var crashes: CrashRecorder { features.crashes }
-    var cloud: CloudTier? { features.cloud }
     var breaking: CloneBreaking { features.breaking }
     var noSpaceReplies: NoSpaceReplies { features.noSpaceReplies }
 
@@ -85,7 +73,7 @@ final class ContainerFileSystem: Sendable {
     init(root: FileDescriptor, hidden: HiddenEntry?, inodes: InodeTable, locks: NamespaceLocks, notifier: KernelNotifier,
          kernelPassthrough: KernelPassthrough, identities: any NodeIdentities, interceptors: RequestInterceptors, events: Observers,
          growthPolicy: any GrowthPolicy, copyPolicy: any CopyPolicy, dataViews: any DataViews, attributeProviders: AttributeProviders,
-         features: Features, timeouts: CacheTimeouts, whenReady: @escaping @Sendable () -> Void) {
+         serving: ServingPolicies, space: any SpaceFigures, features: Features, timeouts: CacheTimeouts, whenReady: @escaping @Sendable () -> Void) {
         self.root = root
         self.hidden = hidden
         self.inodes = inodes
@@ -99,6 +87,8 @@ final class ContainerFileSystem: Sendable {
         self.copyPolicy = copyPolicy
         self.dataViews = dataViews
         self.attributeProviders = attributeProviders
+        self.serving = serving
+        self.space = space
         self.features = features
         self.timeouts = timeouts
         self.whenReady = whenReady
@@ -163,7 +153,7 @@ final class ContainerFileSystem: Sendable {
 
     /// What the mount shows of `inode`, whose backing file has `status`.
     func present(_ status: stat, of inode: Inode) -> stat {
-        identities.present(crashes.presented(visible(status)), as: inode.key)
+        identities.present(serving.presented(visible(status)), as: inode.key)
     }
 
     /// The identity of `name` in `directory`, whose backing file has
