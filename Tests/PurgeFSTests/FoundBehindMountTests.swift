@@ -144,7 +144,7 @@ final class FoundBehindMountTests: XCTestCase {
     }
 
     private func savedManifest(_ container: InProcessContainer) throws -> CloudManifest {
-        let bytes = try XCTUnwrap(try container.filesystem.stateDirectory.read(CloudManifest.fileName))
+        let bytes = try XCTUnwrap(try container.mount.stateDirectory.read(CloudManifest.fileName))
         return try XCTUnwrap(CloudManifest(decoding: bytes))
     }
 }

@@ -9,7 +9,7 @@ import XCTest
 /// A container served in-process and never mounted: an empty backing
 /// directory, a state directory beside it (as for an overlay mount), the
 /// ledger as the mount's walk leaves an empty container, no clones, and the
-/// `ContainerFileSystem` over them with the observers given (and a cloud
+/// `ContainerFileSystem` over them (`MountAssembly`) with the observers given (and a cloud
 /// tier, if asked). What the handlers and the reconciler announce can be
 /// driven and read without a kernel; the test changes the backing directory
 /// by path, as a process behind the mount would. `remove()` deletes both
@@ -20,7 +20,8 @@ final class InProcessContainer {
     let root: FileDescriptor
     let rootID: EntryID
     let state: ContainerState
-    let filesystem: ContainerFileSystem
+    let mount: MountAssembly
+    var filesystem: ContainerFileSystem { mount.filesystem }
 
     /// A cloud tier for the container: its remote directory, its zones and
     /// the manifest it starts from (as a tier finds it at mount).
@@ -47,10 +48,10 @@ final class InProcessContainer {
             tier = CloudTier(store: CloudDirectory(path: cloud.remote), zones: cloud.zones, root: root, stateDirectory: stateDirectory)
         }
         let log = PurgeLog(file: try stateDirectory.openForAppending(PurgeLog.fileName))
-        filesystem = try ContainerFileSystem(
+        mount = try MountAssembly(
             root: root, hidden: nil, state: state, clones: NoClones(state: state), stateDirectory: stateDirectory,
             log: log, recency: RecencyStore(directory: stateDirectory), cloud: tier, observers: observers) {}
-        tier?.attach(to: filesystem, log: log)
+        tier?.attach(to: mount, log: log)
     }
 
     func remove() {
@@ -94,7 +95,7 @@ final class InProcessContainer {
             : try FileDescriptor.open(path: "\(path)/\(relative)", flags: O_RDONLY | O_DIRECTORY)
         defer { directory.closeQuietly() }
         let id = EntryID(try directory.status())
-        return BehindMountReconciler(filesystem).reconcile(id, at: directory, names: [], listing: true).repairs
+        return BehindMountReconciler(mount).reconcile(id, at: directory, names: [], listing: true).repairs
     }
 
     // MARK: The ledger

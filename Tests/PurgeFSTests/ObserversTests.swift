@@ -21,14 +21,7 @@ final class ObserversTests: XCTestCase {
 
     private var heard: [String] { Self.journal.heard }
 
-    private func inode() throws -> Inode {
-        let root = open("/", O_RDONLY | O_DIRECTORY)
-        XCTAssertGreaterThanOrEqual(root, 0)
-        let file = open("/", O_RDONLY | O_DIRECTORY)
-        let pool = DescriptorPool(filesystem: FileDescriptor(rawValue: root), openFilesLimit: 1024)
-        let id = EntryID(device: 1, inode: 2)
-        return Inode(id: NodeID(2), descriptor: FileDescriptor(rawValue: file), key: id, backing: id, fileType: S_IFREG, pool: pool)
-    }
+    private func inode() throws -> Inode { try makeTestInode() }
 
     func testEventsReachTheObserversInRegistrationOrder() {
         let events = Observers([recorder("ledger"), DeafObserver(), recorder("cloud")])

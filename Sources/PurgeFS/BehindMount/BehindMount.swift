@@ -14,9 +14,9 @@ struct BehindMount {
         source = BehindMountTracker.open(root: root)
     }
 
-    /// Starts tracking and verification for `filesystem`; call `stop` on what it returns.
-    func start(_ filesystem: ContainerFileSystem) -> Running {
-        let reconciler = BehindMountReconciler(filesystem)
+    /// Starts tracking and verification for `mount`; call `stop` on what it returns.
+    func start(_ mount: MountAssembly) -> Running {
+        let reconciler = BehindMountReconciler(mount)
         let verifier = BehindMountVerifier(reconciler: reconciler)
         let tracker = BehindMountTracker(source: source, reconciler: reconciler, verifier: verifier)
         verifier.start()

@@ -44,16 +44,16 @@ struct BehindMountReconciler: Sendable {
     /// Whether the clone backend charges a file's allocation (then the ledger's figure is not the backing file's).
     let charges: @Sendable (EntryID) -> Bool
 
-    /// What reconciling `filesystem`'s directories needs, taken from it at mount.
-    init(_ filesystem: ContainerFileSystem) {
-        let clones = filesystem.clones
-        let inodes = filesystem.inodes
-        root = filesystem.root
-        hidden = filesystem.hidden
-        state = filesystem.state
-        locks = filesystem.locks
-        events = filesystem.events
-        notifier = filesystem.notifier
+    /// What reconciling the mount's directories needs, taken from its assembly.
+    init(_ mount: MountAssembly) {
+        let clones = mount.clones
+        let inodes = mount.inodes
+        root = mount.root
+        hidden = mount.hidden
+        state = mount.state
+        locks = mount.locks
+        events = mount.events
+        notifier = mount.notifier
         kernelNode = { inodes.node(for: $0) }
         identity = { clones.identity(of: $0, parent: $2, name: $1) }
         charges = { clones.charges($0) }

@@ -15,24 +15,18 @@ import PurgeSys
 /// group locks, then its book; `LinkedClones`' clone lock), then
 /// `ContainerState`'s; `LinkedClones.dataLocks` come before the stripes.
 /// Every lock held across I/O is one file's or one clone group's.
-protocol CloneBackend: FileSystemObserver {
+protocol CloneBackend: FileSystemObserver, NodeIdentities {
     var kind: CloneBackendKind { get }
     /// A whole-file copy into an empty file may become a clone.
     var makesClones: Bool { get }
 
     // MARK: Names and identities (the one place)
 
-    /// The identity of `name` in `parent`, whose backing file has `status`
-    /// (lookup, create, unlink, rename, the purger, changes behind the mount).
-    func identity(of status: stat, parent: EntryID, name: CName) -> EntryID
-    /// The identity of a listed name from its directory entry alone (readdir,
-    /// readdirplus): the one `identity(of:)` gives, so `d_ino` is `st_ino`.
-    func identity(ofListed backing: EntryID, parent: EntryID, name: CName) -> EntryID
+    // `identity(of:parent:name:)`, `identity(ofListed:parent:name:)` and
+    // `sharesBacking`: `NodeIdentities`, the passthrough's protocol.
+
     /// The inode number names of `id` have in directory listings.
     func listedInode(of id: EntryID) -> UInt64
-    /// Whether `backing` is data other identities share (a truncating purge
-    /// and a cloud eviction must not destroy it).
-    func sharesBacking(_ backing: EntryID) -> Bool
     /// Whether `id`'s data is shared through purgefs, so that its backing
     /// file is not a file of its own (`user.purgefs.flat` 0): a linked clone,
     /// or the original one shares with. A reflink clone's backing file is a
@@ -41,19 +35,7 @@ protocol CloneBackend: FileSystemObserver {
     /// How many files answer true to `sharesData` (`user.purgefs.not_flat`).
     var filesNotFlat: Int { get }
 
-    // MARK: What the mount shows
-
-    /// A node was made for `inode`, whose backing file has `status`. False
-    /// when the node cannot stand for its identity (a linked clone forgotten
-    /// since its name was read: purged, unlinked or broken): the caller
-    /// drops it and reads the name again.
-    func adopted(_ inode: Inode, status: stat) -> Bool
-    /// What the mount shows for identity `id` whose backing file has `status`.
-    func present(_ status: stat, as id: EntryID) -> stat
-    /// A descriptor (`O_PATH`, the caller's to close) of the inode holding
-    /// `id`'s mode, owner, times and extended attributes when that is not
-    /// its backing file (a linked clone's anchor); nil otherwise.
-    func attributeHolder(of id: EntryID) throws(Errno) -> FileDescriptor?
+    // What the mount shows (`adopted`, `present`, `attributeHolder`): `NodeIdentities`.
 
     // MARK: Making and charging
 

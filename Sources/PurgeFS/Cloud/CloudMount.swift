@@ -2,7 +2,7 @@ import PurgeCore
 import PurgeSys
 
 /// What the cloud tier needs of the mount it serves, handed over once the
-/// filesystem exists (`CloudTier.start(filesystem:log:)`), never the
+/// filesystem exists (`CloudTier.start(mount:log:)`), never the
 /// filesystem itself: the ledger, the state directory, the clone backend,
 /// the observers, the namespace locks, the kernel's notifier, the purger
 /// (room for a download), and look-ups of the kernel's inodes and nodes by
@@ -33,21 +33,21 @@ struct CloudMount: Sendable {
     /// would, with what a break needs of the mount: `CloneBreaking`).
     let leaveSharedData: @Sendable (Inode) throws(Errno) -> Bool
 
-    init(_ filesystem: ContainerFileSystem) {
-        let inodes = filesystem.inodes
-        let clones = filesystem.clones
-        root = filesystem.root
-        state = filesystem.state
-        stateDirectory = filesystem.stateDirectory
+    init(_ mount: MountAssembly) {
+        let inodes = mount.inodes
+        let clones = mount.clones
+        root = mount.root
+        state = mount.state
+        stateDirectory = mount.stateDirectory
         self.clones = clones
-        events = filesystem.events
-        locks = filesystem.locks
-        notifier = filesystem.notifier
-        purger = filesystem.purger
+        events = mount.events
+        locks = mount.locks
+        notifier = mount.notifier
+        purger = mount.purger
         rootKey = inodes.inode(.root).key
         existing = { inodes.existing($0) }
         kernelNode = { inodes.node(for: $0) }
-        let breaking = filesystem.breaking
+        let breaking = mount.breaking
         leaveSharedData = { (inode) throws(Errno) -> Bool in try clones.leaveSharedData(inode, breaking: breaking) }
     }
 }

@@ -91,15 +91,15 @@ extension CloudTier {
         return tier
     }
 
-    /// Takes what the tier needs of `filesystem` (`CloudMount`), once it exists.
-    func attach(to filesystem: ContainerFileSystem, log: PurgeLog) {
-        attach(to: CloudMount(filesystem), log: log)
+    /// Takes what the tier needs of the mount (`CloudMount`), once its filesystem exists.
+    func attach(to mount: MountAssembly, log: PurgeLog) {
+        attach(to: CloudMount(mount), log: log)
     }
 
     /// Starts the worker once the filesystem exists.
-    func start(filesystem: ContainerFileSystem, log: PurgeLog) {
-        attach(to: filesystem, log: log)
-        remote.attach(faults: filesystem.faults)
+    func start(mount: MountAssembly, log: PurgeLog) {
+        attach(to: mount, log: log)
+        remote.attach(faults: mount.faults)
         start()
     }
 }

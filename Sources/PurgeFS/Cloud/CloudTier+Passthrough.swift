@@ -9,3 +9,8 @@ extension CloudTier {
         withBooks { $0.paths[id] != nil }
     }
 }
+
+/// A document of a ubiquitous zone is never read by the kernel from its backing file.
+extension CloudTier: ServingPolicy {
+    func refusesPassthrough(_ inode: Inode) -> Bool { tracks(inode.key) }
+}

@@ -114,7 +114,8 @@ final class CrashRecorder: FileSystemObserver, Sendable {
     static func bytes(_ name: CName) -> [UInt8] { CNames.bytes(name) }
 
     /// `status` as the mount shows it: without the links kept for a crash
-    /// (they live in the state directory, not in the container).
+    /// (they live in the state directory, not in the container). The
+    /// recorder's `ServingPolicy` answer.
     func presented(_ status: stat) -> stat {
         guard keptLinks.load(ordering: .acquiring) > 0, status.st_mode & S_IFMT != S_IFDIR else { return status }
         let kept = book.withLock { $0.keptCount[EntryID(status)] ?? 0 }
@@ -308,4 +309,10 @@ final class CrashRecorder: FileSystemObserver, Sendable {
             for (directory, handle) in found where !book.model.journal.isEmpty { book.directoryHandles[directory] = handle }
         }
     }
+}
+
+/// While recording, the kernel never reads a file from its backing file: a
+/// crash must be able to fail every descriptor opened before it.
+extension CrashRecorder: ServingPolicy {
+    func refusesPassthrough(_ inode: Inode) -> Bool { isRecording }
 }

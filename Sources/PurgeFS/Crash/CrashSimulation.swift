@@ -37,16 +37,16 @@ final class CrashSimulation: CrashSimulating {
     /// Whether a linked clone shares the data of the file with this identity.
     private let sharesData: @Sendable (EntryID) -> Bool
 
-    init(_ filesystem: ContainerFileSystem) {
-        let inodes = filesystem.inodes
-        let clones = filesystem.clones
-        crashes = filesystem.crashes
-        root = filesystem.root
-        locks = filesystem.locks
-        state = filesystem.state
-        events = filesystem.events
-        notifier = filesystem.notifier
-        reconciler = BehindMountReconciler(filesystem)
+    init(_ mount: MountAssembly) {
+        let inodes = mount.inodes
+        let clones = mount.clones
+        crashes = mount.crashes
+        root = mount.root
+        locks = mount.locks
+        state = mount.state
+        events = mount.events
+        notifier = mount.notifier
+        reconciler = BehindMountReconciler(mount)
         rootKey = inodes.inode(.root).key
         kernelNode = { inodes.node(for: $0) }
         openRegularFiles = {

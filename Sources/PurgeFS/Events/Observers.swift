@@ -2,7 +2,7 @@ import Glibc
 import PurgeCore
 import PurgeSys
 
-/// The observers registered at mount (`ContainerFileSystem.init`), and the
+/// The observers registered at mount (`MountAssembly`), and the
 /// one call per event that the handlers make. Each event goes to every
 /// observer in registration order: the ledger first (so a feature that
 /// reads the ledger sees the change), then the clone backend, then the

@@ -251,6 +251,15 @@ extension FaultInjector {
 }
 
 /// The root's `user.purgefs.faults`: read, the listing; write, `apply`.
+/// How the kernel may serve a file a rule could match: its reads and
+/// flushes must reach the injector.
+extension FaultInjector: ServingPolicy {
+    func mustSeeReads(of inode: Inode) -> Bool { mayFailReads(of: inode) }
+    func mustSeeFlush(of inode: Inode) -> Bool { mayFail(.flush, of: inode) }
+    /// A read rule could match it: its reads must reach the injector.
+    func refusesPassthrough(_ inode: Inode) -> Bool { mayFailReads(of: inode) }
+}
+
 extension FaultInjector: AttributeProvider {
     var attributes: [PurgeAttribute] { [.faults] }
 

@@ -62,9 +62,9 @@ public enum FileSystemServer {
         let behind = BehindMount(request, root: prepared.root)
         let opened = try ContainerOpening(prepared: prepared, options: request.options, container: request.container)
         ProcessMemory.returnFreedMemory()
-        let filesystem: ContainerFileSystem
+        let mount: MountAssembly
         do {
-            filesystem = try ContainerFileSystem(
+            mount = try MountAssembly(
                 root: prepared.root, hidden: prepared.hidden, state: opened.state, clones: opened.clones, stateDirectory: opened.directory,
                 log: opened.purgeLog, recency: opened.recency, cloud: cloud, device: device, crashable: request.options.crashable,
                 // A passed-through write would never reach the operation log.
@@ -73,25 +73,25 @@ public enum FileSystemServer {
         } catch {
             throw MountError("cannot read container \(request.container): \(error)")
         }
-        for rule in faultRules { filesystem.faults.add(rule) }
-        device?.attach(.init(state: filesystem.state, purger: filesystem.purger))
+        for rule in faultRules { mount.faults.add(rule) }
+        device?.attach(.init(state: mount.state, purger: mount.purger))
         let metrics = MetricsSampler(
             state: opened.state, root: prepared.root, directory: opened.directory, options: request.options, log: log,
-            requests: filesystem.metricsRequests)
+            requests: mount.metricsRequests)
         metrics.start()
         defer { metrics.stop() }
-        cloud?.start(filesystem: filesystem, log: opened.purgeLog)
+        cloud?.start(mount: mount, log: opened.purgeLog)
         cloudStarted = true
         defer { cloud?.stop() }
-        filesystem.watchdog.start()
-        defer { filesystem.watchdog.stop() }
-        let behindTracking = behind.start(filesystem)
+        mount.filesystem.watchdog.start()
+        defer { mount.filesystem.watchdog.stop() }
+        let behindTracking = behind.start(mount)
         defer { behindTracking.stop() }
-        filesystem.monitor.start()
+        mount.monitor.start()
         defer {
-            filesystem.monitor.stop()
-            filesystem.recency.compact(filesystem.state)
+            mount.monitor.stop()
+            mount.recency.compact(mount.state)
         }
-        try Session(filesystem: filesystem, request: request).run()
+        try Session(mount: mount, request: request).run()
     }
 }

@@ -5,7 +5,8 @@ import PurgeSys
 
 /// One libfuse session: created with our operations, mounted, looped, torn down.
 struct Session {
-    let filesystem: ContainerFileSystem
+    let mount: MountAssembly
+    var filesystem: ContainerFileSystem { mount.filesystem }
     let request: MountRequest
 
     func run() throws(MountError) {
@@ -25,7 +26,7 @@ struct Session {
             throw MountError("libfuse refused the options \(arguments[2])\(Self.capturedLog())")
         }
         defer { fuse_session_destroy(session) }
-        filesystem.faults.attach(session: session)
+        mount.faults.attach(session: session)
         guard fuse_set_signal_handlers(session) == 0 else {
             throw MountError("cannot install signal handlers")
         }
@@ -54,11 +55,11 @@ struct Session {
         }
         defer { guardProcess.map(ConnectionGuard.stop) }
         let publication = RuntimePublication.publish(
-            mountpoint: request.mountpoint, state: filesystem.stateDirectory.descriptor, container: request.container,
+            mountpoint: request.mountpoint, state: mount.stateDirectory.descriptor, container: request.container,
             options: request.options)
         defer { publication?.withdraw() }
         // First once the loop ends (defers run in reverse): what sparse clones wrote is made durable.
-        defer { filesystem.clones.sessionEnded() }
+        defer { mount.clones.sessionEnded() }
         let status = cfuse_session_loop_mt(
             session, FileSystemServer.maximumWorkerThreads, FileSystemServer.idleWorkerThreads, 0)
         if status < 0 {

@@ -104,8 +104,7 @@ extension ContainerFileSystem {
     /// rounded up to a block and Avail A rounded down.
     func fileSystemStatus() throws(Errno) -> statvfs {
         var figures = try root.fileSystemStatus()
-        device?.readNeighbours(state)  // another member's write shows at once
-        let status = state.status()
+        let status = space.spaceStatus()
         let blocks = status.blockFigures(unit: UInt64(figures.f_frsize))
         figures.f_blocks = fsblkcnt_t(blocks.blocks)
         figures.f_bfree = fsblkcnt_t(blocks.free)

@@ -26,7 +26,7 @@ extension ContainerFileSystem {
                 let size: Int
                 // A linked clone is listed as its anchor, the identity `stat` gives it.
                 let backing = EntryID(device: handle.directory.key.device, inode: item.inode)
-                let id = item.isDotOrDotDot ? backing : clones.identity(ofListed: backing, parent: handle.directory.key, name: item.name)
+                let id = item.isDotOrDotDot ? backing : identities.identity(ofListed: backing, parent: handle.directory.key, name: item.name)
                 if plus {
                     var entry = fuse_entry_param()
                     // `.`, `..`, and entries whose inode the kernel holds already

@@ -20,105 +20,78 @@ final class ContainerFileSystem: Sendable {
     /// Called once, when the kernel's INIT has been answered.
     let whenReady: @Sendable () -> Void
 
-    /// The ledger, the device and the purge counters.
-    let state: ContainerState
-    /// How clones are made, and what names of shared data stand for
-    /// (`CloneBackend`: none, reflinks or linked clones, by the mount's probe).
-    let clones: any CloneBackend
-    let stateDirectory: StateDirectory
-    let locks = NamespaceLocks()
-    let notifier = KernelNotifier()
+    /// What a name stands for and what the mount shows of it (the mount's clone backend).
+    let identities: any NodeIdentities
+    let locks: NamespaceLocks
+    let notifier: KernelNotifier
     let watchdog = RequestWatchdog()
     /// Kernel passthrough for readers (`passthrough=on`).
     let kernelPassthrough: KernelPassthrough
-    let purger: Purger
     /// Asked before a file grows (`growing`): room, purging, the shared device, clone breaks.
     let growthPolicy: any GrowthPolicy
-    /// What a clone break needs of the mount (room, the namespace locks, the
-    /// root, the inode table, the events), handed to `beforeModify`'s
-    /// observers and to a flatten instead of the filesystem.
-    let breaking: CloneBreaking
-    /// Asked by `copy_file_range` before it copies (`WholeFileCloning`: a whole file into an empty one is a clone).
+    /// Asked by `copy_file_range` before it copies (a whole file into an empty one may become a clone).
     let copyPolicy: any CopyPolicy
-    /// Asked for a file's data view by every path that reads, writes or hands out its descriptor (`SparseMemberViews`).
+    /// Asked for a file's data view by every path that reads, writes or hands out its descriptor.
     let dataViews: any DataViews
-    let monitor: SpaceMonitor
-    let recency: RecencyStore
-    /// The cloud tier, with `cloud=`.
-    let cloud: CloudTier?
-    /// The fault rules, an interceptor among `interceptors`.
-    let faults: FaultInjector
-    /// What sees every request before its handler, registered here at mount:
+    /// What sees every request before its handler, registered at mount:
     /// fault rules, then the crash era (`Operations.intercept`).
     let interceptors: RequestInterceptors
     /// Who hears what the handlers did: the ledger, then the clone backend,
-    /// then the cloud tier, then `observers` (docs/DESIGN.md, "Observers").
+    /// then the cloud tier, then the other observers (docs/DESIGN.md, "Observers").
     let events: Observers
-    /// Requests answered `ENOSPC` since the mount (`user.purgefs.enospc`, for `purgefs run`'s summary).
-    let noSpaceReplies = NoSpaceReplies()
-    /// Where `user.purgefs.metrics_sample` asks the metrics sampler for a sample.
-    let metricsRequests = MetricsRequests()
+    /// Who answers each `user.purgefs.*` name: each feature its own, registered at mount.
+    let attributeProviders: AttributeProviders
+    /// Whether the kernel may keep a file's pages, skip its flush or read it
+    /// from its backing file, and what `getattr` shows: the crash recorder,
+    /// the fault rules, then the cloud tier, registered at mount.
+    let serving: ServingPolicies
+    /// `statfs`'s figures (Space's `MountSpaceFigures`).
+    let space: any SpaceFigures
     /// The daemon has said it ran out of descriptors (once a mount).
     let ranOutOfDescriptors = Atomic<Bool>(false)
-    /// The shared device this container is on (`device=`), if any.
-    let device: SharedDevice?
-    /// The power-loss simulation (`purgefs crash`), an observer among `events` with `crashable`.
-    let crashes: CrashRecorder
-    /// Who answers each `user.purgefs.*` name: each feature its own, registered here at mount.
-    let attributeProviders = AttributeProviders()
+    /// The feature objects a handler still asks directly (`MountAssembly` makes them).
+    let features: Features
 
-    init(root: FileDescriptor, hidden: HiddenEntry?, state: ContainerState, clones: any CloneBackend, stateDirectory: StateDirectory,
-         log: PurgeLog, recency: RecencyStore, cloud: CloudTier? = nil, device: SharedDevice? = nil, observers: [any FileSystemObserver] = [], crashable: Bool = false,
-         record: String? = nil,
-         timeouts: CacheTimeouts = .init(), passthrough: Bool = false,
-         whenReady: @escaping @Sendable () -> Void) throws(Errno) {
+    /// What the handlers still ask of features by name, not through a
+    /// protocol of the pipeline: the clone break handed to `beforeModify`,
+    /// and the `ENOSPC` count.
+    struct Features: Sendable {
+        /// What a clone break needs of the mount (room, the namespace locks,
+        /// the root, the inode table, the events), handed to `beforeModify`'s
+        /// observers instead of the filesystem.
+        let breaking: CloneBreaking
+        /// Requests answered `ENOSPC` since the mount (`user.purgefs.enospc`, for `purgefs run`'s summary).
+        let noSpaceReplies: NoSpaceReplies
+    }
+
+    var breaking: CloneBreaking { features.breaking }
+    var noSpaceReplies: NoSpaceReplies { features.noSpaceReplies }
+
+    /// The filesystem over what `MountAssembly` made: the passthrough's own
+    /// parts (the inode table, the namespace locks, the notifier, the kernel
+    /// passthrough) and the pipeline registered at mount.
+    init(root: FileDescriptor, hidden: HiddenEntry?, inodes: InodeTable, locks: NamespaceLocks, notifier: KernelNotifier,
+         kernelPassthrough: KernelPassthrough, identities: any NodeIdentities, interceptors: RequestInterceptors, events: Observers,
+         growthPolicy: any GrowthPolicy, copyPolicy: any CopyPolicy, dataViews: any DataViews, attributeProviders: AttributeProviders,
+         serving: ServingPolicies, space: any SpaceFigures, features: Features, timeouts: CacheTimeouts, whenReady: @escaping @Sendable () -> Void) {
         self.root = root
-        self.kernelPassthrough = KernelPassthrough(wanted: passthrough)
-        self.cloud = cloud
-        self.device = device
         self.hidden = hidden
-        self.state = state
-        self.clones = clones
-        self.stateDirectory = stateDirectory
-        self.recency = recency
-        self.faults = FaultInjector(root: root, log: FaultLog(file: try? stateDirectory.openForAppending(FaultLog.fileName)))
+        self.inodes = inodes
+        self.locks = locks
+        self.notifier = notifier
+        self.kernelPassthrough = kernelPassthrough
+        self.identities = identities
+        self.interceptors = interceptors
+        self.events = events
+        self.growthPolicy = growthPolicy
+        self.copyPolicy = copyPolicy
+        self.dataViews = dataViews
+        self.attributeProviders = attributeProviders
+        self.serving = serving
+        self.space = space
+        self.features = features
         self.timeouts = timeouts
         self.whenReady = whenReady
-        let inodes = InodeTable(
-            root: try root.duplicate(), status: try root.status(),
-            // open_by_handle_at refuses an O_PATH descriptor as its mount reference.
-            pool: DescriptorPool(filesystem: try root.reopen(flags: O_RDONLY | O_DIRECTORY), openFilesLimit: ResourceLimits.openFiles))
-        self.inodes = inodes
-        let crashes = CrashRecorder(stateDirectory: stateDirectory, inodes: inodes, enabled: crashable)
-        self.crashes = crashes
-        self.interceptors = RequestInterceptors([FaultAdmission(faults: faults, inodes: inodes), CrashEra(recorder: crashes)])
-        // The operation log (`record=`), last: it reads what each change left.
-        let recorder = try record.map { (directory) throws(Errno) in try OperationRecorder(directory: directory, inodes: inodes) }
-        // Without `crashable`, the recorder hears nothing: no cost.
-        let events = Observers([state, clones] + (cloud.map { [$0] } ?? []) + (device.map { [$0] } ?? []) + observers
-                               + (crashable ? [crashes] : []) + (recorder.map { [$0] } ?? []))
-        self.events = events
-        let purger = Purger(
-            state: state, clones: clones, root: root, locks: locks, notifier: notifier, inodes: inodes, log: log,
-            stateDirectory: stateDirectory)
-        self.purger = purger
-        let growthPolicy = RoomForGrowth(state: state, purger: purger, device: device, clones: clones, events: events)
-        self.growthPolicy = growthPolicy
-        let breaking = CloneBreaking(room: growthPolicy, locks: locks, root: root, inodes: inodes, events: events)
-        self.breaking = breaking
-        self.copyPolicy = WholeFileCloning(
-            clones: clones, events: events,
-            making: CloneMaking(state: state, locks: locks, root: root, kernelPassthrough: kernelPassthrough))
-        self.dataViews = SparseMemberViews(clones: clones, breaking: breaking)
-        self.monitor = SpaceMonitor(state: state, purger: purger, recency: recency, device: device) { (bytes: UInt64) -> UInt64 in
-            events.needsRoom(bytes, reason: "monitor")
-        }
-        attributeProviders.register(
-            [LedgerAttributes(state: state),
-             SpaceAttributes(state: state, device: device, monitor: monitor, purger: purger, noSpaceReplies: noSpaceReplies),
-             DeviceAttributes(state: state, device: device), CloneAttributes(state: state, clones: clones, breaking: breaking),
-             faults, metricsRequests, CrashAttributes(recorder: crashes, simulation: CrashSimulation(self)), TransportAttribute()]
-            + (cloud.map { [$0] } ?? []))
     }
 
     /// Whether `name` in `directory` is the hidden state directory.
@@ -154,7 +127,7 @@ final class ContainerFileSystem: Sendable {
             (inode, isNew) = inodes.remember(descriptor: descriptor, status: status, key: key)
             tries += 1
             // (Kept after a few tries, as before: a clone whose anchor went behind the mount's back.)
-            if !isNew || clones.adopted(inode, status: status) || tries == 3 { break }
+            if !isNew || identities.adopted(inode, status: status) || tries == 3 { break }
             // The identity went stale since it was read (a clone purged
             // meanwhile): the node goes, and the name is read again.
             inodes.forget(inode.id, count: 1)
@@ -180,21 +153,21 @@ final class ContainerFileSystem: Sendable {
 
     /// What the mount shows of `inode`, whose backing file has `status`.
     func present(_ status: stat, of inode: Inode) -> stat {
-        clones.present(crashes.presented(visible(status)), as: inode.key)
+        identities.present(serving.presented(visible(status)), as: inode.key)
     }
 
     /// The identity of `name` in `directory`, whose backing file has
     /// `status`: the backing file's own, but for a linked clone. Every path
     /// that turns a name into an identity asks here (the listing's form is
-    /// `clones.identity(ofListed:)`).
+    /// `identities.identity(ofListed:)`).
     func identity(of status: stat, name: CName, in directory: EntryID) -> EntryID {
-        clones.identity(of: status, parent: directory, name: name)
+        identities.identity(of: status, parent: directory, name: name)
     }
 
     /// Runs `body` with the descriptor holding `inode`'s mode, owner, times
     /// and extended attributes: its own, or a linked clone's anchor.
     func withAttributeHolder<T>(_ inode: Inode, _ body: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T {
-        if inode.isRegularFile, let holder = try clones.attributeHolder(of: inode.key) {
+        if inode.isRegularFile, let holder = try identities.attributeHolder(of: inode.key) {
             defer { holder.closeQuietly() }
             return try body(holder)
         }

@@ -187,11 +187,11 @@ extension ContainerFileSystem {
         cfuse_fi_set_direct_io(info, direct ? 1 : 0)
         // Only the mount changes the data, so the page cache survives reopening;
         // but a file whose reads a fault rule could fail must reach us (and its cache is dropped now).
-        cfuse_fi_set_keep_cache(info, direct || faults.mayFailReads(of: file.inode) ? 0 : 1)
+        cfuse_fi_set_keep_cache(info, direct || serving.mustSeeReads(of: file.inode) ? 0 : 1)
         // A read-only file's close has nothing to flush (the daemon's flush
         // closes a duplicate of its descriptor, as a native close would):
         // the kernel skips the round trip, a third of a small file's
         // open, read and close, unless a flush rule could match it now.
-        cfuse_fi_set_noflush(info, flags & O_ACCMODE == O_RDONLY && !faults.mayFail(.flush, of: file.inode) ? 1 : 0)
+        cfuse_fi_set_noflush(info, flags & O_ACCMODE == O_RDONLY && !serving.mustSeeFlush(of: file.inode) ? 1 : 0)
     }
 }

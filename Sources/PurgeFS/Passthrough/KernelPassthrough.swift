@@ -215,22 +215,20 @@ extension ContainerFileSystem {
     /// Whether the kernel may read `inode` from its backing file without
     /// asking the daemon: the one place that decides it (SPEC: a file that a
     /// fault rule could match, or whose unsynced writes a crash simulation
-    /// must drop, is served by the daemon; crash simulation adds its
-    /// condition here). Recency is stamped at open instead of at each read.
+    /// must drop, is served by the daemon; each such feature says so as a
+    /// `ServingPolicy`). Recency is stamped at open instead of at each read.
     /// Decided at open: a rule added later does not reach a reader already
     /// passed through, as it does not reach pages the kernel cached before.
     func mayPassThrough(_ inode: Inode) -> Bool {
         guard inode.isRegularFile else { return false }
-        // A crash must be able to fail every descriptor opened before it.
-        if crashes.isRecording { return false }
-        // A read rule could match it: its reads must reach the injector.
-        if faults.mayFailReads(of: inode) { return false }
+        // A crash must be able to fail every descriptor opened before it; a
+        // read rule could match it; a document of the cloud tier may be
+        // evicted or downloaded while open (`ServingPolicy.refusesPassthrough`).
+        if serving.refusesPassthrough(inode) { return false }
         // Data shared with a linked clone moves to another backing file when a clone breaks away.
-        if inode.sharing.isShared || clones.sharesBacking(inode.backing) { return false }
+        if inode.sharing.isShared || identities.sharesBacking(inode.backing) { return false }
         // A file with a data view lacks some of its bytes in its backing file: the kernel would read holes.
         if dataViews.view(of: inode.key) != nil { return false }
-        // A document of the cloud tier may be evicted or downloaded while open.
-        if let cloud, cloud.tracks(inode.key) { return false }
         return true
     }
 }
@@ -259,7 +257,7 @@ extension ContainerFileSystem {
             (openFlags, backingID) = (clinux_FOPEN_PASSTHROUGH | noFlush, id)
         case .throughDaemon(let id):
             // A writer's mapping is of the backing file: never of shared data.
-            if flags & O_ACCMODE != O_RDONLY && (file.inode.sharing.isShared || clones.sharesBacking(file.inode.backing)) {
+            if flags & O_ACCMODE != O_RDONLY && (file.inode.sharing.isShared || identities.sharesBacking(file.inode.backing)) {
                 do throws(Errno) {
                     try events.beforeModify(file.inode, .data(file), breaking: breaking)
                 } catch {
