@@ -28,4 +28,11 @@ public enum CNames {
     public static func hasPrefix(_ name: CName, _ prefix: String) -> Bool {
         strncmp(name, prefix, prefix.utf8.count) == 0
     }
+
+    /// Whether `name` begins with `prefix` (its bytes, without a NUL): for
+    /// a prefix asked often, made once, as no `String` is bridged to C at
+    /// each call. Wraps `strncmp(3)`.
+    public static func hasPrefix(_ name: CName, _ prefix: [CChar]) -> Bool {
+        prefix.withUnsafeBufferPointer { strncmp(name, $0.baseAddress!, $0.count) == 0 }
+    }
 }

@@ -10,6 +10,13 @@ extension FileDescriptor {
         try checked(path: procPath) { path in clinux_getxattr(path, name, buffer.baseAddress, buffer.count) }
     }
 
+    /// `extendedAttribute` of a descriptor that is not `O_PATH` (an open
+    /// file's, which `fgetxattr` takes): no `/proc/self/fd` path to build,
+    /// and no walk of it. Wraps `fgetxattr(2)`.
+    public func openFileExtendedAttribute(_ name: CName, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try checked { clinux_fgetxattr(rawValue, name, buffer.baseAddress, buffer.count) }
+    }
+
     /// Wraps `setxattr(2)`.
     public func setExtendedAttribute(_ name: CName, value: UnsafeRawBufferPointer, flags: Int32) throws(Errno) {
         _ = try checked(path: procPath) { path in clinux_setxattr(path, name, value.baseAddress, value.count, flags) }

@@ -433,6 +433,15 @@ final class ParityRecorder {
         record(label, .success(size == 0 ? "\(n)" : showBytes(buffer[..<n])))
     }
 
+    /// fgetxattr on an open handle with a buffer of `size` bytes (0 = size probe).
+    func fgetxattr(_ handle: Handle, _ name: String, size: Int = 65536) {
+        var buffer = [UInt8](repeating: 0, count: max(size, 1))
+        let n = buffer.withUnsafeMutableBytes { clinux_fgetxattr(handle.fd, name, size == 0 ? nil : $0.baseAddress, size) }
+        let label = "fgetxattr \(handle.name) \(name) size=\(size)"
+        if n < 0 { record(label, .failure(errno)); return }
+        record(label, .success(size == 0 ? "\(n)" : showBytes(buffer[..<n])))
+    }
+
     /// listxattr with a buffer of `size` bytes (0 = size probe); names sorted.
     func listxattr(_ path: String, size: Int = 65536) {
         var buffer = [CChar](repeating: 0, count: max(size, 1))

@@ -627,6 +627,38 @@ class ParityTests: ParityTestCase {
         }
     }
 
+    /// Attributes of files held open (for writing, reading, writing only,
+    /// and unlinked): the daemon reads a name through the open file's own
+    /// descriptor then, and through the node's link once it is closed.
+    func testExtendedAttributesOfOpenFiles() throws {
+        try assertParity { r in
+            let w = r.open("w", O_RDWR | O_CREAT, 0o644)
+            r.setxattr("w", "user.one", "value one")
+            r.pwrite(w, "data", at: 0)
+            r.getxattr("w", "user.one")
+            r.getxattr("w", "user.one", size: 0) // size probe
+            r.getxattr("w", "user.one", size: 3) // ERANGE
+            r.getxattr("w", "user.missing") // ENODATA
+            r.getxattr("w", "security.capability") // ENODATA, as before every write
+            r.fgetxattr(w, "user.one")
+            let reader = r.open("w", O_RDONLY)
+            r.setxattr("w", "user.two", "2")
+            r.fgetxattr(reader, "user.two")
+            r.close(w)
+            r.fgetxattr(reader, "user.one")
+            r.unlink("w")
+            r.fgetxattr(reader, "user.one") // unlinked, still open
+            r.fgetxattr(reader, "user.missing")
+            r.close(reader)
+            let writer = r.open("o", O_WRONLY | O_CREAT, 0o644)
+            r.setxattr("o", "user.x", "x")
+            r.fgetxattr(writer, "user.x")
+            r.fgetxattr(writer, "user.x", size: 0)
+            r.close(writer)
+            r.getxattr("o", "user.x") // closed
+        }
+    }
+
     func testAccess() throws {
         try assertParity { r in
             for (name, mode) in [("none", 0o000), ("rw", 0o644), ("x", 0o744), ("other-x", 0o601)] as [(String, mode_t)] {

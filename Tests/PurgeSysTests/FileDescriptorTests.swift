@@ -101,6 +101,27 @@ final class FileDescriptorTests: XCTestCase {
         XCTAssertThrowsError(try path.removeExtendedAttribute("user.absent")) { XCTAssertEqual($0 as? Errno, .noData) }
     }
 
+    func testOpenFileExtendedAttributeTakesAnOpenDescriptorNotAnOPathOne() throws {
+        let directory = try TemporaryDirectory()
+        let file = try FileDescriptor.open("f", in: directory.descriptor, flags: O_WRONLY | O_CREAT, mode: 0o644)
+        defer { file.closeQuietly() }
+        let path = try FileDescriptor.open("f", in: directory.descriptor, flags: OpenFlags.path | O_NOFOLLOW)
+        defer { path.closeQuietly() }
+        let value = Array("seven b".utf8)
+        try value.withUnsafeBytes { try path.setExtendedAttribute("user.test", value: $0, flags: 0) }
+        var read = [UInt8](repeating: 0, count: 16)
+        let count = try read.withUnsafeMutableBytes { try file.openFileExtendedAttribute("user.test", into: $0) }
+        XCTAssertEqual(Array(read[..<count]), value)
+        XCTAssertEqual(try file.openFileExtendedAttribute("user.test", into: UnsafeMutableRawBufferPointer(start: nil, count: 0)), 7)
+        XCTAssertThrowsError(try file.openFileExtendedAttribute("user.absent", into: UnsafeMutableRawBufferPointer(start: nil, count: 0))) {
+            XCTAssertEqual($0 as? Errno, .noData)
+        }
+        // An O_PATH descriptor is refused: it takes the /proc/self/fd link (`extendedAttribute`).
+        XCTAssertThrowsError(try path.openFileExtendedAttribute("user.test", into: UnsafeMutableRawBufferPointer(start: nil, count: 0))) {
+            XCTAssertEqual($0 as? Errno, .badFileDescriptor)
+        }
+    }
+
     func testDirectoryStreamListsEveryEntryAndResumesAtOffsets() throws {
         let directory = try TemporaryDirectory()
         let names = (0..<500).map { "entry-\($0)" }

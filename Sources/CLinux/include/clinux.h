@@ -72,6 +72,7 @@ extern const uint32_t clinux_FIEMAP_EXTENT_SHARED;
 int clinux_fiemap(int fd, uint64_t start, int sync, struct clinux_extent *out, unsigned capacity);
 /// The xattr calls (sys/xattr.h is not in Glibc's module).
 ssize_t clinux_getxattr(const char *path, const char *name, void *value, size_t size);
+ssize_t clinux_fgetxattr(int fd, const char *name, void *value, size_t size);
 ssize_t clinux_lgetxattr(const char *path, const char *name, void *value, size_t size);
 int clinux_setxattr(const char *path, const char *name, const void *value, size_t size, int flags);
 int clinux_lsetxattr(const char *path, const char *name, const void *value, size_t size, int flags);

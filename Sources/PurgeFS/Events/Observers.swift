@@ -8,6 +8,10 @@ import PurgeSys
 /// reads the ledger sees the change), then the clone backend, then the
 /// cloud tier, then any other.
 /// `endOpen` goes in the reverse order, so brackets nest.
+///
+/// Each is called where the array stores it (`all[index]`), not copied out
+/// of it first: a copy of an existential is a retain and a destroy, and a
+/// write announces five events to each observer.
 struct Observers: Sendable {
     let all: [any FileSystemObserver]
 
@@ -31,39 +35,39 @@ struct Observers: Sendable {
     }
 
     func created(_ status: stat, id: EntryID, name: CName, in parent: EntryID, opened: Bool = false) {
-        for observer in all { observer.created(status, id: id, name: name, in: parent, opened: opened) }
+        for index in all.indices { all[index].created(status, id: id, name: name, in: parent, opened: opened) }
     }
 
     func opened(_ id: EntryID) {
-        for observer in all { observer.opened(id) }
+        for index in all.indices { all[index].opened(id) }
     }
 
     func openAbandoned(_ id: EntryID) {
-        for observer in all { observer.openAbandoned(id) }
+        for index in all.indices { all[index].openAbandoned(id) }
     }
 
     func used(_ id: EntryID) {
-        for observer in all { observer.used(id) }
+        for index in all.indices { all[index].used(id) }
     }
 
     func resized(_ status: stat, id: EntryID) {
-        for observer in all { observer.resized(status, id: id) }
+        for index in all.indices { all[index].resized(status, id: id) }
     }
 
     func closed(_ id: EntryID) {
-        for observer in all { observer.closed(id) }
+        for index in all.indices { all[index].closed(id) }
     }
 
     func changed(_ id: EntryID) {
-        for observer in all { observer.changed(id) }
+        for index in all.indices { all[index].changed(id) }
     }
 
     func removed(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {
-        for observer in all { observer.removed(status, id: id, name: name, from: parent) }
+        for index in all.indices { all[index].removed(status, id: id, name: name, from: parent) }
     }
 
     func moved(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {
-        for observer in all { observer.moved(status, id: id, name: name, from: parent, newName: newName, to: newParent) }
+        for index in all.indices { all[index].moved(status, id: id, name: name, from: parent, newName: newName, to: newParent) }
     }
 
     /// Each observer hears the whole rename before the next one does (its
@@ -77,48 +81,48 @@ struct Observers: Sendable {
     }
 
     func exchanged(_ exchange: Exchange) {
-        for observer in all { observer.exchanged(exchange) }
+        for index in all.indices { all[index].exchanged(exchange) }
     }
 
     /// Every observer's `beforeModify`, in order; the first refusal is thrown.
     func beforeModify(_ inode: Inode, _ change: Modification, breaking: CloneBreaking) throws(Errno) {
-        for observer in all { try observer.beforeModify(inode, change, breaking: breaking) }
+        for index in all.indices { try all[index].beforeModify(inode, change, breaking: breaking) }
     }
 
     func willChangeData(_ inode: Inode, _ change: DataChange) {
-        for observer in all { observer.willChangeData(inode, change) }
+        for index in all.indices { all[index].willChangeData(inode, change) }
     }
 
     func changedData(_ inode: Inode, _ change: DataChange) {
-        for observer in all { observer.changedData(inode, change) }
+        for index in all.indices { all[index].changedData(inode, change) }
     }
 
     func synced(_ inode: Inode) {
-        for observer in all { observer.synced(inode) }
+        for index in all.indices { all[index].synced(inode) }
     }
 
     func directorySynced(_ directory: EntryID) {
-        for observer in all { observer.directorySynced(directory) }
+        for index in all.indices { all[index].directorySynced(directory) }
     }
 
     func beforeRemove(_ status: stat, name: CName, in descriptor: FileDescriptor, parent directory: EntryID) {
-        for observer in all { observer.beforeRemove(status, name: name, in: descriptor, parent: directory) }
+        for index in all.indices { all[index].beforeRemove(status, name: name, in: descriptor, parent: directory) }
     }
 
     func removeAbandoned(_ status: stat, name: CName, parent directory: EntryID) {
-        for observer in all { observer.removeAbandoned(status, name: name, parent: directory) }
+        for index in all.indices { all[index].removeAbandoned(status, name: name, parent: directory) }
     }
 
     func beforeMove(_ status: stat, id: EntryID, name: CName, from parent: EntryID, newName: CName, to newParent: EntryID) {
-        for observer in all { observer.beforeMove(status, id: id, name: name, from: parent, newName: newName, to: newParent) }
+        for index in all.indices { all[index].beforeMove(status, id: id, name: name, from: parent, newName: newName, to: newParent) }
     }
 
     func moveAbandoned(_ status: stat, id: EntryID, name: CName, from parent: EntryID) {
-        for observer in all { observer.moveAbandoned(status, id: id, name: name, from: parent) }
+        for index in all.indices { all[index].moveAbandoned(status, id: id, name: name, from: parent) }
     }
 
     func foundBehindMount(_ change: FoundChange) {
-        for observer in all { observer.foundBehindMount(change) }
+        for index in all.indices { all[index].foundBehindMount(change) }
     }
 
     /// Asks each observer in turn for what is still missing, until `bytes`

@@ -15,7 +15,7 @@ struct FaultAdmission: RequestInterceptor {
         guard faults.isArmed else { return .proceed }
         // Requests for `user.purgefs.*` names are never faulted, so
         // `purgefs fault clear` and the figures always get through.
-        if case .attribute(_, let name) = request.target, PurgeAttribute.parse(String(cString: name)) != .foreign { return .proceed }
+        if case .attribute(_, let name) = request.target, PurgeAttribute.parse(name) != .foreign { return .proceed }
         switch faults.admit(request.request, request.call, path: { path(of: request.target) }) {
         case .proceed: return .proceed
         case .fail(let errno): return .fail(errno)

@@ -15,8 +15,11 @@ final class RequestWatchdog: Sendable {
         var reported = false
     }
 
-    /// Requests by the address of libfuse's request.
-    private let inFlight = Mutex<[UInt: InFlight]>([:])
+    /// Requests, each with the address of libfuse's request. A list, not a
+    /// dictionary: it holds as many as there are threads serving, a few, and
+    /// a scan of a few is cheaper than hashing at every request's start and
+    /// end (and grows no storage once it has held that many).
+    private let inFlight = Mutex<[(key: UInt, entry: InFlight)]>([])
     private let stopped = Atomic<Bool>(false)
     /// How long a request may take before it is logged.
     let threshold: Duration
@@ -33,11 +36,15 @@ final class RequestWatchdog: Sendable {
 
     func begin(_ request: UInt, _ operation: StaticString, caller: Int32) {
         let entry = InFlight(operation: operation, thread: ThreadInfo.currentID, caller: caller, started: Self.now())
-        inFlight.withLock { $0[request] = entry }
+        inFlight.withLock { $0.append((request, entry)) }
     }
 
     func end(_ request: UInt) {
-        _ = inFlight.withLock { $0.removeValue(forKey: request) }
+        inFlight.withLock { list in
+            guard let index = list.lastIndex(where: { $0.key == request }) else { return }
+            list.swapAt(index, list.count - 1)
+            list.removeLast()
+        }
     }
 
     func start() {
@@ -57,8 +64,10 @@ final class RequestWatchdog: Sendable {
         let limit = UInt64(Self.milliseconds(threshold)) * 1_000_000
         let late: [InFlight] = inFlight.withLock { table in
             var late: [InFlight] = []
-            for (key, entry) in table where !entry.reported && now &- entry.started > limit && now > entry.started {
-                table[key]!.reported = true
+            for index in table.indices {
+                let entry = table[index].entry
+                guard !entry.reported && now &- entry.started > limit && now > entry.started else { continue }
+                table[index].entry.reported = true
                 late.append(entry)
             }
             return late

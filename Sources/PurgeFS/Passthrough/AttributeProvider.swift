@@ -93,3 +93,16 @@ final class AttributeProviders: Sendable {
         return inode.isRegularFile ? .file : .other
     }
 }
+
+extension PurgeAttribute {
+    /// `parse` of a name as the kernel gives it: a name outside the
+    /// namespace (every name but purgefs's, asked at a writer's every
+    /// `security.capability` refresh) is told by its bytes, without making
+    /// a `String` of it.
+    static func parse(_ name: CName) -> Lookup {
+        guard CNames.hasPrefix(name, prefixBytes) else { return .foreign }
+        return parse(String(cString: name))
+    }
+
+    private static let prefixBytes: [CChar] = prefix.utf8.map { CChar(bitPattern: $0) }
+}

@@ -13,7 +13,7 @@ import PurgeSys
 extension ContainerFileSystem {
     /// A purgefs name's value, or nil for a name that is not purgefs's.
     func virtualValue(of id: NodeID, name: CName) throws(Errno) -> [UInt8]? {
-        switch PurgeAttribute.parse(String(cString: name)) {
+        switch PurgeAttribute.parse(name) {
         case .foreign: return nil
         case .unknown: throw Errno.noData
         case .known(let attribute):
@@ -33,14 +33,18 @@ extension ContainerFileSystem {
         }
         let inode = inodes.inode(id)
         if inode.isSymbolicLink { throw Errno.noData }
-        return try withAttributeHolder(inode) { (file) throws(Errno) in try file.extendedAttribute(name, into: buffer) }
+        // An open file's descriptor takes the call as it is: no path walk,
+        // which a writer's every refresh of `security.capability` would pay.
+        return try withAttributeHolderTellingLent(inode) { (file, lent) throws(Errno) in
+            lent ? try file.openFileExtendedAttribute(name, into: buffer) : try file.extendedAttribute(name, into: buffer)
+        }
     }
 
     func setExtendedAttribute(
         of id: NodeID, name: CName, value: UnsafeRawBufferPointer, flags: Int32, caller: uid_t
     ) throws(Errno) {
         let inode = inodes.inode(id)
-        switch PurgeAttribute.parse(String(cString: name)) {
+        switch PurgeAttribute.parse(name) {
         case .foreign:
             if inode.isSymbolicLink { throw Errno.notPermitted }
             try withAttributeHolder(inode) { (file) throws(Errno) in try file.setExtendedAttribute(name, value: value, flags: flags) }
@@ -85,7 +89,7 @@ extension ContainerFileSystem {
 
     func removeExtendedAttribute(of id: NodeID, name: CName) throws(Errno) {
         let inode = inodes.inode(id)
-        switch PurgeAttribute.parse(String(cString: name)) {
+        switch PurgeAttribute.parse(name) {
         case .foreign:
             if inode.isSymbolicLink { throw Errno.noData }
             try withAttributeHolder(inode) { (file) throws(Errno) in try file.removeExtendedAttribute(name) }

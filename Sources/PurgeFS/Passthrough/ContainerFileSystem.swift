@@ -174,6 +174,16 @@ final class ContainerFileSystem: Sendable {
         return try inode.withDescriptor(body)
     }
 
+    /// `withAttributeHolder`, also telling `body` whether the descriptor is
+    /// an open file's (`Inode.withDescriptorTellingLent`).
+    func withAttributeHolderTellingLent<T>(_ inode: Inode, _ body: (FileDescriptor, _ lent: Bool) throws(Errno) -> T) throws(Errno) -> T {
+        if inode.isRegularFile, let holder = try clones.attributeHolder(of: inode.key) {
+            defer { holder.closeQuietly() }
+            return try body(holder, false)
+        }
+        return try inode.withDescriptorTellingLent(body)
+    }
+
     /// Attributes as seen through the mount: the directory holding the hidden
     /// state directory has one subdirectory, and so one link, fewer.
     func visible(_ status: stat) -> stat {

@@ -79,9 +79,19 @@ final class Inode: Sendable {
 
     /// Runs `body` with the inode's `O_PATH` descriptor, valid only inside it.
     func withDescriptor<T>(_ body: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T {
-        let descriptor = try acquire()
+        let (descriptor, _) = try acquire()
         defer { release() }
         return try body(descriptor)
+    }
+
+    /// `withDescriptor`, also telling `body` whether the descriptor is an
+    /// open file's (`lend`), which is not `O_PATH`: calls that refuse
+    /// `O_PATH` (`fgetxattr`) take it as it is, without the `/proc/self/fd`
+    /// link's path walk.
+    func withDescriptorTellingLent<T>(_ body: (FileDescriptor, _ lent: Bool) throws(Errno) -> T) throws(Errno) -> T {
+        let (descriptor, lent) = try acquire()
+        defer { release() }
+        return try body(descriptor, lent)
     }
 
     /// Keeps the descriptor from eviction while a file of this inode is open:
@@ -184,16 +194,17 @@ final class Inode: Sendable {
         return inUse + (taken ? [lent] : [])
     }
 
-    private func acquire() throws(Errno) -> FileDescriptor {
+    /// The descriptor, counted as in use, and whether it is an open file's (`lend`).
+    private func acquire() throws(Errno) -> (FileDescriptor, lent: Bool) {
         let tick = pool.tick()
-        let (current, handle, backing): (Int32, FileHandle?, EntryID) = slot.withLock { slot in
+        let (current, lent, handle, backing): (Int32, Bool, FileHandle?, EntryID) = slot.withLock { slot in
             if slot.descriptor >= 0 {
                 slot.users += 1
                 slot.lastUse = tick
             }
-            return (slot.descriptor, slot.handle, slot.backing)
+            return (slot.descriptor, slot.borrowed, slot.handle, slot.backing)
         }
-        if current >= 0 { return FileDescriptor(rawValue: current) }
+        if current >= 0 { return (FileDescriptor(rawValue: current), lent) }
         guard let handle else { throw Errno.badFileDescriptor }  // evicted without a handle: a bug
         let reopened = try pool.reopen(handle, expecting: backing)
         let (descriptor, duplicate): (Int32, Bool) = slot.withLock { slot in
@@ -204,7 +215,8 @@ final class Inode: Sendable {
             return (reopened.rawValue, false)
         }
         if duplicate { reopened.closeQuietly() } else { pool.opened() }
-        return FileDescriptor(rawValue: descriptor)
+        // Not said lent: false is always safe (the `/proc/self/fd` link takes any descriptor).
+        return (FileDescriptor(rawValue: descriptor), false)
     }
 
     private func release() {

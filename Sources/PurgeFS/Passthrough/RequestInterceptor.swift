@@ -78,8 +78,11 @@ struct RequestInterceptors: Sendable {
 
     func intercept(_ request: InterceptedRequest) -> Interception {
         var outcome = Interception.proceed
-        for interceptor in interceptors {
-            switch interceptor.intercept(request) {
+        // By index: each is asked where it is stored, not copied out of the
+        // array first (a copy of an existential, retained and destroyed, at
+        // every request).
+        for index in interceptors.indices {
+            switch interceptors[index].intercept(request) {
             case .proceed: continue
             case .fail(let errno): return .fail(errno)
             case .transform(let transform): outcome = .transform(transform)
