@@ -177,7 +177,7 @@ final class ContainerFileSystem: Sendable {
     /// `withAttributeHolder`, also telling `body` whether the descriptor is
     /// an open file's (`Inode.withDescriptorTellingLent`).
     func withAttributeHolderTellingLent<T>(_ inode: Inode, _ body: (FileDescriptor, _ lent: Bool) throws(Errno) -> T) throws(Errno) -> T {
-        if inode.isRegularFile, let holder = try clones.attributeHolder(of: inode.key) {
+        if inode.isRegularFile, let holder = try identities.attributeHolder(of: inode.key) {
             defer { holder.closeQuietly() }
             return try body(holder, false)
         }
