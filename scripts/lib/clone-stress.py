@@ -11,7 +11,7 @@ mismatch or an error.
 With --patch, a fifth of the writes are in place instead (one `pwrite` of
 4 KiB to 256 KiB at a random offset, no `O_TRUNC`, sometimes synced), so a
 clone's first write changes part of it: with block sharing on (the
-daemon's PURGEFS_BLOCK_SHARING=1) that makes it a sparse member, which a
+default; not with the daemon's PURGEFS_BLOCK_SHARING=0) that makes it a sparse member, which a
 truncating rewrite never does. Without it the operations are as before.
 
 Mount with pressure, on ext4 (linked clones), for example:
@@ -37,8 +37,27 @@ ops = mismatches = errors = 0
 end = time.time() + seconds
 
 
+past = {}  # name: its last few contents, for telling what a wrong read holds
+
+
 def note(name, text):
     history[name] = (history.get(name, []) + [f"{ops}:{text}"])[-8:]
+    if name in model:
+        past[name] = (past.get(name, []) + [(ops, model[name])])[-4:]
+
+
+def differences(got, expected):
+    """Where `got` differs from `expected`, in 64 KiB blocks: which blocks,
+    whether `got` holds zeros there, and which earlier content of a name
+    (name@op) it holds there instead."""
+    blocks = sorted({i // 65536 for i in range(min(len(got), len(expected))) if got[i] != expected[i]})
+    parts = []
+    for b in blocks[:6]:
+        lo, hi = b * 65536, min(len(got), len(expected), (b + 1) * 65536)
+        piece = got[lo:hi]
+        owners = [f"{n}@{at}" for n, contents in past.items() for at, data in contents if data[lo:hi] == piece]
+        parts.append(f"block {b}: {'zeros' if not any(piece) else 'data'} {owners[:4]}")
+    return f"{len(blocks)} blocks differ: " + "; ".join(parts)
 
 
 def path(name):
@@ -103,7 +122,8 @@ while time.time() < end:
                 mismatches += 1
                 same = [k for k, v in model.items() if v == got]
                 print(f"MISMATCH op {ops}: {name} read {len(got)} bytes, expected {len(model[name])}; "
-                      f"its last operations {history.get(name)}; what it read is the model of {same}", flush=True)
+                      f"its last operations {history.get(name)}; what it read is the model of {same}; "
+                      f"{differences(got, model[name])}; all names' last operations {history}", flush=True)
                 model[name] = got
         elif op == "clone":
             sources = [s for s in model if s != name]
