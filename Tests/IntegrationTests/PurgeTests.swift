@@ -221,7 +221,10 @@ final class ControlAttributeTests: PurgeTestCase {
         // Shrinking the capacity squeezes again: 10 − 4 − 4 = 2 MiB, and the
         // high mark cannot be reached: everything left goes, then the monitor stops.
         XCTAssertEqual(setAttr(m, pf("capacity"), "10M"), 0)
-        XCTAssertTrue(eventually { gone(Self.caches).count == 10 }, "monitor reacted to capacity; available \(available())")
+        // The names go first, then the purge is settled in the ledger: wait for both.
+        XCTAssertTrue(
+            eventually { gone(Self.caches).count == 10 && numberAttr(m, "purgeable") == 0 },
+            "monitor reacted to capacity; available \(available())")
         XCTAssertEqual(available(), 6 << 20)
         XCTAssertEqual(numberAttr(m, "purgeable"), 0)
         XCTAssertTrue(readPurgeLog(fixture.container).allSatisfy { $0.reason == "monitor" })
