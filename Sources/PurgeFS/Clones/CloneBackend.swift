@@ -82,6 +82,10 @@ protocol CloneBackend: FileSystemObserver, NodeIdentities {
     /// clone: its shared blocks are holes there, read from its base): every
     /// path that reads, writes or hands out the descriptor asks this first.
     func sparseFile(of id: EntryID) -> SparseMemberFile?
+    /// Whether `id` is a sparse member, asked of the table alone: what a
+    /// decision about it reads (`sparseFile` is nil too when its file
+    /// cannot be opened).
+    func isSparse(_ id: EntryID) -> Bool
     /// Runs `body` with `inode`'s sparse member file under its data lock,
     /// the file asked for again under it (a drop or a flatten may have
     /// come first); nil, `body` not run, when `inode` is not one (any
@@ -97,6 +101,7 @@ extension CloneBackend {
     func withDataHeldIfFree<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T? { try body() }
     func leaveSharedData(_ inode: Inode, breaking: CloneBreaking) throws(Errno) -> Bool { false }
     func sparseFile(of id: EntryID) -> SparseMemberFile? { nil }
+    func isSparse(_ id: EntryID) -> Bool { false }
     func withSparseFile<T>(of inode: Inode, _ body: (SparseMemberFile) throws(Errno) -> T) throws(Errno) -> T? { nil }
     func sessionEnded() {}
 }

@@ -103,6 +103,8 @@ extension LinkedClones: CloneBackend {
 
     func sparseFile(of id: EntryID) -> SparseMemberFile? { sparse.file(of: id) }
 
+    func isSparse(_ id: EntryID) -> Bool { sparse.has(id) }
+
     func withSparseFile<T>(of inode: Inode, _ body: (SparseMemberFile) throws(Errno) -> T) throws(Errno) -> T? {
         guard sparse.file(of: inode.key) != nil else { return nil }
         return try withDataLocks(of: [inode]) { () throws(Errno) -> T? in

@@ -16,8 +16,11 @@ struct SparseMemberViews: DataViews {
     /// What a flatten needs of the mount (room, never the filesystem).
     let breaking: CloneBreaking
 
-    func view(of id: EntryID) -> (any DataView)? {
-        clones.sparseFile(of: id)
+    func view(of id: EntryID) throws(Errno) -> (any DataView)? {
+        if let file = clones.sparseFile(of: id) { return file }
+        // Sparse, its file not opened (the reason is in the daemon's log): never its anchor's holes.
+        if clones.isSparse(id) { throw Errno.ioError }
+        return nil
     }
 
     func withView<T>(of inode: Inode, _ body: (any DataView) throws(Errno) -> T) throws(Errno) -> T? {

@@ -23,7 +23,8 @@ struct WholeFileCloning: CopyPolicy {
         guard clones.makesClones, sourceOffset == 0, offset == 0, flags == 0,
               source.inode.isRegularFile, destination.inode.isRegularFile, source.inode.key != destination.inode.key,
               // A sparse clone is not one file to link: it is copied (clones of clones are not designed yet).
-              clones.sparseFile(of: source.inode.key) == nil,
+              // Asked of the table: a file that could not be opened just now is sparse all the same.
+              !clones.isSparse(source.inode.key),
               let sourceStatus = try? source.descriptor.status(), let destinationStatus = try? destination.descriptor.status(),
               sourceStatus.st_size > 0, destinationStatus.st_size == 0, UInt64(length) >= UInt64(sourceStatus.st_size)
         else { return nil }

@@ -281,7 +281,7 @@ extension CloudTier {
         _ inode: Inode, path: String, status: stat, record: CloudRecord, reason: String, mounted: CloudMount
     ) throws(Errno) -> UInt64 {
         // A sparse clone frees its own blocks, whatever it shares.
-        let othersShare = mounted.clones.sparseFile(of: inode.key) == nil && mounted.clones.sharedBytes(of: inode.key) > 0
+        let othersShare = !mounted.clones.isSparse(inode.key) && mounted.clones.sharedBytes(of: inode.key) > 0
         let shown = mounted.clones.present(status, as: inode.key)
         var evicted = record
         evicted.signature = CloudSignature(shown)

@@ -86,7 +86,7 @@ extension ContainerFileSystem {
     /// Truncates a file with a data view through it (`DataViews.withView`);
     /// false when `inode` has none.
     private func truncateThroughView(_ inode: Inode, to size: off_t) throws(Errno) -> Bool {
-        guard dataViews.view(of: inode.key) != nil else { return false }
+        guard try dataViews.view(of: inode.key) != nil else { return false }
         guard size >= 0 else { throw Errno.invalidArgument }
         return try dataViews.withView(of: inode) { (view) throws(Errno) in try view.truncate(to: UInt64(size)) } != nil
     }

@@ -106,7 +106,7 @@ extension ContainerFileSystem {
         let inMemory = data.pointee.buf.flags.rawValue & FUSE_BUF_IS_FD.rawValue == 0
         let written = try growing(file, by: .data(offset: UInt64(offset), length: UInt64(length)), writing: length,
                                   change: .overwrite(offset: UInt64(offset), length: UInt64(length)), retryable: inMemory) { () throws(Errno) -> Int in
-            if dataViews.view(of: file.inode.key) != nil { return try writeThroughView(file, data, at: offset) }
+            if try dataViews.view(of: file.inode.key) != nil { return try writeThroughView(file, data, at: offset) }
             let count = cfuse_write_bufvec_to_fd(data, file.descriptor.rawValue, offset, 1)
             if count < 0 { throw Errno(Int32(-count)) }
             return count
@@ -141,7 +141,7 @@ extension ContainerFileSystem {
         try growing(file, by: Self.growth(ofFallocate: mode, offset: offset, length: length),
                     change: Self.change(ofFallocate: mode, offset: offset, length: length)) { () throws(Errno) in
             // Asked here, after `beforeModify`: a linked clone's first change may have given it a view.
-            if dataViews.view(of: file.inode.key) != nil {
+            if try dataViews.view(of: file.inode.key) != nil {
                 if mode & clinux_FALLOC_FL_PUNCH_HOLE != 0 {
                     guard offset >= 0, length > 0 else { throw Errno.invalidArgument }
                     let punched = try dataViews.withView(of: file.inode) { (view) throws(Errno) in
@@ -196,7 +196,7 @@ extension ContainerFileSystem {
     /// `SEEK_DATA`/`SEEK_HOLE` in a file with a data view answer from it
     /// (a sparse member's shared blocks are data); the rest from the backing file.
     func seek(_ file: OpenFile, offset: Int64, whence: Int32) throws(Errno) -> Int64 {
-        if whence == clinux_SEEK_DATA || whence == clinux_SEEK_HOLE, let view = dataViews.view(of: file.inode.key) {
+        if whence == clinux_SEEK_DATA || whence == clinux_SEEK_HOLE, let view = try dataViews.view(of: file.inode.key) {
             guard offset >= 0 else { throw Errno.invalidArgument }
             return Int64(try view.seek(to: UInt64(offset), whence: whence))
         }
@@ -213,7 +213,7 @@ extension ContainerFileSystem {
         let range = (offset: UInt64(max(offset, 0)), length: UInt64(max(length, 0)))
         let copied = try growing(destination, by: .data(offset: range.offset, length: range.length), writing: length,
                                  change: .overwrite(offset: range.offset, length: range.length)) { () throws(Errno) -> Int in
-            let from = dataViews.view(of: source.inode.key), into = dataViews.view(of: destination.inode.key)
+            let from = try dataViews.view(of: source.inode.key), into = try dataViews.view(of: destination.inode.key)
             if from != nil || into != nil {
                 return try copyThroughViews(from: source, from, at: sourceOffset, to: destination, into, at: offset, length: length)
             }

@@ -28,7 +28,9 @@ protocol DataViews: Sendable {
     /// `id`'s view, or nil when its backing file holds all its bytes. A
     /// read asks once and reads through what it got (a view dropped
     /// meanwhile still reads what it read before).
-    func view(of id: EntryID) -> (any DataView)?
+    /// Throws `EIO` when it has a view that cannot be opened now: a caller
+    /// never takes its backing file for all of its bytes.
+    func view(of id: EntryID) throws(Errno) -> (any DataView)?
     /// Runs `body` with `inode`'s view under what orders changes of its
     /// data, the view asked for again under it (it may have been dropped
     /// or made plain first); nil, `body` not run, when there is none (any

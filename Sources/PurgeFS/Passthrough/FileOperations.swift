@@ -35,7 +35,12 @@ enum FileOperations {
                 let file = OpenFile.from(info!)
                 fs.read(file)
                 // A file whose backing file lacks some of its bytes: read through its view.
-                if let view = fs.dataViews.view(of: file.inode.key) {
+                let view: (any DataView)?
+                do throws(Errno) { view = try fs.dataViews.view(of: file.inode.key) } catch {
+                    fuse_reply_err(request, error.rawValue)
+                    return
+                }
+                if let view {
                     FileOperations.replyThroughView(request, view, size: size, offset: offset)
                     return
                 }
