@@ -105,7 +105,9 @@ final class SparseMembers: Sendable {
     }
 
     /// Member `id`'s live file, opened the first time it is asked for (its
-    /// anchor by its handle, its base by its link); nil when `id` is not sparse.
+    /// anchor by its handle, its base by its link); nil when `id` is not
+    /// sparse, and when its file cannot be opened (logged: `has` tells the
+    /// two apart, and `SparseMemberViews` answers the second with `EIO`).
     func file(of id: EntryID) -> SparseMemberFile? {
         guard isActive else { return nil }
         // A rebase may move the member between reading its base and keeping
