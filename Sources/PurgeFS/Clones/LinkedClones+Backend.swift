@@ -106,9 +106,13 @@ extension LinkedClones: CloneBackend {
     func isSparse(_ id: EntryID) -> Bool { sparse.has(id) }
 
     func withSparseFile<T>(of inode: Inode, _ body: (SparseMemberFile) throws(Errno) -> T) throws(Errno) -> T? {
-        guard sparse.file(of: inode.key) != nil else { return nil }
+        guard sparse.has(inode.key) else { return nil }
         return try withDataLocks(of: [inode]) { () throws(Errno) -> T? in
-            guard let file = sparse.file(of: inode.key) else { return nil }
+            guard let file = sparse.file(of: inode.key) else {
+                // Sparse still, its file not opened: never a change to its anchor alone (the map would not know it).
+                if sparse.has(inode.key) { throw Errno.ioError }
+                return nil
+            }
             return try body(file)
         }
     }
