@@ -13,9 +13,11 @@ func replaceReusingInode(_ root: String, _ old: String, with new: String, direct
     XCTAssertEqual(directory ? rmdir(root + "/" + old) : unlink(root + "/" + old), 0, file: file, line: line)
     var fillers: [String] = []
     defer { for filler in fillers { _ = directory ? rmdir(filler) : unlink(filler) } }
-    // ext4 gives a new entry the lowest free number of the group it picks:
-    // after a long run (the whole suite) the group holds many numbers freed
-    // below the old one, and each is taken before it. 256 tries were too few there.
+    // ext4 gives a new entry the lowest free number of the group it picks
+    // (for a directory, the parent's while that group has room): numbers
+    // freed below the old one are each taken before it. The callers' fresh
+    // images (`ScratchExt4`) hold few; a long-used host disk held thousands,
+    // and its directories went to other groups.
     for index in 0..<20_000 {
         let candidate = root + "/" + new + ".\(index)"
         if directory {

@@ -177,16 +177,21 @@ final class MountFixture: @unchecked Sendable {
     func unmount() -> [String] {
         var problems: [String] = []
         let targets = Set([mountpoint, container] + (lock.withLock { mountedPath }.map { [$0] } ?? []))
+        // Only FUSE mounts are the fixture's to take down: a container can
+        // be a filesystem image of its own (`containerOnFreshExt4`).
+        func isFuseMounted(_ target: String) -> Bool {
+            MountTable.mounts(at: target).contains { $0.fileSystemType.hasPrefix("fuse") }
+        }
         for target in targets {
             var attempts = 0
-            while MountTable.isMounted(target), attempts < 8 {
+            while isFuseMounted(target), attempts < 8 {
                 attempts += 1
                 let result = try? Subprocess.run(["fusermount3", "-u", target], timeout: 15)
-                if MountTable.isMounted(target), result?.status != 0 {
+                if isFuseMounted(target), result?.status != 0 {
                     _ = try? Subprocess.run(["umount", "-l", target], timeout: 15)
                 }
             }
-            if MountTable.isMounted(target) { problems.append("\(target) is still mounted after unmounting") }
+            if isFuseMounted(target) { problems.append("\(target) is still mounted after unmounting") }
         }
         problems += waitForDaemons()
         return problems
@@ -263,6 +268,8 @@ class MountedTestCase: XCTestCase {
     /// `-o` options for the mount made in `setUp`.
     var mountOptions: [String] { [] }
     var mountsInSetUp: Bool { true }
+    /// The container is the root of a fresh ext4 image (`ScratchExt4`).
+    var containerOnFreshExt4: Bool { false }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
@@ -272,6 +279,13 @@ class MountedTestCase: XCTestCase {
             // `hasSucceeded` is false until the run has stopped, which is after teardown.
             if let run = self?.testRun, run.totalFailureCount > 0 { fixture.printDaemonLog() }
             for problem in fixture.destroy() { XCTFail("teardown: \(problem)") }
+        }
+        if containerOnFreshExt4 {
+            let volume = try ScratchExt4(at: fixture.container)
+            // Registered after the fixture's, so run before it: purgefs goes first, then the image.
+            addTeardownBlock {
+                for problem in fixture.unmount() + volume.release() { XCTFail("teardown: \(problem)") }
+            }
         }
         try prepareContainer()
         if mountsInSetUp { try fixture.mount(options: mountOptions) }
