@@ -1,6 +1,7 @@
 internal import CLinux
 import Foundation
 import Glibc
+import Synchronization
 import XCTest
 
 /// Linked clones (ext4, no reflinks) where they can go wrong: `kill -9` in
@@ -185,6 +186,59 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
 
     func testReadersOfACloneNeverSeeTheOriginalsWrites() throws {
         try assertReadersUnmoved(reading: "clone", whileWriting: "data")
+    }
+
+    /// A clone's read that loaded its original's file, held at the daemon's
+    /// pause point between that and the read itself, while the original is
+    /// written: the write waits for it (the original's break moves the clone
+    /// to a copy first), and the read returns the bytes the clone had, never
+    /// the original's new ones.
+    func testACloneReadDelayedAcrossItsOriginalsFirstWriteReadsItsOwnBytes() throws {
+        #if !DEBUG
+        throw XCTSkip("pause points are in debug builds only")
+        #else
+        run(["cp", m + "/data", m + "/clone"])
+        XCTAssertEqual(contentID("clone"), contentID("data"), "cp made a clone")
+        let original = try contents("data")
+        XCTAssertEqual(unmountPurgefs(), [])
+        let pause = fixture.base + "/paused"
+        daemonEnvironment = ["PURGEFS_PAUSE_AT": "shared-read", "PURGEFS_PAUSE_FILE": pause]
+        defer { daemonEnvironment = [:] }
+        try mountPurgefs()  // the kernel's cache of the clone is empty: its read reaches the daemon
+
+        let read = Mutex<[UInt8]?>(nil)
+        let clonePath = m + "/clone"
+        let reader = Thread {
+            let fd = open(clonePath, O_RDONLY)
+            guard fd >= 0 else { return }
+            var bytes = [UInt8](repeating: 0, count: 4096)
+            let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+            close(fd)
+            read.withLock { $0 = count == 4096 ? bytes : [] }
+        }
+        reader.start()
+        XCTAssertTrue(eventually(timeout: 30) { access(pause, F_OK) == 0 }, "the clone's read never reached its pause")
+        let wrote = Mutex<Int>(-2)
+        let dataPath = m + "/data"
+        let writer = Thread {
+            let fd = open(dataPath, O_WRONLY)
+            let count = fd < 0 ? -1 : Self.block.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+            if fd >= 0 { close(fd) }
+            wrote.withLock { $0 = count }
+        }
+        writer.start()
+        // Unordered, the write ends within this while the read is held.
+        _ = eventually(timeout: 3) { wrote.withLock { $0 } != -2 }
+        XCTAssertEqual(wrote.withLock { $0 }, -2, "the original's write ended while a read of its clone was held between loading the shared file and reading it")
+        XCTAssertEqual(unlink(pause), 0)
+        XCTAssertTrue(eventually(timeout: 30) { read.withLock { $0 } != nil && wrote.withLock { $0 } != -2 }, "the read or the write never came back")
+        let got = read.withLock { $0 } ?? []
+        XCTAssertTrue(got == Array(original.prefix(4096)),
+                      "the clone's held read returned other bytes than its own (\(got.prefix(8)), \(got.filter { $0 == Self.block[0] }.count) of the original's written byte)")
+        XCTAssertEqual(wrote.withLock { $0 }, Self.block.count, "the original's write")
+        assertReads("clone", original, "the clone after its original's write")
+        assertReads("data", patched(original, at: 0, Self.block), "the original after its write")
+        #endif
     }
 
     /// Clones `data` as `clone`, then writes blocks into `writing` (which

@@ -76,6 +76,19 @@ protocol CloneBackend: FileSystemObserver, NodeIdentities {
     /// when it has no such data to leave. Called within `withDataHeld`.
     func leaveSharedData(_ inode: Inode, breaking: CloneBreaking) throws(Errno) -> Bool
 
+    // MARK: Reading shared data
+
+    /// Whether a read of `inode` may read data another file changes in
+    /// place (a linked clone member, still on its primary's backing file):
+    /// a hint that says which reads go through `readingSharedData`.
+    func readsSharedData(_ inode: Inode) -> Bool
+    /// Runs `read` with `file`'s descriptor, loaded under its inode's data
+    /// lock, which a primary's break holds while it moves its members to a
+    /// copy before it is written in place: a read that loaded the old
+    /// descriptor ends before that write. nil, `read` not run, when it
+    /// shares nothing.
+    func readingSharedData<T>(of file: OpenFile, _ read: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T?
+
     // MARK: Block sharing
 
     /// `id`'s data when its backing file is not all of it (a sparse linked
@@ -100,6 +113,8 @@ extension CloneBackend {
     func withDataHeld<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T { try body() }
     func withDataHeldIfFree<T>(of inode: Inode, _ body: () throws(Errno) -> T) throws(Errno) -> T? { try body() }
     func leaveSharedData(_ inode: Inode, breaking: CloneBreaking) throws(Errno) -> Bool { false }
+    func readsSharedData(_ inode: Inode) -> Bool { false }
+    func readingSharedData<T>(of file: OpenFile, _ read: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T? { nil }
     func sparseFile(of id: EntryID) -> SparseMemberFile? { nil }
     func isSparse(_ id: EntryID) -> Bool { false }
     func withSparseFile<T>(of inode: Inode, _ body: (SparseMemberFile) throws(Errno) -> T) throws(Errno) -> T? { nil }

@@ -10,7 +10,8 @@ extension SparseMemberFile: DataView {}
 /// backend (none under reflinks and `NoClones`). A change runs under the
 /// member's data lock, the member asked for again under it
 /// (`CloneBackend.withSparseFile`); a read asks once. Making one plain is
-/// a flatten.
+/// a flatten. A linked clone's reads of its original's file are ordered
+/// before the original's first write (`CloneBackend.readingSharedData`).
 struct SparseMemberViews: DataViews {
     let clones: any CloneBackend
     /// What a flatten needs of the mount (room, never the filesystem).
@@ -29,5 +30,11 @@ struct SparseMemberViews: DataViews {
 
     func makePlain(_ inode: Inode) throws(Errno) {
         try clones.flatten(inode, breaking: breaking)
+    }
+
+    func readsShared(_ inode: Inode) -> Bool { clones.readsSharedData(inode) }
+
+    func readingShared<T>(_ file: OpenFile, _ read: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T? {
+        try clones.readingSharedData(of: file, read)
     }
 }

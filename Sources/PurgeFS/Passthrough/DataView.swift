@@ -40,4 +40,13 @@ protocol DataViews: Sendable {
     /// view any more (before a change its view does not make), asking for
     /// room as a first write does.
     func makePlain(_ inode: Inode) throws(Errno)
+    /// Whether a read of `inode` may read data that another file changes
+    /// in place (a linked clone reading its original's file): a hint, asked
+    /// first, that says which reads go through `readingShared`.
+    func readsShared(_ inode: Inode) -> Bool
+    /// Runs `read` with `file`'s descriptor, loaded under what orders the
+    /// other file's first write after it: that write waits for the read,
+    /// and a read after it finds `file` on a copy. nil, `read` not run,
+    /// when `file` shares nothing (any more).
+    func readingShared<T>(_ file: OpenFile, _ read: (FileDescriptor) throws(Errno) -> T) throws(Errno) -> T?
 }

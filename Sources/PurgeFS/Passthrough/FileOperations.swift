@@ -44,6 +44,10 @@ enum FileOperations {
                     FileOperations.replyThroughView(request, view, size: size, offset: offset)
                     return
                 }
+                if fs.dataViews.readsShared(file.inode),
+                   FileOperations.replyReadingShared(request, fs.dataViews, file, size: size, offset: offset) {
+                    return
+                }
                 // A ring thread reads any read straight into its entry: one copy, as a splice would cost.
                 if size <= FileOperations.copiedReadLimit || clinux_fuse_ring_reply_area(size) != nil {
                     FileOperations.replyCopied(request, file.descriptor, size: size, offset: offset)
@@ -147,6 +151,29 @@ extension FileOperations {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 4096)
         defer { buffer.deallocate() }
         reply(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]))
+    }
+
+    /// Replies to a read of a file that reads data another file changes in
+    /// place (a linked clone) with what it read under `views`' guard,
+    /// copied: the reply is sent after the guard is let go. False, nothing
+    /// sent, when the file shares nothing any more.
+    static func replyReadingShared(_ request: fuse_req_t?, _ views: any DataViews, _ file: OpenFile, size: Int, offset: off_t) -> Bool {
+        func attempt(_ buffer: UnsafeMutableRawBufferPointer) -> Bool {
+            do throws(Errno) {
+                let read = try views.readingShared(file) { (descriptor) throws(Errno) -> Int in
+                    try descriptor.read(into: buffer, at: Int64(offset))
+                }
+                guard let count = read else { return false }
+                fuse_reply_buf(request, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), count)
+            } catch {
+                fuse_reply_err(request, error.rawValue)
+            }
+            return true
+        }
+        if let area = clinux_fuse_ring_reply_area(size) { return attempt(UnsafeMutableRawBufferPointer(start: area, count: size)) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 4096)
+        defer { buffer.deallocate() }
+        return attempt(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]))
     }
 
     /// Reads into `buffer` and replies with what was read.
