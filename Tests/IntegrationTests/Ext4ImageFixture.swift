@@ -37,17 +37,16 @@ class Ext4ImageTestCase: LoopImageTestCase {
         }
     }
 
-    // MARK: Block sharing (the daemon run with PURGEFS_BLOCK_SHARING=1; off by default)
+    // MARK: Block sharing (on unless the daemon runs with PURGEFS_BLOCK_SHARING=0)
 
     /// The daemons this test starts make linked clones sparse at their first write.
     var sharesBlocks: Bool {
-        (daemonEnvironment["PURGEFS_BLOCK_SHARING"] ?? getenv("PURGEFS_BLOCK_SHARING").map { String(cString: $0) }) == "1"
+        (daemonEnvironment["PURGEFS_BLOCK_SHARING"] ?? getenv("PURGEFS_BLOCK_SHARING").map { String(cString: $0) }) != "0"
     }
 
     /// Remounts (with `options`) a daemon that copies a linked clone whole
-    /// at its first write (`PURGEFS_BLOCK_SHARING=0`, whatever the run's
-    /// environment says): for the tests of that copy, which block sharing
-    /// never makes.
+    /// at its first write: for the tests of that copy (what purgefs does
+    /// with block sharing off), which block sharing never makes.
     func remountCopyingWholeFiles(options: [String] = []) throws {
         XCTAssertEqual(unmountPurgefs(), [])
         daemonEnvironment["PURGEFS_BLOCK_SHARING"] = "0"

@@ -11,7 +11,7 @@ mismatch or an error.
 With --patch, a fifth of the writes are in place instead (one `pwrite` of
 4 KiB to 256 KiB at a random offset, no `O_TRUNC`, sometimes synced), so a
 clone's first write changes part of it: with block sharing on (the
-daemon's PURGEFS_BLOCK_SHARING=1) that makes it a sparse member, which a
+default; not with the daemon's PURGEFS_BLOCK_SHARING=0) that makes it a sparse member, which a
 truncating rewrite never does. Without it the operations are as before.
 
 Mount with pressure, on ext4 (linked clones), for example:

@@ -2,7 +2,7 @@
 # sparse-fsx.sh CONTAINER MNT TAG clone|original SEED FLAGS...: fsx on a
 # linked clone's member that block sharing made sparse (docs/DESIGN.md,
 # "Block sharing without reflinks"), on a mount started with
-# PURGEFS_BLOCK_SHARING=1. Makes MNT/F-TAG (SIZE_MIB, 64 MiB unless set, of random bytes) and
+# block sharing on (the default). Makes MNT/F-TAG (SIZE_MIB, 64 MiB unless set, of random bytes) and
 # MNT/C-TAG (`cp`, a linked clone), writes one 4 KiB block into the clone
 # (its first write: it becomes sparse), then runs fsx -k (the file kept, its
 # content the reference) on the clone (`clone`) or on the original while

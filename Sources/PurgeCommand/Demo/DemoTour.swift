@@ -147,8 +147,8 @@ struct DemoTour {
         try session.purgefs(["clone", original, copy])
         try cloneFigures(original, copy)
         transcript.note("Root allocated was \(allocated) before the clone: the copy took no space. Its first change "
-            + "gives it data of its own: the changed blocks where the backing filesystem has reflinks (XFS, btrfs), "
-            + "the whole file elsewhere (ext4).")
+            + "gives it data of its own for the blocks it changes, and it shares the rest: the filesystem's reflinks "
+            + "on XFS and btrfs, purgefs's own 64 KiB blocks elsewhere (ext4).")
         transcript.command(["echo", "edited"], redirect: ">> \(copy)")
         do throws(Errno) {
             let file = try FileDescriptor.open(path: copy, flags: O_WRONLY | O_APPEND | O_NOFOLLOW)

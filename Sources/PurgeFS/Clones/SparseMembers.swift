@@ -19,9 +19,10 @@ import Synchronization
 /// close with them; the next use reopens them from the book.
 final class SparseMembers: Sendable {
     /// New sparse members are made (a first write into a linked clone copies
-    /// its blocks, not the file) only with `PURGEFS_BLOCK_SHARING=1`; maps an
-    /// earlier mount made are honoured either way.
-    static let makesSparse: Bool = getenv("PURGEFS_BLOCK_SHARING").map { String(cString: $0) == "1" } ?? false
+    /// its blocks, not the file) unless the daemon runs with
+    /// `PURGEFS_BLOCK_SHARING=0` (then a first write copies the whole file);
+    /// maps an earlier mount made are honoured either way.
+    static let makesSparse: Bool = getenv("PURGEFS_BLOCK_SHARING").map { String(cString: $0) != "0" } ?? true
 
     let maps: BlockMaps
     /// The state directory's `clone-anchors` (where the `b` links are).
