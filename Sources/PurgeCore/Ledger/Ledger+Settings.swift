@@ -49,12 +49,13 @@ extension Ledger {
     }
 
     /// Drops an open handle (`release`). A file with no name left goes at
-    /// its last close. Closing more often than opening is a bug and traps.
+    /// its last close. A close with no open counted throws `notOpen` and
+    /// changes nothing: its open found no entry (one made since, behind the
+    /// mount or by a purge's settling), which the caller logs as drift; the
+    /// daemon must not die of its figures.
     public mutating func close(_ id: EntryID) throws(PurgeCoreError) {
         let f = try fileSlot(id)
-        guard let count = openCounts[f] else {
-            preconditionFailure("purgefs: \(id) closed more often than it was opened")
-        }
+        guard let count = openCounts[f] else { throw .notOpen(id) }
         changeFile(f) { ledger in
             if count == 1 {
                 ledger.openCounts[f] = nil

@@ -32,6 +32,9 @@ public enum PurgeCoreError: Error, Equatable, Sendable, CustomStringConvertible 
     case rootExists(EntryID)
     /// A recency snapshot could not be decoded.
     case malformedSnapshot
+    /// A close with no open counted: the file's entry was made after its
+    /// open (which found no entry), as behind the mount or under a purge.
+    case notOpen(EntryID)
 
     public var description: String {
         switch self {
@@ -44,6 +47,7 @@ public enum PurgeCoreError: Error, Equatable, Sendable, CustomStringConvertible 
         case .wouldCreateCycle(let id): return "moving directory \(id) would put it inside itself"
         case .rootExists(let id): return "the ledger already has a root, \(id)"
         case .malformedSnapshot: return "the recency snapshot is malformed"
+        case .notOpen(let id): return "entry \(id) was closed with no open counted"
         }
     }
 }

@@ -14,6 +14,8 @@ extension Errno {
         case .directoryNotEmpty: self = .notEmpty
         case .wouldCreateCycle: self = .invalidArgument
         case .malformedSnapshot: self = .ioError
+        // Figures only: a close never fails for it (logged as drift), so never a request.
+        case .notOpen: self = .ioError
         }
     }
 }

@@ -82,6 +82,20 @@ final class LedgerTests: XCTestCase {
         assertConsistent(ledger)
     }
 
+    /// An open that found no entry (the entry made after it) is not counted;
+    /// its close throws and leaves the entry as it was (it trapped, taking
+    /// the daemon down under a clone stress with purges).
+    func testACloseWithNoOpenCountedThrowsAndChangesNothing() throws {
+        var ledger = try C.make()
+        XCTAssertThrowsError(try ledger.open(entry(10))) { XCTAssertEqual($0 as? PurgeCoreError, .unknownEntry(entry(10))) }
+        try ledger.addFile(entry(10), parent: C.caches, size: 100, allocated: 4096)
+        let before = ledger.rootTotals
+        XCTAssertThrowsError(try ledger.close(entry(10))) { XCTAssertEqual($0 as? PurgeCoreError, .notOpen(entry(10))) }
+        XCTAssertEqual(ledger.rootTotals, before)
+        XCTAssertTrue(ledger.isPurgeable(entry(10)), "still a candidate: no open is counted")
+        assertConsistent(ledger)
+    }
+
     func testUnlinkedOpenFileLeavesTheTotalsAndGoesAtLastClose() throws {
         var ledger = try C.make()
         try ledger.addFile(entry(10), parent: C.tmp, size: 10, allocated: 4096)
