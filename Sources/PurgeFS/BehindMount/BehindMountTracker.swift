@@ -144,6 +144,9 @@ final class BehindMountTracker: Sendable {
         var work: [EntryID: Work] = [:]
         var resolved: [ChangeEvent.Place: EntryID?] = [:]
         var newDirectoryNamed = false
+        /// A watch the kernel removed: its directory's inode number may be a
+        /// new directory's already, made before this event came.
+        var watchForgotten = false
         /// inotify places whose directory could not be reached by its recorded
         /// names (moved in this batch): tried again once the batch's moves are in.
         var retries: [(ChangeEvent.Place, [CChar], Bool, Bool)] = []
@@ -179,8 +182,13 @@ final class BehindMountTracker: Sendable {
             }
             if event.kind.contains(.unwatched), case .watch(let wd)? = event.directory {
                 // Its directory is gone; a new one may get its inode number
-                // (ext4 reuses it at once) and must then be watched anew.
+                // (ext4 reuses it at once) and must then be watched anew. The
+                // kernel may send this after the new one's creation (the old
+                // inode's watch goes when it is evicted, after its number is
+                // free), in a later batch: the ledger's directories are then
+                // watched and listed again below.
                 watches.forget(wd)
+                watchForgotten = true
                 continue
             }
             // Our own changes: the ledger has them from the handlers already.
@@ -216,7 +224,7 @@ final class BehindMountTracker: Sendable {
             for (place, name, listing, destination) in retries { note(place, name, listing: listing, destination: destination) }
             reconcileAll()
         }
-        if case .inotify(let watch) = source, newDirectoryNamed || !changes.addedDirectories.isEmpty {
+        if case .inotify(let watch) = source, newDirectoryNamed || watchForgotten || !changes.addedDirectories.isEmpty {
             changes.merge(watchNewDirectories(with: watch, in: &watches))
         }
         if !changes.addedDirectories.isEmpty { outside.removeAll() }
