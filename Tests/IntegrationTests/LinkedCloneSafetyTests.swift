@@ -241,6 +241,35 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
         #endif
     }
 
+    /// A clone whose name was replaced behind the mount by a new file while
+    /// a writer of the clone stayed open: the clone's first write gives it
+    /// data of its own, and the new file under that name is left as it is
+    /// (the clone's copy once replaced it, and the name read the clone's
+    /// bytes). The clone, without a name now, keeps its bytes for its writer.
+    func testACloneWhoseNameHoldsAnotherFileNowNeverReplacesIt() throws {
+        run(["cp", m + "/data", m + "/clone"])
+        XCTAssertEqual(contentID("clone"), contentID("data"), "cp made a clone")
+        let original = try contents("data")
+        let writer = open(m + "/clone", O_RDWR)
+        XCTAssertGreaterThanOrEqual(writer, 0, "open clone: \(Errno.name(errno))")
+        defer { if writer >= 0 { close(writer) } }
+
+        let replacement = Data(repeating: 0x5A, count: 12_345)
+        XCTAssertEqual(unlink(container + "/clone"), 0, "behind the mount: the clone's name removed")
+        try replacement.write(to: URL(fileURLWithPath: container + "/clone"))
+
+        XCTAssertEqual(Self.block.withUnsafeBytes { pwrite(writer, $0.baseAddress, $0.count, 0) }, Self.block.count,
+                       "the clone's first write: \(Errno.name(errno))")
+        var read = [UInt8](repeating: 0, count: Self.block.count)
+        XCTAssertEqual(read.withUnsafeMutableBytes { pread(writer, $0.baseAddress, $0.count, 0) }, Self.block.count)
+        XCTAssertEqual(read, Self.block, "the clone's writer reads what it wrote")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: container + "/clone")), replacement,
+                       "the new file under the clone's old name is left as it was")
+        XCTAssertTrue(eventually(timeout: 10) { (try? contents("clone")) == replacement },
+                      "through the mount the name reads the new file, not the clone")
+        assertReads("data", original, "the original")
+    }
+
     /// Clones `data` as `clone`, then writes blocks into `writing` (which
     /// breaks it away) while readers of `reading` compare what they read
     /// with the bytes it had: they must never see the other file's writes.

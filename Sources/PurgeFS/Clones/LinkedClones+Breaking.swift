@@ -124,10 +124,23 @@ extension LinkedClones {
                 return member
             }
             let done = try breaking.locks.withLocks(member.parent) { () throws(Errno) -> Bool in
-                guard guarded.withLock({ table in table.registry.members[id] }) == member else { return false }
+                guard let backing = guarded.withLock({ table -> EntryID? in
+                    guard table.registry.members[id] == member else { return nil }
+                    return table.registry.groups[member.group]?.backing
+                }) else { return false }
                 guard let chain = state.read({ _, names in names.components(of: member.parent) }) else { throw Errno.noEntry }
                 let directory = try DirectoryNames.open(chain, from: breaking.root)
                 defer { directory.closeQuietly() }
+                // Only a name that is still the member's (a link of its
+                // group's data, or its anchor already) is replaced: one purged
+                // before the registry forgot the member may hold a new file
+                // by now, which the anchor replaced (another name then read
+                // this member's bytes). With none, it keeps no name.
+                let current = (try? directory.status(of: Self.cName(member.name))).map(EntryID.init)
+                guard current == backing || current == id else {
+                    try anchors.unlink(anchorName)
+                    return true
+                }
                 try anchors.rename(anchorName, to: Self.cName(member.name), in: directory)
                 return true
             }
