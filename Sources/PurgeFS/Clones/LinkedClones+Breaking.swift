@@ -37,21 +37,21 @@ extension LinkedClones {
                     try breakOrphan(inode, keepingData: keepingData, room: breaking.room)
                     return
                 }
-                // A member always gets data of its own, even one that seems
-                // alone: who else reads its backing file is counted from names
-                // and links that purges change under it, and a member counted
-                // alone that wrote in place wrote into another clone's data.
-                if isMember(inode.key) {
-                    try breakMember(inode, keepingData: keepingData, whole: whole, breaking: breaking)
-                    return
-                }
-                // Its backing file is about to change in place: forgotten
-                // members reading it get their own copies first.
-                try breakOrphans(of: inode, room: breaking.room)
-                if sharesData(inode.key) {
-                    try breakPrimary(inode, breaking: breaking)
-                } else {
+                // Its backing file is about to change in place (all but a
+                // sharing member's break, which copies): forgotten members
+                // reading it get their own copies first.
+                let member = isMember(inode.key), shares = sharesData(inode.key)
+                if !(member && shares) { try breakOrphans(of: inode, room: breaking.room) }
+                // A lone member shares yet with its primary's node, should the
+                // kernel still know it (a primary purged behind its back).
+                // (Breaking every member, alone or not, lost appends of
+                // writers opening beside the break: PassthroughTests.)
+                if !shares && !(member && breaking.inodes.existing(inode.backing) != nil) {
                     inode.sharing.unshare()
+                } else if member {
+                    try breakMember(inode, keepingData: keepingData, whole: whole, breaking: breaking)
+                } else {
+                    try breakPrimary(inode, breaking: breaking)
                 }
             }
         }
