@@ -128,17 +128,12 @@ extension FileOperations {
     static let copiedReadLimit = 32 * 1024
 
     static func replyCopied(_ request: fuse_req_t?, _ descriptor: FileDescriptor, size: Int, offset: off_t) {
-        if let area = clinux_fuse_ring_reply_area(size) {
-            return replyRead(request, descriptor, into: UnsafeMutableRawBufferPointer(start: area, count: size), offset: offset)
-        }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 4096)
-        defer { buffer.deallocate() }
-        replyRead(request, descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), offset: offset)
+        withReadBuffer(size: size) { buffer in replyRead(request, descriptor, into: buffer, offset: offset) }
     }
 
     /// Replies to a read of a file with a data view with what the view reads.
     static func replyThroughView(_ request: fuse_req_t?, _ view: any DataView, size: Int, offset: off_t) {
-        func reply(_ buffer: UnsafeMutableRawBufferPointer) {
+        withReadBuffer(size: size) { buffer in
             do throws(Errno) {
                 guard offset >= 0 else { throw Errno.invalidArgument }
                 let count = try view.read(into: buffer, at: UInt64(offset))
@@ -147,10 +142,6 @@ extension FileOperations {
                 fuse_reply_err(request, error.rawValue)
             }
         }
-        if let area = clinux_fuse_ring_reply_area(size) { return reply(UnsafeMutableRawBufferPointer(start: area, count: size)) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 4096)
-        defer { buffer.deallocate() }
-        reply(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]))
     }
 
     /// Replies to a read of a file that reads data another file changes in
@@ -158,7 +149,7 @@ extension FileOperations {
     /// copied: the reply is sent after the guard is let go. False, nothing
     /// sent, when the file shares nothing any more.
     static func replyReadingShared(_ request: fuse_req_t?, _ views: any DataViews, _ file: OpenFile, size: Int, offset: off_t) -> Bool {
-        func attempt(_ buffer: UnsafeMutableRawBufferPointer) -> Bool {
+        withReadBuffer(size: size) { buffer in
             do throws(Errno) {
                 let read = try views.readingShared(file) { (descriptor) throws(Errno) -> Int in
                     try descriptor.read(into: buffer, at: Int64(offset))
@@ -170,10 +161,16 @@ extension FileOperations {
             }
             return true
         }
-        if let area = clinux_fuse_ring_reply_area(size) { return attempt(UnsafeMutableRawBufferPointer(start: area, count: size)) }
+    }
+
+    /// Runs `body` with `size` bytes to read into: the ring's reply entry
+    /// when the request came through the ring (one copy, as a splice would
+    /// cost), else an aligned buffer of its own.
+    private static func withReadBuffer<R>(size: Int, _ body: (UnsafeMutableRawBufferPointer) -> R) -> R {
+        if let area = clinux_fuse_ring_reply_area(size) { return body(UnsafeMutableRawBufferPointer(start: area, count: size)) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 4096)
         defer { buffer.deallocate() }
-        return attempt(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]))
+        return body(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]))
     }
 
     /// Reads into `buffer` and replies with what was read.
