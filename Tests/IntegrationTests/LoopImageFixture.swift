@@ -250,9 +250,7 @@ class LoopImageTestCase: XCTestCase {
     /// CI, where nothing else is kept) says what the daemon saw, as
     /// `MountFixture.printDaemonLog` does for a foreground daemon.
     func printDaemonLog(lines: Int = 80) {
-        let tail = daemonLogText().split(separator: "\n", omittingEmptySubsequences: false).suffix(lines)
-        guard tail.contains(where: { !$0.isEmpty }) else { return }
-        print("--- the daemon's log (last \(tail.count) lines) ---\n" + tail.joined(separator: "\n") + "\n--- end of the daemon's log ---")
+        if let excerpt = DaemonLogExcerpt.render(daemonLogText(), lines: lines) { print(excerpt) }
     }
 
     /// Unmounts the purgefs mount (only it) and waits for its daemon to exit.

@@ -161,9 +161,7 @@ final class MountFixture: @unchecked Sendable {
     /// Prints the end of the foreground daemon's log, so that a test that
     /// failed (in CI, where nothing else is kept) says what the daemon saw.
     func printDaemonLog(lines: Int = 60) {
-        let tail = daemonStderrText().split(separator: "\n", omittingEmptySubsequences: false).suffix(lines)
-        guard tail.contains(where: { !$0.isEmpty }) else { return }
-        print("--- the daemon's log (last \(tail.count) lines) ---\n" + tail.joined(separator: "\n") + "\n--- end of the daemon's log ---")
+        if let excerpt = DaemonLogExcerpt.render(daemonStderrText(), lines: lines) { print(excerpt) }
     }
 
     /// PID of the foreground daemon.
