@@ -241,6 +241,52 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
         #endif
     }
 
+    /// A copy of a clone held at the daemon's pause point after the copy
+    /// policy found its source no sparse member, while the source's first
+    /// write makes it one: the copy is made as a sparse member's is, and
+    /// reads what the source holds. (Linked from there, the clone's making
+    /// held the source's data lock and waited for the source's writes to
+    /// end, which wait for that lock inside their bracket: every request on
+    /// those files hung, found by `HangTests`' load over the ring.)
+    func testACopyWhoseSourceTurnedSparseMeanwhileIsCopiedNotLinked() throws {
+        #if !DEBUG
+        throw XCTSkip("pause points are in debug builds only")
+        #else
+        guard sharesBlocks else { throw XCTSkip("block sharing is off for this run (PURGEFS_BLOCK_SHARING=0)") }
+        run(["cp", m + "/data", m + "/clone"])
+        XCTAssertEqual(contentID("clone"), contentID("data"), "cp made a clone")
+        let original = try contents("data")
+        XCTAssertEqual(unmountPurgefs(), [])
+        let pause = fixture.base + "/paused"
+        daemonEnvironment = ["PURGEFS_PAUSE_AT": "clone-checked", "PURGEFS_PAUSE_FILE": pause]
+        defer { daemonEnvironment = [:] }
+        try mountPurgefs()
+
+        let copier = try Subprocess.spawn(["cp", m + "/clone", m + "/copy"],
+                                          stdoutPath: fixture.base + "/cp.out", stderrPath: fixture.base + "/cp.err")
+        defer { if copier.isRunning { kill(copier.processIdentifier, SIGKILL) } }
+        XCTAssertTrue(eventually(timeout: 30) { access(pause, F_OK) == 0 }, "the copy never reached its pause")
+        let writer = open(m + "/clone", O_WRONLY)
+        XCTAssertGreaterThanOrEqual(writer, 0, "open clone: \(Errno.name(errno))")
+        XCTAssertEqual(Self.block.withUnsafeBytes { pwrite(writer, $0.baseAddress, $0.count, 0) }, Self.block.count,
+                       "the clone's first write: \(Errno.name(errno))")
+        XCTAssertEqual(unlink(pause), 0)
+        // The writer stays open: its next write must not wait for the copy.
+        XCTAssertEqual(Self.block.withUnsafeBytes { pwrite(writer, $0.baseAddress, $0.count, 8192) }, Self.block.count,
+                       "the clone's second write: \(Errno.name(errno))")
+        close(writer)
+        XCTAssertTrue(Subprocess.wait(copier, timeout: 60), "the copy never came back")
+        XCTAssertEqual(copier.terminationStatus, 0, (try? String(contentsOfFile: fixture.base + "/cp.err", encoding: .utf8)) ?? "")
+        let written = patched(patched(original, at: 0, Self.block), at: 8192, Self.block)
+        assertReads("clone", written, "the clone after its writes")
+        assertReads("data", original, "the original")
+        let copy = try contents("copy")
+        XCTAssertTrue(copy == written || copy == patched(original, at: 0, Self.block),
+                      "the copy reads neither of the clone's states (\(copy.prefix(8).map { $0 }), zeros \(copy.prefix(65536).filter { $0 == 0 }.count))")
+        XCTAssertNotEqual(contentID("copy"), contentID("clone"), "the copy of a sparse member was linked to it")
+        #endif
+    }
+
     /// A clone whose name was replaced behind the mount by a new file while
     /// a writer of the clone stayed open: the clone's first write gives it
     /// data of its own, and the new file under that name is left as it is

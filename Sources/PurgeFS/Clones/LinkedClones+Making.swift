@@ -24,7 +24,12 @@ extension LinkedClones {
         defer { fs.kernelPassthrough.endWithholding(destination.inode.id) }
         do {
             return try withDataLocks(of: [source.inode, destination.inode]) { () throws(Errno) -> Bool in
-                try fs.locks.withLocks(name.parent) { () throws(Errno) -> Bool in
+                // Sparse since the copy policy asked (a writer's first write
+                // made it so): its writes wait for the data lock held here
+                // inside their modification bracket, for which `share` would
+                // wait forever. Copied instead, as any sparse member is.
+                guard !sparse.has(source.inode.key), !sparse.has(destination.inode.key) else { return false }
+                return try fs.locks.withLocks(name.parent) { () throws(Errno) -> Bool in
                     try link(source, into: destination, as: name, making: fs)
                 }
             }

@@ -28,6 +28,7 @@ struct WholeFileCloning: CopyPolicy {
               let sourceStatus = try? source.descriptor.status(), let destinationStatus = try? destination.descriptor.status(),
               sourceStatus.st_size > 0, destinationStatus.st_size == 0, UInt64(length) >= UInt64(sourceStatus.st_size)
         else { return nil }
+        DebugSteps.reached("clone-checked")
         // A clone costs no capacity: nothing to reserve.
         guard clones.clone(source, into: destination, making: making) else { return nil }
         events.used(source.inode.key)

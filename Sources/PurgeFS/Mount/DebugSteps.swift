@@ -5,7 +5,8 @@ import Synchronization
 /// Named steps of changes that must survive `kill -9` or a race anywhere
 /// (a linked clone made, broken, renamed, looked up): in a debug build,
 /// `PURGEFS_KILL_AT=STEP` kills the daemon (`SIGKILL`, after a line in its
-/// log) the first time it reaches that step, and `PURGEFS_PAUSE_AT=STEP`
+/// log) the first time it reaches that step, `PURGEFS_TRAP_AT=STEP` makes
+/// it trap there as a failed precondition does, and `PURGEFS_PAUSE_AT=STEP`
 /// with `PURGEFS_PAUSE_FILE=PATH` holds the first thread that reaches it:
 /// the thread makes PATH and waits until it is removed, so a test can do
 /// something else in between and let it go on. A release build reads no
@@ -13,6 +14,7 @@ import Synchronization
 enum DebugSteps {
     #if DEBUG
     private static let killAt = CurrentProcess.environmentValue("PURGEFS_KILL_AT")
+    private static let trapAt = CurrentProcess.environmentValue("PURGEFS_TRAP_AT")
     private static let pauseAt = CurrentProcess.environmentValue("PURGEFS_PAUSE_AT")
     private static let pauseFile = CurrentProcess.environmentValue("PURGEFS_PAUSE_FILE")
     private static let paused = Atomic<Bool>(false)
@@ -25,6 +27,7 @@ enum DebugSteps {
             Diagnostics.note("kill point \(step): killed (PURGEFS_KILL_AT)")
             kill(getpid(), SIGKILL)
         }
+        if let trapAt, trapAt == step { preconditionFailure("trap point \(step) (PURGEFS_TRAP_AT)") }
         guard let pauseAt, pauseAt == step, let pauseFile, !paused.exchange(true, ordering: .relaxed) else { return }
         Diagnostics.note("pause point \(step): waiting for \(pauseFile) to go (PURGEFS_PAUSE_AT)")
         let made = open(pauseFile, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
