@@ -143,6 +143,33 @@ final class HangTests: Ext4ImageTestCase {
         assertAccounting("after \(rounds) kills under load")
     }
 
+    /// A daemon that dies of a failed precondition in the middle of a
+    /// request (a trap: Swift's runtime writes its backtrace first, which
+    /// takes a second or two) frees the mount as `kill -9` does: the caller
+    /// gets an error, the mount answers `ENOTCONN`, it unmounts, and the
+    /// data written before is there.
+    func testADaemonThatTrapsMidRequestFreesTheMount() throws {
+        #if !DEBUG
+        throw XCTSkip("trap points are in debug builds only")
+        #else
+        XCTAssertEqual(unmountPurgefs(), [])
+        daemonEnvironment["PURGEFS_TRAP_AT"] = "clone-linked"
+        defer { daemonEnvironment["PURGEFS_TRAP_AT"] = nil }
+        try mountPurgefs()
+        let written = try Subprocess.run(["sh", "-c", "head -c 1048576 /dev/urandom > '\(m)/f' && sync '\(m)/f'"], timeout: 30)
+        XCTAssertEqual(written.status, 0, "\(written)")
+        let copy = try Subprocess.run(["cp", m + "/f", m + "/g"], timeout: 60)
+        XCTAssertFalse(copy.timedOut, "the copy the daemon trapped in never got an answer")
+        XCTAssertNotEqual(copy.status, 0, "the copy succeeded: the trap point was not reached")
+        XCTAssertTrue(daemonLogText().contains("trap point clone-linked"), "no trap in the daemon's log")
+        let probe = try Subprocess.run(["stat", m], timeout: 30)
+        XCTAssertFalse(probe.timedOut, "the mount does not answer after its daemon died")
+        XCTAssertTrue(probe.stderr.contains("not connected"), "\(probe)")
+        XCTAssertEqual(unmountPurgefs(), [], "unmounting the dead mount")
+        XCTAssertEqual(FileManager.default.contents(atPath: container + "/f")?.count, 1 << 20, "the file written before the trap")
+        #endif
+    }
+
     /// The watchdog names a request that has waited long: a write stuck on a
     /// frozen backing filesystem (`fsfreeze`), with the state directory (and
     /// so the daemon log) elsewhere.
