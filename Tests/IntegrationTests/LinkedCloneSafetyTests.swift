@@ -197,14 +197,9 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
         #if !DEBUG
         throw XCTSkip("pause points are in debug builds only")
         #else
-        run(["cp", m + "/data", m + "/clone"])
-        XCTAssertEqual(contentID("clone"), contentID("data"), "cp made a clone")
-        let original = try contents("data")
-        XCTAssertEqual(unmountPurgefs(), [])
-        let pause = fixture.base + "/paused"
-        daemonEnvironment = ["PURGEFS_PAUSE_AT": "shared-read", "PURGEFS_PAUSE_FILE": pause]
+        // Remounted: the kernel's cache of the clone is empty, so its read reaches the daemon.
+        let (original, pause) = try cloneDataThenRemount(pausingAt: "shared-read")
         defer { daemonEnvironment = [:] }
-        try mountPurgefs()  // the kernel's cache of the clone is empty: its read reaches the daemon
 
         let read = Mutex<[UInt8]?>(nil)
         let clonePath = m + "/clone"
@@ -253,14 +248,8 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
         throw XCTSkip("pause points are in debug builds only")
         #else
         guard sharesBlocks else { throw XCTSkip("block sharing is off for this run (PURGEFS_BLOCK_SHARING=0)") }
-        run(["cp", m + "/data", m + "/clone"])
-        XCTAssertEqual(contentID("clone"), contentID("data"), "cp made a clone")
-        let original = try contents("data")
-        XCTAssertEqual(unmountPurgefs(), [])
-        let pause = fixture.base + "/paused"
-        daemonEnvironment = ["PURGEFS_PAUSE_AT": "clone-checked", "PURGEFS_PAUSE_FILE": pause]
+        let (original, pause) = try cloneDataThenRemount(pausingAt: "clone-checked")
         defer { daemonEnvironment = [:] }
-        try mountPurgefs()
 
         let copier = try Subprocess.spawn(["cp", m + "/clone", m + "/copy"],
                                           stdoutPath: fixture.base + "/cp.out", stderrPath: fixture.base + "/cp.err")
@@ -285,6 +274,21 @@ final class LinkedCloneSafetyTests: Ext4ImageTestCase {
                       "the copy reads neither of the clone's states (\(copy.prefix(8).map { $0 }), zeros \(copy.prefix(65536).filter { $0 == 0 }.count))")
         XCTAssertNotEqual(contentID("copy"), contentID("clone"), "the copy of a sparse member was linked to it")
         #endif
+    }
+
+    /// Clones `data` as `clone` (`cp`), then remounts a daemon that holds
+    /// the first thread reaching debug step `step` until the returned pause
+    /// file is removed; returns `data`'s bytes and that file. The caller
+    /// clears `daemonEnvironment` when done.
+    private func cloneDataThenRemount(pausingAt step: String) throws -> (original: Data, pause: String) {
+        run(["cp", m + "/data", m + "/clone"])
+        XCTAssertEqual(contentID("clone"), contentID("data"), "cp made a clone")
+        let original = try contents("data")
+        XCTAssertEqual(unmountPurgefs(), [])
+        let pause = fixture.base + "/paused"
+        daemonEnvironment = ["PURGEFS_PAUSE_AT": step, "PURGEFS_PAUSE_FILE": pause]
+        try mountPurgefs()
+        return (original, pause)
     }
 
     /// A clone whose name was replaced behind the mount by a new file while

@@ -77,8 +77,16 @@ extension LinkedClones {
     func chargeSparseMembers(of base: EntryID) {
         // Members kept for their node only are in no ledger: charged nothing.
         let members = sparse.members(of: base).filter { !sparse.isKept($0) }
-        guard let any = members.lazy.compactMap({ self.sparse.file(of: $0) }).first,
-              let baseStatus = try? any.base.status() else { return }
+        // A loop, not `lazy.compactMap(...).first`: a lazy collection asks its
+        // closure again when it reads the element it found, and a member
+        // dropped in between made that second answer nil, which it unwraps
+        // (the daemon died of it under ConcurrencyTests' and HangTests' loads).
+        var opened: SparseMemberFile?
+        for member in members {
+            opened = sparse.file(of: member)
+            if opened != nil { break }
+        }
+        guard let any = opened, let baseStatus = try? any.base.status() else { return }
         let grouped = isShared(backing: base)
         // Named: a name in the container besides the base's own link.
         let named = !grouped && baseStatus.st_nlink > 1 && state.read { ledger, _ in ledger.contains(base) }
