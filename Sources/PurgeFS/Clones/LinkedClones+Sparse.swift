@@ -80,7 +80,7 @@ extension LinkedClones {
         // A loop, not `lazy.compactMap(...).first`: a lazy collection asks its
         // closure again when it reads the element it found, and a member
         // dropped in between made that second answer nil, which it unwraps
-        // (the daemon died of it under ConcurrencyTests' and HangTests' loads).
+        // (the daemon died of it under ConcurrencyTests' load in CI).
         var opened: SparseMemberFile?
         for member in members {
             opened = sparse.file(of: member)
