@@ -23,7 +23,10 @@ enum DaemonLogExcerpt {
         let message = all[..<crashed].lastIndex(where: { $0.contains("Fatal error") }).map { [all[$0]] } ?? []
         var lines = message + [all[crashed]]
         if let thread = all[crashed...].firstIndex(where: { $0.hasSuffix(" crashed:") }) {
-            lines += all[thread..<min(all.endIndex, thread + 30)].prefix { !$0.hasPrefix("Registers:") && !$0.hasPrefix("Thread ") || $0 == all[thread] }
+            // Its frames end where the registers or the next thread begin.
+            let frames = all[(thread + 1)..<min(all.endIndex, thread + 30)]
+                .prefix { !$0.hasPrefix("Registers:") && !$0.hasPrefix("Thread ") }
+            lines += [all[thread]] + frames
         }
         return lines
     }
